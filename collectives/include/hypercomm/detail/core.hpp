@@ -1,0 +1,96 @@
+// The byte-level core of the collectives, compiled once (DESIGN.md, example 4): the typed front
+// end in collectives.hpp turns span<T> into bytes and an Op into a block function.
+#pragma once
+
+#include <hypercomm/ops.hpp>
+#include <hypercomm/proc.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+namespace hypercomm {
+
+// Which algorithm a collective runs (API.md, "Algo").
+enum class Algo : std::uint8_t {
+  automatic,           // lowest textbook cost that can run here
+  hypercube,           // bit-mask algorithms 4.1-4.3, 4.7-4.10 (p = 2^d)
+  ring,                // 4.4, 4.5, the two-way ring broadcast
+  mesh,                // row phase then column phase, 4.6
+  esbt,                // broadcast over d edge-disjoint spanning binomial trees, pipelined
+  two_phase,           // section 4.7 split-message algorithms
+  dimension_exchange,  // hypercube all-to-all, one dimension per step
+};
+
+[[nodiscard]] const char* to_string(Algo a) noexcept;
+
+namespace detail {
+
+enum class Collective : std::uint8_t {
+  broadcast = 1,
+  reduce,
+  all_reduce,
+  all_gather,
+  reduce_scatter,
+  scan,
+  exscan,
+  scatter,
+  gather,
+  all_to_all,
+  circular_shift,
+  barrier,
+};
+
+[[nodiscard]] const char* to_string(Collective c) noexcept;
+
+// A reduction operator as a block function: dst[i] = op(left[i], right[i]) for i < count.
+// dst may alias left or right. Called once per block, never per element.
+struct Reducer {
+  void (*combine)(const void* op, std::byte* dst, const std::byte* left, const std::byte* right,
+                  std::size_t count);
+  const void* op;
+  std::size_t elem_size;
+  bool commutative;
+
+  void operator()(std::byte* dst, const std::byte* left, const std::byte* right,
+                  std::size_t bytes) const {
+    combine(op, dst, left, right, bytes / elem_size);
+  }
+};
+
+template <class T, class Op>
+void combine_block(const void* op, std::byte* dst, const std::byte* left, const std::byte* right,
+                   std::size_t count) {
+  const Op& f = *static_cast<const Op*>(op);
+  for (std::size_t i = 0; i < count; ++i) {
+    T a, b;
+    std::memcpy(&a, left + i * sizeof(T), sizeof(T));
+    std::memcpy(&b, right + i * sizeof(T), sizeof(T));
+    const T r = static_cast<T>(f(a, b));
+    std::memcpy(dst + i * sizeof(T), &r, sizeof(T));
+  }
+}
+
+template <class T, class Op>
+[[nodiscard]] Reducer make_reducer(const Op& op) noexcept {
+  return Reducer{&combine_block<T, Op>, &op, sizeof(T), is_commutative_v<Op>};
+}
+
+using Bytes = std::span<std::byte>;
+using ConstBytes = std::span<const std::byte>;
+
+void broadcast(Proc& vp, Bytes buf, std::size_t elem_size, int root, Algo algo);
+void reduce(Proc& vp, ConstBytes in, Bytes out, const Reducer& op, int root, Algo algo);
+void all_reduce(Proc& vp, ConstBytes in, Bytes out, const Reducer& op, Algo algo);  // in may be out
+void all_gather(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, Algo algo);
+void reduce_scatter(Proc& vp, ConstBytes in, Bytes out, const Reducer& op, Algo algo);
+void scan(Proc& vp, ConstBytes in, Bytes out, const Reducer& op, bool exclusive);
+void scatter(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, int root);
+void gather(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, int root);
+void all_to_all(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, Algo algo);
+void circular_shift(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, int shift);
+void barrier(Proc& vp);
+
+}  // namespace detail
+}  // namespace hypercomm

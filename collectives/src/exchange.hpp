@@ -1,0 +1,27 @@
+// Personalized exchange and synchronisation: all_to_all, circular_shift, barrier. One file each.
+// Every function is called by every VP with the same arguments.
+#pragma once
+
+#include "kit.hpp"
+
+namespace hypercomm::detail {
+
+// All-to-all personalized: in and out hold p blocks of `block` bytes each; block j of VP i's in
+// goes to block i of VP j's out (own block copied locally).
+void all_to_all_pairwise(const Comm& c, ConstBytes in, Bytes out, std::size_t block);  // Alg 4.10
+void all_to_all_dimension_exchange(const Comm& c, ConstBytes in, Bytes out, std::size_t block);
+void all_to_all_ring(const Comm& c, ConstBytes in, Bytes out, std::size_t block);
+void all_to_all_mesh(const Comm& c, ConstBytes in, Bytes out, std::size_t block);
+
+// Circular shift: VP i's in goes to VP (i + shift) mod p's out; shift is already in [0, p).
+void circular_shift_hypercube(const Comm& c, ConstBytes in, Bytes out, int shift);
+void circular_shift_ring(const Comm& c, ConstBytes in, Bytes out, int shift);
+void circular_shift_mesh(const Comm& c, ConstBytes in, Bytes out, int shift);
+
+// Barrier: no VP returns before every VP has entered.
+void barrier_hypercube(const Comm& c);      // butterfly, p = 2^d
+void barrier_dissemination(const Comm& c);  // any p, ceil(log p) rounds (routed)
+void barrier_ring(const Comm& c);
+void barrier_mesh(const Comm& c);
+
+}  // namespace hypercomm::detail

@@ -1,0 +1,131 @@
+// What every algorithm file works with: the VP behind a message header (Comm), the partition of
+// a buffer into p blocks (Blocks), and a ring of VPs inside the machine (Group), so that the mesh
+// algorithms are the ring algorithms run along rows and then along columns (Grama et al. 4.6).
+#pragma once
+
+#include <hypercomm/detail/core.hpp>
+#include <hypercomm/proc.hpp>
+
+#include <bit>
+#include <cstddef>
+#include <cstring>
+#include <span>
+#include <vector>
+
+namespace hypercomm::detail {
+
+// The VP and the header that every message of this collective call carries. Algorithms talk
+// only through this (which talks only through Proc): no mailbox, thread or atomic.
+struct Comm {
+  Proc& vp;
+  MessageTag tag;
+
+  [[nodiscard]] int id() const noexcept { return vp.id(); }
+  [[nodiscard]] int p() const noexcept { return vp.size(); }
+  void send(int dest, ConstBytes data) const { vp.send_bytes(dest, data, tag); }
+  void recv(int src, Bytes data) const { vp.recv_bytes(src, data, tag); }
+  void sendrecv(int partner, ConstBytes out, Bytes in) const {
+    vp.sendrecv_bytes(partner, out, partner, in, tag);
+  }
+  void sendrecv(int dest, ConstBytes out, int src, Bytes in) const {
+    vp.sendrecv_bytes(dest, out, src, in, tag);
+  }
+};
+
+// `total` bytes of `elem_size`-byte elements split into p blocks as evenly as possible: block i
+// has n/p elements, one more for i < n mod p. A p-block collective's blocks are all equal.
+class Blocks {
+ public:
+  Blocks(std::size_t total_bytes, std::size_t elem_size, int p) noexcept
+      : elem_(elem_size), p_(p) {
+    const std::size_t n = elem_size == 0 ? 0 : total_bytes / elem_size;
+    base_ = n / static_cast<std::size_t>(p);
+    extra_ = n % static_cast<std::size_t>(p);
+  }
+  [[nodiscard]] int count() const noexcept { return p_; }
+  // Byte offset of block i, 0 <= i <= p (offset(p) is the total).
+  [[nodiscard]] std::size_t offset(int i) const noexcept {
+    const auto k = static_cast<std::size_t>(i);
+    return (k * base_ + (k < extra_ ? k : extra_)) * elem_;
+  }
+  [[nodiscard]] std::size_t size(int i) const noexcept { return offset(i + 1) - offset(i); }
+  // Bytes of blocks first .. last-1 of buf.
+  [[nodiscard]] Bytes range(Bytes buf, int first, int last) const noexcept {
+    return buf.subspan(offset(first), offset(last) - offset(first));
+  }
+  [[nodiscard]] ConstBytes range(ConstBytes buf, int first, int last) const noexcept {
+    return buf.subspan(offset(first), offset(last) - offset(first));
+  }
+  [[nodiscard]] Bytes block(Bytes buf, int i) const noexcept { return range(buf, i, i + 1); }
+  [[nodiscard]] ConstBytes block(ConstBytes buf, int i) const noexcept {
+    return range(buf, i, i + 1);
+  }
+
+ private:
+  std::size_t elem_;
+  int p_;
+  std::size_t base_ = 0;
+  std::size_t extra_ = 0;
+};
+
+// A ring of `size` VPs inside the machine: member k is VP first + k*stride. The whole machine
+// is {0, p, 1}; row r of a rows x cols mesh is {r*cols, cols, 1}; column c is {c, rows, cols}.
+struct Group {
+  int first;
+  int size;
+  int stride;
+
+  [[nodiscard]] static Group all(int p) noexcept { return {0, p, 1}; }
+  [[nodiscard]] int member(int k) const noexcept { return first + k * stride; }
+  [[nodiscard]] int rank_of(int id) const noexcept { return (id - first) / stride; }
+  [[nodiscard]] int right(int k) const noexcept { return member((k + 1) % size); }
+  [[nodiscard]] int left(int k) const noexcept { return member((k - 1 + size) % size); }
+};
+
+// The row and the column of a mesh VP (ring and hypercube: one row of p).
+[[nodiscard]] inline Group row_group(const Topology& t, int id) noexcept {
+  return {t.row_of(id) * t.cols(), t.cols(), 1};
+}
+[[nodiscard]] inline Group column_group(const Topology& t, int id) noexcept {
+  return {t.col_of(id), t.rows(), t.cols()};
+}
+
+[[nodiscard]] inline bool is_power_of_two(int p) noexcept {
+  return p > 0 && std::has_single_bit(static_cast<unsigned>(p));
+}
+[[nodiscard]] inline int log2_of(int p) noexcept {  // p = 2^d
+  return std::countr_zero(static_cast<unsigned>(p));
+}
+
+inline void copy_bytes(Bytes dst, ConstBytes src) noexcept {
+  if (!src.empty() && dst.data() != src.data()) std::memmove(dst.data(), src.data(), src.size());
+}
+
+}  // namespace hypercomm::detail
+
+namespace hypercomm::detail {
+
+// The family of sub-algorithms a composite algorithm (two_phase, the mesh phases) uses on this
+// machine; select.cpp decides it, so every VP agrees.
+enum class Family : std::uint8_t { hypercube, ring, mesh };
+
+// Part k of a p-block buffer as seen by a Group's member k: blocks base + k*stride, ...,
+// base + k*stride + width - 1. The whole machine's ring: {blocks, 0, 1, 1}; the row phase of a
+// mesh all-gather: {blocks, r*cols, 1, 1}; its column phase: {blocks, 0, cols, cols}.
+struct Segments {
+  const Blocks& blocks;
+  int base;
+  int stride;
+  int width;
+
+  [[nodiscard]] Bytes of(Bytes buf, int k) const noexcept {
+    const int first = base + k * stride;
+    return blocks.range(buf, first, first + width);
+  }
+  [[nodiscard]] ConstBytes of(ConstBytes buf, int k) const noexcept {
+    const int first = base + k * stride;
+    return blocks.range(buf, first, first + width);
+  }
+};
+
+}  // namespace hypercomm::detail

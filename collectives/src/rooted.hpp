@@ -1,0 +1,35 @@
+// One-to-all and all-to-one algorithms: broadcast, reduce, scatter, gather. One file each.
+// Every function is called by every VP with the same arguments (root is a VP id).
+#pragma once
+
+#include "kit.hpp"
+
+namespace hypercomm::detail {
+
+// Broadcast: buf holds the message at root on entry and at every VP on return.
+void broadcast_hypercube(const Comm& c, Bytes buf, int root);            // Alg 4.1/4.2, p = 2^d
+void broadcast_esbt(const Comm& c, Bytes buf, int root, int chunks);     // Johnsson-Ho, p = 2^d
+void broadcast_ring(const Comm& c, Bytes buf, int root, const Group& g); // two-way ring over g
+void broadcast_mesh(const Comm& c, Bytes buf, int root);                 // root's row, then columns
+void broadcast_two_phase(const Comm& c, Bytes buf, std::size_t elem_size, int root, Family f);
+
+// Reduce: out at root = the fold over VP ids 0..p-1 of every VP's in (out.size() == in.size());
+// elsewhere out may be empty and is not written.
+void reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root);
+void reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
+                 const Group& g);  // over the members of g (root a member of g)
+void reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root);
+void reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
+                      Family f);
+
+// Scatter: root's in holds p blocks laid out by `blocks`; every VP's out (blocks.size(id) bytes)
+// receives its block. in is read at root only (may be empty elsewhere).
+// Gather is the reverse: root's out (all p blocks) is written at root only.
+void scatter_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root);
+void scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root);
+void scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root);
+void gather_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root);
+void gather_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root);
+void gather_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root);
+
+}  // namespace hypercomm::detail

@@ -1,0 +1,36 @@
+// All-to-all broadcast and reduction algorithms: all_gather, reduce_scatter, all_reduce, scan.
+// One file each. Every function is called by every VP with the same arguments.
+#pragma once
+
+#include "kit.hpp"
+
+namespace hypercomm::detail {
+
+// All-gather in place: buf holds p blocks laid out by `blocks`; on entry block id() is filled,
+// on return every block is. The ring form runs over the members of g with parts `parts`
+// (member k owns parts.of(buf, k)), so the mesh runs it along its row and then its column.
+void all_gather_hypercube(const Comm& c, Bytes buf, const Blocks& blocks);  // Alg 4.7, p = 2^d
+void all_gather_ring(const Comm& c, Bytes buf, const Segments& parts, const Group& g);  // 4.4
+void all_gather_mesh(const Comm& c, Bytes buf, const Blocks& blocks);                   // 4.6
+
+// Reduce-scatter: in holds p blocks laid out by `blocks`; out (blocks.size(id) bytes) receives
+// block id() of the fold over VP ids 0..p-1 of every VP's in.
+void reduce_scatter_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
+                              const Reducer& op);  // Alg 4.8, p = 2^d
+void reduce_scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
+                         const Reducer& op);  // Alg 4.5 (order-preserving when non-commutative)
+void reduce_scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
+                         const Reducer& op);
+
+// All-reduce: out = the fold over VP ids 0..p-1 of every VP's in, at every VP; in may be out.
+void all_reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op);  // butterfly
+void all_reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op);
+void all_reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op);
+void all_reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, Family f);
+
+// Prefix: out at VP i = fold of in over VP ids 0..i (exclusive: 0..i-1, VP 0's out untouched).
+void scan_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op,
+                    bool exclusive);  // Alg 4.9, p = 2^d
+void scan_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool exclusive);
+
+}  // namespace hypercomm::detail

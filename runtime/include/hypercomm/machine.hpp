@@ -1,0 +1,41 @@
+// The message-passing machine: one pinned OS thread per VP, kept across runs (API.md,
+// "Running virtual processors").
+#pragma once
+
+#include <hypercomm/options.hpp>
+#include <hypercomm/proc.hpp>
+#include <hypercomm/report.hpp>
+#include <hypercomm/topology.hpp>
+
+#include <functional>
+#include <memory>
+
+namespace hypercomm {
+
+namespace detail {
+class Fabric;
+}
+
+class Machine {
+ public:
+  explicit Machine(Topology topology, Options options = {});
+  ~Machine();
+  Machine(const Machine&) = delete;
+  Machine& operator=(const Machine&) = delete;
+
+  // Runs body once on every VP and returns when all finished. If a VP throws, every other VP's
+  // blocked call is released with Aborted and the first original exception is rethrown; a
+  // deadlock raises Deadlock. The machine stays usable afterwards.
+  Report run(const std::function<void(Proc&)>& body);
+
+  [[nodiscard]] const Topology& topology() const noexcept;
+  [[nodiscard]] const Options& options() const noexcept;
+
+ private:
+  std::unique_ptr<detail::Fabric> fabric_;
+};
+
+// One run on a fresh machine.
+Report run(const Topology& topology, const std::function<void(Proc&)>& body, Options options = {});
+
+}  // namespace hypercomm

@@ -1,0 +1,37 @@
+// Run options (API.md, "Running virtual processors" and "Cost model").
+#pragma once
+
+#include <chrono>
+
+namespace hypercomm {
+
+// Which pairs of VPs may exchange messages.
+enum class Links {
+  routed,  // any pair; a message is routed (and accounted) over the topology's links
+  strict,  // topology neighbours only; any other send throws LinkError
+};
+
+// Where VP threads run.
+enum class Pinning {
+  compact,  // VP i on the (i mod n)-th core this process may use
+  none,     // left to the OS scheduler
+};
+
+// The textbook cost model: a message of m bytes costs ts + tw*m at the sender and arrives
+// th*hops later (cut-through routing).
+struct CostModel {
+  double ts = 1.0;  // start-up time per message
+  double tw = 0.0;  // time per byte
+  double th = 0.0;  // time per hop
+};
+
+struct Options {
+  Links links = Links::routed;
+  Pinning pinning = Pinning::compact;
+  CostModel model{};
+  bool trace = false;  // record per-message events into Report::events
+  // Every unfinished VP blocked in the runtime and nothing delivered for this long: Deadlock.
+  std::chrono::nanoseconds deadlock_timeout = std::chrono::seconds(10);
+};
+
+}  // namespace hypercomm

@@ -1,0 +1,79 @@
+// Ring, 2-D torus mesh and hypercube: pure arithmetic, no threads (DESIGN.md, "Topology").
+// This is the only place where neighbour, route, distance and embedding arithmetic lives.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hypercomm {
+
+class Topology {
+ public:
+  enum class Kind : std::uint8_t { ring, mesh, hypercube };
+
+  static constexpr int kMaxVps = 4096;
+  static constexpr int kMaxDimension = 12;
+
+  static Topology ring(int p);               // p >= 1 VPs, i <-> (i +- 1) mod p
+  static Topology mesh(int rows, int cols);  // 2-D torus, id = r*cols + c
+  static Topology hypercube(int d);          // 2^d VPs, i <-> i XOR 2^k
+  static Topology parse(std::string_view text);  // "ring:8", "mesh:4x4", "hypercube:3"
+
+  [[nodiscard]] Kind kind() const noexcept { return kind_; }
+  [[nodiscard]] int size() const noexcept { return rows_ * cols_; }
+  [[nodiscard]] int rows() const noexcept { return rows_; }  // ring and hypercube: 1
+  [[nodiscard]] int cols() const noexcept { return cols_; }  // ring and hypercube: p
+  [[nodiscard]] int dimension() const noexcept { return dimension_; }  // hypercube d, else -1
+  // Largest number of outgoing links of one VP: ring 2, mesh 4, hypercube d.
+  [[nodiscard]] int max_degree() const noexcept;
+
+  [[nodiscard]] std::vector<int> neighbors(int id) const;  // ascending, without id itself
+  [[nodiscard]] bool adjacent(int a, int b) const;         // false for a == b
+  [[nodiscard]] int distance(int a, int b) const;          // links on route(a, b)
+  // VP ids along the standard route, a first, b last: ring the shorter way (ties go up),
+  // mesh XY (along the row first), hypercube E-cube (lowest differing bit first).
+  [[nodiscard]] std::vector<int> route(int a, int b) const;
+  // The VP after a on route(a, b); a itself when a == b.
+  [[nodiscard]] int next_hop(int a, int b) const;
+  // Index in [0, max_degree()) of the directed link from -> to, -1 when not adjacent.
+  [[nodiscard]] int link_slot(int from, int to) const;
+
+  [[nodiscard]] std::string name() const;  // round-trips through parse
+
+  // Mesh coordinates (ring and hypercube: row 0).
+  [[nodiscard]] int row_of(int id) const noexcept { return id / cols_; }
+  [[nodiscard]] int col_of(int id) const noexcept { return id % cols_; }
+  // Id at (r, c), both taken modulo the mesh's extent (the torus wraps).
+  [[nodiscard]] int id_at(int r, int c) const noexcept;
+
+  bool operator==(const Topology&) const = default;
+
+ private:
+  Topology(Kind kind, int rows, int cols, int dimension) noexcept
+      : kind_(kind), rows_(rows), cols_(cols), dimension_(dimension) {}
+  void check_id(int id, const char* what) const;
+
+  Kind kind_;
+  int rows_;
+  int cols_;
+  int dimension_;
+};
+
+// Binary reflected Gray code: gray(i) and gray(i+1) differ in one bit, so VP gray(i) of a
+// hypercube is the i-th VP of an embedded ring (Grama et al., section 2.7.1).
+[[nodiscard]] constexpr unsigned gray(unsigned i) noexcept { return i ^ (i >> 1); }
+[[nodiscard]] constexpr unsigned gray_inverse(unsigned g) noexcept {
+  unsigned i = 0;
+  for (; g != 0; g >>= 1) i ^= g;
+  return i;
+}
+
+// Distance between a and b on a ring of p: the shorter way round.
+[[nodiscard]] constexpr int ring_distance(int a, int b, int p) noexcept {
+  const int up = ((b - a) % p + p) % p;
+  return up <= p - up ? up : p - up;
+}
+
+}  // namespace hypercomm

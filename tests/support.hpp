@@ -1,0 +1,57 @@
+// Shared test support: the machines every collective is checked on, a non-commutative operator,
+// and per-VP result slots (VP bodies write them; the test thread asserts after run returns, so
+// doctest's context is printed on failure; DESIGN.md example 8).
+#pragma once
+
+#include <hypercomm/hypercomm.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hctest {
+
+// Rings p = 1..9, 12, 16; meshes 1x1, 1x3, 2x2, 2x3, 3x3, 4x4; hypercubes d = 0..5.
+inline std::vector<hypercomm::Topology> all_topologies() {
+  std::vector<hypercomm::Topology> t;
+  for (int p : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16}) t.push_back(hypercomm::Topology::ring(p));
+  for (auto [r, c] : {std::pair{1, 1}, {1, 3}, {2, 2}, {2, 3}, {3, 3}, {4, 4}})
+    t.push_back(hypercomm::Topology::mesh(r, c));
+  for (int d = 0; d <= 5; ++d) t.push_back(hypercomm::Topology::hypercube(d));
+  return t;
+}
+
+// 2x2 matrices modulo a prime under multiplication: associative, not commutative.
+struct Mat {
+  std::uint64_t a, b, c, d;
+  bool operator==(const Mat&) const = default;
+};
+struct MatMul {
+  static constexpr std::uint64_t kPrime = 1'000'003;
+  Mat operator()(const Mat& x, const Mat& y) const {
+    return {(x.a * y.a + x.b * y.c) % kPrime, (x.a * y.b + x.b * y.d) % kPrime,
+            (x.c * y.a + x.d * y.c) % kPrime, (x.c * y.b + x.d * y.d) % kPrime};
+  }
+};
+// A deterministic, non-commuting matrix for (vp, element).
+inline Mat mat_of(int vp, std::size_t i) {
+  const auto v = static_cast<std::uint64_t>(vp), k = static_cast<std::uint64_t>(i);
+  return {(v * 7 + k * 3 + 1) % MatMul::kPrime, (v * 5 + 2 + k) % MatMul::kPrime,
+          (k * 11 + v + 3) % MatMul::kPrime, (v * 13 + k * 17 + 4) % MatMul::kPrime};
+}
+
+inline std::string describe(const hypercomm::Topology& t, std::size_t count, int root = -1) {
+  std::string s = t.name() + " count=" + std::to_string(count);
+  if (root >= 0) s += " root=" + std::to_string(root);
+  return s;
+}
+
+// Quick options for tests: no pinning (many test machines at once), short deadlock timeout.
+inline hypercomm::Options test_options() {
+  hypercomm::Options o;
+  o.pinning = hypercomm::Pinning::none;
+  o.deadlock_timeout = std::chrono::seconds(20);
+  return o;
+}
+
+}  // namespace hctest
