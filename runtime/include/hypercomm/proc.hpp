@@ -18,7 +18,7 @@ namespace hypercomm {
 
 namespace detail {
 class Fabric;
-struct Channel;
+class Channel;
 }  // namespace detail
 
 // Any contiguous range of a trivially copyable type: std::vector, std::array, std::span, ...
@@ -91,15 +91,19 @@ class alignas(64) Proc {
   void reset_for_run() noexcept;
   void post_send(int dest, std::span<const std::byte> data, const MessageTag& tag, double start);
   void check_peer(int peer, const char* op, std::size_t bytes) const;
-  detail::Channel& out_channel(int dest);
-  detail::Channel& in_channel(int src);
+  double receive(detail::Channel& channel, int src, std::span<std::byte> data,
+                 const MessageTag& tag, bool posted);
+  [[nodiscard]] const char* operation_name() const noexcept;
+  void note_received() noexcept;
   void record(Event::Kind kind, int peer, std::uint64_t bytes, double wall_begin,
               double model_begin, const char* name);
   [[noreturn]] void throw_size_mismatch(int src, const char* op, std::uint64_t got,
                                         std::size_t want) const;
   [[noreturn]] void throw_tag_mismatch(int src, const MessageTag& got, const MessageTag& want) const;
+  enum class Wait : std::uint8_t { ready, aborted, peer_finished };
   template <class Ready>
-  void wait_until(int src, Ready&& ready);
+  Wait wait_until(int src, Ready&& ready);
+  [[noreturn]] void throw_abandoned(int src) const;
 
   detail::Fabric* fabric_;
   int id_;

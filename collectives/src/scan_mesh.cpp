@@ -1,0 +1,69 @@
+// Prefix sums on a rows x cols torus, neighbours only (after Grama et al. section 4.3, Alg. 4.9,
+// mapped onto the mesh the way 4.6 maps all-to-all broadcast: rows, then a column, then rows).
+//
+//   1. Row chains:   VP (r, c) receives the prefix of its row's VPs left of it from (r, c-1),
+//                    adds its own value and passes it on to (r, c+1); (r, cols-1) ends up with
+//                    the row total T_r.
+//   2. Last column:  (r, cols-1) receives E_r = T_0 + ... + T_{r-1} from (r-1, cols-1) and passes
+//                    E_r + T_r down.
+//   3. Row broadcast of E_r from (r, cols-1) (two-way ring broadcast along the row).
+//   4. VP (r, c) = E_r + (its row prefix): the fold over ids 0..r*cols+c in id order, so
+//      non-commutative operators are exact.
+//
+// T = (ts + tw*m) * ((cols - 1) + (rows - 1) + floor(cols / 2))  (the three phases in turn).
+// Restrictions: a mesh topology; any rows x cols.
+#include "rooted.hpp"
+#include "symmetric.hpp"
+
+#include <vector>
+
+namespace hypercomm::detail {
+
+void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool exclusive);
+
+void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool exclusive) {
+  const Topology& t = c.vp.topology();
+  const int rows = t.rows(), cols = t.cols();
+  const int my_row = t.row_of(c.id()), my_col = t.col_of(c.id());
+  const std::size_t m = in.size();
+
+  // 1. Row chain.
+  std::vector<std::byte> row_before(m);  // fold of the VPs left of me in my row
+  std::vector<std::byte> row_through(in.begin(), in.end());  // ... and me
+  if (my_col > 0) {
+    c.recv(t.id_at(my_row, my_col - 1), row_before);
+    op(row_through.data(), row_before.data(), in.data(), m);
+  }
+  if (my_col < cols - 1) c.send(t.id_at(my_row, my_col + 1), row_through);
+
+  // 2. The last column carries the totals of the rows above.
+  std::vector<std::byte> rows_above(m);  // E_r
+  const int last = t.id_at(my_row, cols - 1);
+  if (my_col == cols - 1) {
+    if (my_row > 0) c.recv(t.id_at(my_row - 1, cols - 1), rows_above);
+    if (my_row < rows - 1) {
+      std::vector<std::byte> down(row_through);
+      if (my_row > 0) op(down.data(), rows_above.data(), row_through.data(), m);
+      c.send(t.id_at(my_row + 1, cols - 1), down);
+    }
+  }
+
+  // 3. Every row but the first learns E_r from its last VP.
+  if (my_row > 0 && cols > 1) broadcast_ring(c, rows_above, last, row_group(t, c.id()));
+
+  // 4. Combine in id order: rows above, then my row's prefix.
+  if (!exclusive) {
+    if (my_row > 0)
+      op(out.data(), rows_above.data(), row_through.data(), m);
+    else
+      copy_bytes(out, row_through);
+  } else if (my_row > 0 && my_col > 0) {
+    op(out.data(), rows_above.data(), row_before.data(), m);
+  } else if (my_row > 0) {
+    copy_bytes(out, rows_above);
+  } else if (my_col > 0) {
+    copy_bytes(out, row_before);
+  }  // VP 0's out is left untouched
+}
+
+}  // namespace hypercomm::detail

@@ -1,0 +1,31 @@
+// The algorithm table (DESIGN.md example 3): which algorithms each collective has, what each
+// needs, and which one `automatic` picks.
+#pragma once
+
+#include "kit.hpp"
+
+#include <span>
+
+namespace hypercomm::detail {
+
+struct Choice {
+  Algo algo = Algo::automatic;
+  Family family = Family::ring;  // for two_phase and the operations without an Algo argument
+  int chunks = 1;                // ESBT pipeline depth
+};
+
+// Resolves `requested` for this call, or throws AlgorithmError (on every VP alike, before any
+// message is sent) naming why it cannot run here.
+[[nodiscard]] Choice select(Collective op, const Proc& vp, std::size_t bytes, Algo requested);
+
+// The algorithms a collective can run, in the order automatic prefers on equal cost.
+[[nodiscard]] std::span<const Algo> algorithms_of(Collective op) noexcept;
+
+// Why `algo` cannot run for this collective on this machine, or nullptr when it can.
+[[nodiscard]] const char* restriction(Collective op, Algo algo, const Topology& t, Links links);
+
+// The cost the table compares, in seconds of a fixed reference machine (not Options::model:
+// the choice should suit the hardware, not the model being taught).
+[[nodiscard]] double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t bytes);
+
+}  // namespace hypercomm::detail

@@ -1,0 +1,205 @@
+#include "channel.hpp"
+
+#include "futex.hpp"
+
+#include <bit>
+#include <cassert>
+#include <cstring>
+
+namespace hypercomm::detail {
+
+namespace {
+constexpr std::size_t kBlockGranule = 4096;
+
+// Vyukov's sequence scheme needs two slots at least: with one, "full at position i" and "free
+// at position i + 1" would read the same.
+std::size_t ring_capacity(std::size_t n) noexcept { return n <= 2 ? 2 : std::bit_ceil(n); }
+}  // namespace
+
+Channel::Channel(std::size_t capacity)
+    : capacity_(ring_capacity(capacity)),
+      mask_(capacity_ - 1),
+      slots_(std::make_unique<Slot[]>(capacity_)) {
+  for (std::size_t i = 0; i < capacity_; ++i) slots_[i].sequence.store(i, std::memory_order_relaxed);
+}
+
+Channel::~Channel() {
+  drain();
+  Block* block = nullptr;
+  while (returned_blocks_.pop(block)) std::unique_ptr<Block>(block).reset();
+}
+
+// ---------------------------------------------------------------- producer side
+
+Block* Channel::acquire_block(std::size_t size) {
+  Block* block = nullptr;
+  if (returned_blocks_.pop(block)) {
+    if (block->capacity >= size) return block;
+    std::unique_ptr<Block>(block).reset();  // too small for this message: let it go
+  }
+  auto fresh = std::make_unique<Block>();
+  fresh->capacity = (size + kBlockGranule - 1) / kBlockGranule * kBlockGranule;
+  fresh->data = std::make_unique_for_overwrite<std::byte[]>(fresh->capacity);
+  return fresh.release();
+}
+
+void Channel::fill(Slot& slot, const Envelope& envelope, std::span<const std::byte> payload) {
+  slot.envelope = envelope;
+  if (payload.size() <= kInlineBytes) {
+    if (!payload.empty()) std::memcpy(slot.payload, payload.data(), payload.size());
+  } else {
+    slot.block = acquire_block(payload.size());
+    std::memcpy(slot.block->data.get(), payload.data(), payload.size());
+  }
+}
+
+void Channel::push(const Envelope& envelope, std::span<const std::byte> payload) {
+  if (overflow_count_.load(std::memory_order_acquire) == 0) {
+    Slot& slot = slots_[head_ & mask_];
+    if (slot.sequence.load(std::memory_order_acquire) == head_) {
+      fill(slot, envelope, payload);
+      slot.sequence.store(head_ + 1, std::memory_order_release);
+      ++head_;
+      ++enqueued_;
+      return;
+    }
+  }
+  push_overflow(envelope, payload);
+}
+
+void Channel::push_overflow(const Envelope& envelope, std::span<const std::byte> payload) {
+  Pending pending{envelope, std::vector<std::byte>(payload.begin(), payload.end())};
+  {
+    const std::lock_guard lock(overflow_mutex_);
+    overflow_.push_back(std::move(pending));
+  }
+  overflow_count_.fetch_add(1, std::memory_order_release);
+  ++enqueued_;
+}
+
+bool Channel::try_hand_over(const Envelope& envelope, std::span<const std::byte> payload) noexcept {
+  if (posted_.state.load(std::memory_order_acquire) != kPosted) return false;
+  std::uint32_t expected_state = kPosted;
+  // Claim first: while claimed the receiver cannot withdraw or rewrite the post.
+  if (!posted_.state.compare_exchange_strong(expected_state, kClaimed, std::memory_order_acquire,
+                                             std::memory_order_relaxed))
+    return false;
+  // Only when the channel is empty (FIFO) and the message is what the receiver waits for.
+  if (posted_.expected != enqueued_ || posted_.size != envelope.size ||
+      !(posted_.tag == envelope.tag)) {
+    posted_.state.store(kPosted, std::memory_order_release);
+    return false;
+  }
+  if (!payload.empty()) std::memcpy(posted_.buffer, payload.data(), payload.size());
+  posted_.arrival = envelope.arrival;
+  posted_.state.store(kDone, std::memory_order_release);
+  return true;
+}
+
+// ---------------------------------------------------------------- consumer side
+
+const Envelope* Channel::front() noexcept {
+  Slot& slot = slots_[tail_ & mask_];
+  if (slot.sequence.load(std::memory_order_acquire) == tail_ + 1) {
+    front_in_ring_ = true;
+    return &slot.envelope;
+  }
+  if (overflow_count_.load(std::memory_order_acquire) == 0) return nullptr;
+  // The overflow list is non-empty, so the producer adds nothing more to the ring: look at the
+  // ring once more (it holds the older messages), then at the list.
+  if (slot.sequence.load(std::memory_order_acquire) == tail_ + 1) {
+    front_in_ring_ = true;
+    return &slot.envelope;
+  }
+  front_in_ring_ = false;
+  const std::lock_guard lock(overflow_mutex_);
+  return &overflow_.front().envelope;  // deque elements stay put while the producer appends
+}
+
+void Channel::take_front(std::span<std::byte> dest) noexcept {
+  if (front_in_ring_) {
+    Slot& slot = slots_[tail_ & mask_];
+    assert(slot.envelope.size == dest.size());
+    if (dest.size() <= kInlineBytes) {
+      if (!dest.empty()) std::memcpy(dest.data(), slot.payload, dest.size());
+    } else {
+      std::memcpy(dest.data(), slot.block->data.get(), dest.size());
+      recycle(slot.block);
+      slot.block = nullptr;
+    }
+    slot.sequence.store(tail_ + capacity_, std::memory_order_release);
+    ++tail_;
+  } else {
+    Pending pending;
+    {
+      const std::lock_guard lock(overflow_mutex_);
+      pending = std::move(overflow_.front());
+      overflow_.pop_front();
+    }
+    overflow_count_.fetch_sub(1, std::memory_order_release);
+    if (!dest.empty()) std::memcpy(dest.data(), pending.payload.data(), dest.size());
+  }
+  ++dequeued_;
+}
+
+void Channel::recycle(Block* block) noexcept {
+  if (block != nullptr && !returned_blocks_.push(block)) std::unique_ptr<Block>(block).reset();
+}
+
+void Channel::post(std::span<std::byte> buffer, const MessageTag& tag) noexcept {
+  posted_.buffer = buffer.data();
+  posted_.size = buffer.size();
+  posted_.tag = tag;
+  posted_.expected = dequeued_;
+  posted_.state.store(kPosted, std::memory_order_seq_cst);
+}
+
+bool Channel::post_done() const noexcept {
+  return posted_.state.load(std::memory_order_acquire) == kDone;
+}
+
+double Channel::take_posted_arrival() noexcept {
+  const double arrival = posted_.arrival;
+  posted_.state.store(kIdle, std::memory_order_relaxed);
+  return arrival;
+}
+
+bool Channel::cancel_post() noexcept {
+  std::uint32_t expected_state = kPosted;
+  for (;;) {
+    if (posted_.state.compare_exchange_weak(expected_state, kIdle, std::memory_order_acq_rel,
+                                            std::memory_order_acquire))
+      return true;
+    if (expected_state == kDone) return false;
+    if (expected_state == kClaimed) cpu_relax();  // a sender is deciding or copying: shortly done
+    expected_state = kPosted;  // spurious failure
+  }
+}
+
+// ---------------------------------------------------------------- between runs
+
+std::vector<Envelope> Channel::drain() {
+  std::vector<Envelope> discarded;
+  while (const Envelope* envelope = front()) {
+    discarded.push_back(*envelope);
+    if (front_in_ring_) {
+      Slot& slot = slots_[tail_ & mask_];
+      recycle(slot.block);
+      slot.block = nullptr;
+      slot.sequence.store(tail_ + capacity_, std::memory_order_release);
+      ++tail_;
+      ++dequeued_;
+    } else {
+      const std::lock_guard lock(overflow_mutex_);
+      overflow_.pop_front();
+      overflow_count_.fetch_sub(1, std::memory_order_release);
+      ++dequeued_;
+    }
+  }
+  // Counters restart in step so that a posted receive of the next run matches.
+  enqueued_ = dequeued_ = 0;
+  posted_.state.store(kIdle, std::memory_order_relaxed);
+  return discarded;
+}
+
+}  // namespace hypercomm::detail

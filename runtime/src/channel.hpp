@@ -1,0 +1,136 @@
+// One directed channel (src -> dst): a single-producer single-consumer ring of cache-line-sized
+// slots whose consumer polls only the slot's own sequence word (Vyukov style), an overflow list
+// so that send never waits for buffer space, and a posted receive through which a large message
+// is copied once, straight from the sender's buffer into the waiting receiver's.
+//
+// Why not boost::lockfree::spsc_queue for the ring: its consumer reads the shared write index
+// as well as the slot, a second cache line per message; bench/bench_channel measures both (see
+// the README). spsc_queue is used where it fits: returning payload blocks to the producer.
+#pragma once
+
+#include <hypercomm/message.hpp>
+
+#include <boost/lockfree/spsc_queue.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+namespace hypercomm::detail {
+
+inline constexpr std::size_t kCacheLine = 64;
+
+// What travels in front of every payload.
+struct Envelope {
+  std::uint64_t size = 0;  // payload bytes
+  double arrival = 0;      // model time at which the message reaches the receiver
+  MessageTag tag{};
+};
+static_assert(sizeof(Envelope) == 32);
+
+// A heap buffer for a payload too large for a slot; recycled from consumer to producer.
+struct Block {
+  std::size_t capacity = 0;
+  std::unique_ptr<std::byte[]> data;
+};
+
+inline constexpr std::size_t kSlotSize = 2 * kCacheLine;
+inline constexpr std::size_t kInlineBytes =
+    kSlotSize - sizeof(std::atomic<std::uint64_t>) - sizeof(Envelope) - sizeof(Block*);
+
+struct alignas(kSlotSize) Slot {
+  // Vyukov: == position when free for the producer, == position + 1 when full.
+  std::atomic<std::uint64_t> sequence{0};
+  Envelope envelope;
+  Block* block = nullptr;  // owned by the slot while full and size > kInlineBytes
+  std::byte payload[kInlineBytes];
+};
+static_assert(sizeof(Slot) == kSlotSize && alignof(Slot) == kSlotSize);
+static_assert(kSlotSize - kInlineBytes + 16 <= kCacheLine,
+              "a small message's header and first bytes share the slot's first cache line");
+
+// Messages of at least this many bytes are handed straight to a receiver already waiting.
+inline constexpr std::size_t kHandOverBytes = 4096;
+
+class Channel {
+ public:
+  explicit Channel(std::size_t capacity);
+  ~Channel();
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+
+  // ---- producer side (the sending VP only)
+  // Copies the payload straight into a matching posted receive; false when there is none.
+  bool try_hand_over(const Envelope& envelope, std::span<const std::byte> payload) noexcept;
+  // Appends to the ring, or to the overflow list when the ring is full; never waits.
+  void push(const Envelope& envelope, std::span<const std::byte> payload);
+
+  // ---- consumer side (the receiving VP only)
+  // The oldest message, or nullptr when none is there; valid until take_front.
+  [[nodiscard]] const Envelope* front() noexcept;
+  // Copies the payload of front() into dest (dest.size() == its size) and removes it.
+  void take_front(std::span<std::byte> dest) noexcept;
+
+  // A posted receive: a sender whose message is next in line (the channel is empty), has this
+  // size and this tag copies it straight into buffer.
+  void post(std::span<std::byte> buffer, const MessageTag& tag) noexcept;
+  [[nodiscard]] bool post_done() const noexcept;
+  [[nodiscard]] double take_posted_arrival() noexcept;  // after post_done(); clears the post
+  // Withdraws the post; false when a sender has already taken it (then wait for post_done()).
+  [[nodiscard]] bool cancel_post() noexcept;
+
+  // ---- between runs (no VP thread touches the channel)
+  // Discards every pending message; returns the headers of those discarded.
+  std::vector<Envelope> drain();
+
+ private:
+  enum PostState : std::uint32_t { kIdle, kPosted, kClaimed, kDone };
+  struct Pending {
+    Envelope envelope;
+    std::vector<std::byte> payload;
+  };
+
+  void fill(Slot& slot, const Envelope& envelope, std::span<const std::byte> payload);
+  void push_overflow(const Envelope& envelope, std::span<const std::byte> payload);
+  [[nodiscard]] Block* acquire_block(std::size_t size);
+  void recycle(Block* block) noexcept;
+
+  const std::size_t capacity_;
+  const std::size_t mask_;
+  std::unique_ptr<Slot[]> slots_;
+
+  // Producer-only state.
+  alignas(kCacheLine) std::uint64_t head_ = 0;
+  std::uint64_t enqueued_ = 0;  // messages put in the ring or the overflow list
+
+  // Consumer-only state.
+  alignas(kCacheLine) std::uint64_t tail_ = 0;
+  std::uint64_t dequeued_ = 0;
+  bool front_in_ring_ = true;
+
+  // The posted receive: written by the consumer before kPosted, by the claiming producer after.
+  struct alignas(kCacheLine) Posted {
+    std::atomic<std::uint32_t> state{kIdle};
+    std::byte* buffer = nullptr;
+    std::size_t size = 0;
+    MessageTag tag{};
+    std::uint64_t expected = 0;  // the consumer's dequeued_ when posting
+    double arrival = 0;
+  } posted_;
+
+  // Messages that found the ring full. While it is non-empty the producer appends here only,
+  // so FIFO order holds: everything in the ring is older than everything here.
+  alignas(kCacheLine) std::atomic<std::size_t> overflow_count_{0};
+  std::mutex overflow_mutex_;
+  std::deque<Pending> overflow_;
+
+  // Payload blocks on their way back from consumer to producer.
+  boost::lockfree::spsc_queue<Block*, boost::lockfree::capacity<32>> returned_blocks_;
+};
+
+}  // namespace hypercomm::detail

@@ -1,0 +1,124 @@
+// What the VPs of one Machine share: channels, per-VP wait words, link counters, the abort and
+// error state, and the VP threads themselves. Proc is the only way a body or a collective
+// reaches it.
+#pragma once
+
+#include "channel.hpp"
+
+#include <hypercomm/options.hpp>
+#include <hypercomm/proc.hpp>
+#include <hypercomm/report.hpp>
+#include <hypercomm/topology.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace hypercomm::detail {
+
+enum VpStatus : std::uint32_t { kRunning, kBlocked, kFinished };
+
+// One VP's shared state, on its own cache line.
+struct alignas(kCacheLine) VpState {
+  std::atomic<std::uint32_t> wake{0};      // futex word the VP sleeps on
+  std::atomic<std::uint32_t> sleeping{0};  // senders wake the VP only when set
+  std::atomic<std::uint32_t> status{kRunning};
+  std::atomic<int> waiting_for{-1};
+  std::atomic<const char*> operation{nullptr};
+  std::atomic<std::uint64_t> received{0};  // messages taken; the watchdog's sign of progress
+};
+
+struct alignas(16) LinkCounter {
+  std::atomic<std::uint64_t> messages{0};
+  std::atomic<std::uint64_t> bytes{0};
+};
+
+using ChannelRow = std::vector<std::atomic<Channel*>>;
+
+class Fabric {
+ public:
+  Fabric(Topology topology, Options options);
+  ~Fabric();
+  Fabric(const Fabric&) = delete;
+  Fabric& operator=(const Fabric&) = delete;
+
+  Report run(const std::function<void(Proc&)>& body);
+
+  [[nodiscard]] const Topology& topology() const noexcept { return topology_; }
+  [[nodiscard]] const Options& options() const noexcept { return options_; }
+  [[nodiscard]] int size() const noexcept { return size_; }
+
+  // The channel src -> dst, created on first use.
+  [[nodiscard]] Channel& channel(int src, int dst) {
+    if (ChannelRow* row = rows_[static_cast<std::size_t>(src)].load(std::memory_order_acquire)) {
+      if (Channel* c = (*row)[static_cast<std::size_t>(dst)].load(std::memory_order_acquire))
+        return *c;
+    }
+    return create_channel(src, dst);
+  }
+  [[nodiscard]] VpState& state(int vp) noexcept { return states_[static_cast<std::size_t>(vp)]; }
+  [[nodiscard]] bool aborted() const noexcept { return aborted_.load(std::memory_order_acquire); }
+
+  // After publishing a message for vp: wake it if it sleeps.
+  void notify(int vp) noexcept;
+  void count_link(int from, int to, std::uint64_t bytes) noexcept;
+  [[nodiscard]] double seconds_since_start() const noexcept;
+
+  // How long a waiting VP spins before it yields or sleeps.
+  [[nodiscard]] std::chrono::nanoseconds spin_time() const noexcept { return spin_time_; }
+  [[nodiscard]] int yields_before_sleep() const noexcept { return yields_before_sleep_; }
+
+ private:
+  Channel& create_channel(int src, int dst);
+  void vp_main(int id);
+  void fail(std::exception_ptr error) noexcept;  // the first error wins; releases every VP
+  void finish(int id) noexcept;
+  void watch(std::chrono::steady_clock::time_point start);
+  [[nodiscard]] std::string describe_waits() const;
+  [[nodiscard]] Report collect(double wall_seconds) const;
+
+  Topology topology_;
+  Options options_;
+  int size_;
+  std::size_t channel_capacity_;
+  std::chrono::nanoseconds spin_time_;
+  int yields_before_sleep_;
+
+  std::unique_ptr<VpState[]> states_;
+  std::vector<std::unique_ptr<Proc>> procs_;
+
+  // Channel table: rows_[src] -> p entries, allocated on first use of src; entries are set once
+  // under create_mutex_ and read without a lock.
+  std::unique_ptr<std::atomic<ChannelRow*>[]> rows_;
+  std::mutex create_mutex_;
+  std::vector<std::unique_ptr<ChannelRow>> row_storage_;
+  struct OwnedChannel {
+    int src;
+    int dst;
+    std::unique_ptr<Channel> channel;
+  };
+  std::vector<OwnedChannel> channels_;
+
+  std::size_t link_stride_;
+  std::unique_ptr<LinkCounter[]> links_;
+
+  // Run control.
+  std::atomic<std::uint32_t> generation_{0};
+  std::atomic<std::uint32_t> remaining_{0};
+  std::atomic<bool> shutdown_{false};
+  std::atomic<bool> aborted_{false};
+  const std::function<void(Proc&)>* body_ = nullptr;
+  std::mutex error_mutex_;
+  std::exception_ptr error_;
+  std::chrono::steady_clock::time_point start_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace hypercomm::detail

@@ -1,0 +1,28 @@
+#include "futex.hpp"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <ctime>
+
+namespace hypercomm::detail {
+
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
+
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
+                std::chrono::nanoseconds timeout) noexcept {
+  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(timeout);
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(secs.count());
+  ts.tv_nsec = static_cast<long>((timeout - secs).count());
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, &ts,
+          nullptr, 0);
+}
+
+void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, count, nullptr,
+          nullptr, 0);
+}
+
+}  // namespace hypercomm::detail

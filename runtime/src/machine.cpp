@@ -1,0 +1,300 @@
+// Machine: VP threads, the run protocol, abort, the deadlock watchdog and the Report.
+#include <hypercomm/errors.hpp>
+#include <hypercomm/machine.hpp>
+
+#include "fabric.hpp"
+#include "futex.hpp"
+#include "pinning.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
+namespace hypercomm {
+namespace detail {
+
+namespace {
+
+void validate(const Options& options) {
+  const CostModel& m = options.model;
+  auto bad = [](double v) { return !std::isfinite(v) || v < 0; };
+  if (bad(m.ts) || bad(m.tw) || bad(m.th))
+    throw Error("Options::model: ts, tw and th must be finite and >= 0 (got ts = " +
+                std::to_string(m.ts) + ", tw = " + std::to_string(m.tw) +
+                ", th = " + std::to_string(m.th) + ")");
+  if (options.deadlock_timeout <= std::chrono::nanoseconds::zero())
+    throw Error("Options::deadlock_timeout must be positive (got " +
+                std::to_string(options.deadlock_timeout.count()) + " ns)");
+}
+
+}  // namespace
+
+Fabric::Fabric(Topology topology, Options options)
+    : topology_(std::move(topology)), options_(options), size_(topology_.size()) {
+  validate(options_);
+  const auto p = static_cast<std::size_t>(size_);
+  const std::size_t links = p * static_cast<std::size_t>(std::max(1, topology_.max_degree()));
+  channel_capacity_ = links <= 4096 ? 64 : 16;
+
+  const std::vector<int> cpus = allowed_cpus();
+  const bool oversubscribed = p > cpus.size();
+  // One VP per core: spin long, a message is a cache-line transfer away. Oversubscribed: the
+  // VP we wait for may need this very core, so spin briefly, yield, then sleep.
+  spin_time_ = oversubscribed ? std::chrono::microseconds(2) : std::chrono::microseconds(200);
+  yields_before_sleep_ = oversubscribed ? 3 : 0;
+
+  states_ = std::make_unique<VpState[]>(p);
+  rows_ = std::make_unique<std::atomic<ChannelRow*>[]>(p);
+  link_stride_ = (static_cast<std::size_t>(std::max(1, topology_.max_degree())) + 3) / 4 * 4;
+  links_ = std::make_unique<LinkCounter[]>(p * link_stride_);
+  procs_.reserve(p);
+  for (int i = 0; i < size_; ++i) procs_.push_back(std::make_unique<Proc>(*this, i));
+  for (int i = 0; i < size_; ++i)
+    for (int n : topology_.neighbors(i)) (void)create_channel(i, n);
+
+  threads_.reserve(p);
+  try {
+    for (int i = 0; i < size_; ++i) {
+      const int cpu = options_.pinning == Pinning::compact ? cpus[static_cast<std::size_t>(i) % cpus.size()] : -1;
+      threads_.emplace_back([this, i, cpu] {
+        if (cpu >= 0) pin_current_thread(cpu);
+        vp_main(i);
+      });
+    }
+  } catch (...) {
+    shutdown_.store(true, std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_release);
+    futex_wake(generation_, INT_MAX);
+    for (auto& t : threads_) t.join();
+    throw;
+  }
+}
+
+Fabric::~Fabric() {
+  shutdown_.store(true, std::memory_order_release);
+  generation_.fetch_add(1, std::memory_order_release);
+  futex_wake(generation_, INT_MAX);
+  for (auto& t : threads_) t.join();
+}
+
+Channel& Fabric::create_channel(int src, int dst) {
+  const std::lock_guard lock(create_mutex_);
+  auto& row_slot = rows_[static_cast<std::size_t>(src)];
+  ChannelRow* row = row_slot.load(std::memory_order_acquire);
+  if (row == nullptr) {
+    row_storage_.push_back(std::make_unique<ChannelRow>(static_cast<std::size_t>(size_)));
+    row = row_storage_.back().get();
+    row_slot.store(row, std::memory_order_release);
+  }
+  auto& entry = (*row)[static_cast<std::size_t>(dst)];
+  if (Channel* existing = entry.load(std::memory_order_acquire)) return *existing;
+  channels_.push_back({src, dst, std::make_unique<Channel>(channel_capacity_)});
+  Channel* created = channels_.back().channel.get();
+  entry.store(created, std::memory_order_release);
+  return *created;
+}
+
+void Fabric::notify(int vp) noexcept {
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with the sleeper's fence
+  VpState& s = state(vp);
+  if (s.sleeping.load(std::memory_order_relaxed) != 0) {
+    s.wake.fetch_add(1, std::memory_order_release);
+    futex_wake(s.wake, 1);
+  }
+}
+
+void Fabric::count_link(int from, int to, std::uint64_t bytes) noexcept {
+  const int slot = topology_.link_slot(from, to);
+  LinkCounter& c = links_[static_cast<std::size_t>(from) * link_stride_ + static_cast<std::size_t>(slot)];
+  c.messages.fetch_add(1, std::memory_order_relaxed);
+  c.bytes.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+double Fabric::seconds_since_start() const noexcept {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void Fabric::vp_main(int id) {
+  std::uint32_t seen = 0;
+  for (;;) {
+    std::uint32_t current = 0;
+    while ((current = generation_.load(std::memory_order_acquire)) == seen)
+      futex_wait(generation_, seen, std::chrono::seconds(1));
+    seen = current;
+    if (shutdown_.load(std::memory_order_acquire)) return;
+    try {
+      (*body_)(*procs_[static_cast<std::size_t>(id)]);
+    } catch (...) {
+      fail(std::current_exception());
+    }
+    finish(id);
+  }
+}
+
+void Fabric::fail(std::exception_ptr error) noexcept {
+  {
+    const std::lock_guard lock(error_mutex_);
+    if (!error_) error_ = std::move(error);
+  }
+  aborted_.store(true, std::memory_order_release);
+  for (int i = 0; i < size_; ++i) {
+    state(i).wake.fetch_add(1, std::memory_order_release);
+    futex_wake(state(i).wake, 1);
+  }
+}
+
+void Fabric::finish(int id) noexcept {
+  state(id).status.store(kFinished, std::memory_order_seq_cst);
+  // Whoever sleeps waiting for this VP will never hear from it: let it find out now.
+  for (int i = 0; i < size_; ++i) {
+    VpState& s = state(i);
+    if (s.waiting_for.load(std::memory_order_relaxed) == id &&
+        s.sleeping.load(std::memory_order_relaxed) != 0) {
+      s.wake.fetch_add(1, std::memory_order_release);
+      futex_wake(s.wake, 1);
+    }
+  }
+  if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) futex_wake(remaining_, 1);
+}
+
+std::string Fabric::describe_waits() const {
+  std::string text;
+  int listed = 0, finished = 0;
+  for (int i = 0; i < size_; ++i) {
+    const VpState& s = states_[static_cast<std::size_t>(i)];
+    if (s.status.load(std::memory_order_acquire) == kFinished) {
+      ++finished;
+      continue;
+    }
+    if (listed++ == 64) {
+      text += "; ...";
+      continue;
+    }
+    if (listed > 64) continue;
+    const int peer = s.waiting_for.load(std::memory_order_relaxed);
+    const char* op = s.operation.load(std::memory_order_relaxed);
+    text += (text.empty() ? "" : "; ") + std::string("VP ") + std::to_string(i) + " waits in " +
+            (op != nullptr ? op : "recv") + " for VP " + std::to_string(peer);
+    if (peer >= 0 && states_[static_cast<std::size_t>(peer)].status.load() == kFinished)
+      text += ", which has already finished";
+  }
+  if (finished > 0) text += "; " + std::to_string(finished) + " VP(s) have finished";
+  return text;
+}
+
+void Fabric::watch(std::chrono::steady_clock::time_point start) {
+  using namespace std::chrono;
+  const nanoseconds timeout = options_.deadlock_timeout;
+  const nanoseconds tick = std::clamp<nanoseconds>(timeout / 8, milliseconds(1), milliseconds(50));
+  std::uint64_t last_progress = UINT64_MAX;
+  auto stalled_since = start;
+  for (;;) {
+    const std::uint32_t remaining = remaining_.load(std::memory_order_acquire);
+    if (remaining == 0) return;
+    futex_wait(remaining_, remaining, tick);
+    if (remaining_.load(std::memory_order_acquire) == 0) return;
+    if (aborted()) continue;  // the VPs are on their way out
+    bool all_waiting = true;
+    std::uint64_t progress = 0;
+    for (int i = 0; i < size_ && all_waiting; ++i) {
+      const VpState& s = states_[static_cast<std::size_t>(i)];
+      all_waiting = s.status.load(std::memory_order_acquire) != kRunning;
+      progress += s.received.load(std::memory_order_relaxed);
+    }
+    const auto now = steady_clock::now();
+    if (!all_waiting || progress != last_progress) {
+      last_progress = all_waiting ? progress : UINT64_MAX;
+      stalled_since = now;
+      continue;
+    }
+    if (now - stalled_since >= timeout) {
+      const double seconds = duration<double>(now - stalled_since).count();
+      fail(std::make_exception_ptr(Deadlock(
+          "deadlock: nothing delivered for " + std::to_string(seconds) +
+          " s while every unfinished VP waits: " + describe_waits())));
+    }
+  }
+}
+
+Report Fabric::run(const std::function<void(Proc&)>& body) {
+  body_ = &body;
+  error_ = nullptr;
+  aborted_.store(false, std::memory_order_relaxed);
+  for (int i = 0; i < size_; ++i) {
+    VpState& s = state(i);
+    s.status.store(kRunning, std::memory_order_relaxed);
+    s.waiting_for.store(-1, std::memory_order_relaxed);
+    s.operation.store(nullptr, std::memory_order_relaxed);
+    s.received.store(0, std::memory_order_relaxed);
+    procs_[static_cast<std::size_t>(i)]->reset_for_run();
+  }
+  for (std::size_t i = 0; i < static_cast<std::size_t>(size_) * link_stride_; ++i) {
+    links_[i].messages.store(0, std::memory_order_relaxed);
+    links_[i].bytes.store(0, std::memory_order_relaxed);
+  }
+  remaining_.store(static_cast<std::uint32_t>(size_), std::memory_order_relaxed);
+  start_ = std::chrono::steady_clock::now();
+  generation_.fetch_add(1, std::memory_order_release);
+  futex_wake(generation_, INT_MAX);
+
+  watch(start_);
+  const double wall = seconds_since_start();
+
+  // Every VP has finished: the channels are ours. Whatever is left was never received.
+  std::string leftover;
+  for (auto& entry : channels_) {
+    for (const Envelope& e : entry.channel->drain()) {
+      if (e.tag.kind == 0 || !leftover.empty()) continue;
+      leftover = "VP " + std::to_string(entry.dst) + " never received a collective message (kind " +
+                 std::to_string(e.tag.kind) + ", call " + std::to_string(e.tag.sequence) +
+                 ", root " + std::to_string(e.tag.root) + ", " + std::to_string(e.tag.count) +
+                 " bytes) that VP " + std::to_string(entry.src) +
+                 " sent: the VPs disagree on the collective, its root, count or algorithm";
+    }
+  }
+  if (error_) std::rethrow_exception(error_);
+  if (!leftover.empty()) throw CollectiveMismatch(leftover);
+  return collect(wall);
+}
+
+Report Fabric::collect(double wall_seconds) const {
+  Report r;
+  r.wall_seconds = wall_seconds;
+  r.clocks.reserve(static_cast<std::size_t>(size_));
+  for (const auto& proc : procs_) {
+    r.clocks.push_back(proc->clock_);
+    r.model_time = std::max(r.model_time, proc->clock_);
+    r.messages += proc->messages_sent_;
+    r.bytes += proc->bytes_sent_;
+    r.events.insert(r.events.end(), proc->events_.begin(), proc->events_.end());
+  }
+  for (int from = 0; from < size_; ++from) {
+    for (int to : topology_.neighbors(from)) {
+      const LinkCounter& c = links_[static_cast<std::size_t>(from) * link_stride_ +
+                                    static_cast<std::size_t>(topology_.link_slot(from, to))];
+      const std::uint64_t messages = c.messages.load(std::memory_order_relaxed);
+      if (messages > 0)
+        r.link_traffic[{from, to}] = LinkStats{messages, c.bytes.load(std::memory_order_relaxed)};
+    }
+  }
+  std::stable_sort(r.events.begin(), r.events.end(),
+                   [](const Event& a, const Event& b) { return a.wall_begin < b.wall_begin; });
+  return r;
+}
+
+}  // namespace detail
+
+Machine::Machine(Topology topology, Options options)
+    : fabric_(std::make_unique<detail::Fabric>(std::move(topology), options)) {}
+Machine::~Machine() = default;
+
+Report Machine::run(const std::function<void(Proc&)>& body) { return fabric_->run(body); }
+const Topology& Machine::topology() const noexcept { return fabric_->topology(); }
+const Options& Machine::options() const noexcept { return fabric_->options(); }
+
+Report run(const Topology& topology, const std::function<void(Proc&)>& body, Options options) {
+  Machine machine(topology, options);
+  return machine.run(body);
+}
+
+}  // namespace hypercomm

@@ -1,0 +1,299 @@
+// Proc: point-to-point messaging, the cost-model clock, and how a VP waits.
+#include <hypercomm/errors.hpp>
+#include <hypercomm/proc.hpp>
+
+#include "fabric.hpp"
+#include "futex.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <string>
+
+namespace hypercomm {
+
+using detail::Channel;
+using detail::Envelope;
+using detail::Fabric;
+
+namespace {
+
+std::string describe_tag(const MessageTag& tag) {
+  if (tag.kind == 0) return "a point-to-point message";
+  return "collective kind " + std::to_string(tag.kind) + " (call " + std::to_string(tag.sequence) +
+         ", root/shift " + std::to_string(tag.root) + ", " + std::to_string(tag.count) +
+         " bytes, algorithm " + std::to_string(tag.algo) + ")";
+}
+
+}  // namespace
+
+Proc::Proc(Fabric& fabric, int id) : fabric_(&fabric), id_(id), size_(fabric.size()) {}
+
+const Topology& Proc::topology() const noexcept { return fabric_->topology(); }
+const Options& Proc::options() const noexcept { return fabric_->options(); }
+
+void Proc::reset_for_run() noexcept {
+  clock_ = 0;
+  collective_sequence_ = 0;
+  operation_ = nullptr;
+  messages_sent_ = 0;
+  bytes_sent_ = 0;
+  events_.clear();
+  open_spans_.clear();
+}
+
+void Proc::check_peer(int peer, const char* op, std::size_t bytes) const {
+  if (peer < 0 || peer >= size_)
+    throw LinkError("VP " + std::to_string(id_) + ": " + op + " with VP " + std::to_string(peer) +
+                    ", which is outside [0, " + std::to_string(size_) + ") on " +
+                    topology().name());
+  if (peer == id_)
+    throw LinkError("VP " + std::to_string(id_) + ": " + op + " with itself (" +
+                    std::to_string(bytes) + " bytes); a VP cannot message itself");
+  if (options().links == Links::strict && !topology().adjacent(id_, peer))
+    throw LinkError("VP " + std::to_string(id_) + ": " + op + " with VP " + std::to_string(peer) +
+                    ", which is not a neighbour on " + topology().name() +
+                    " (Links::strict allows neighbours only)");
+  if (fabric_->aborted())
+    throw Aborted("VP " + std::to_string(id_) + ": " + op +
+                  " abandoned: another VP failed or the run deadlocked");
+}
+
+void Proc::throw_size_mismatch(int src, const char* op, std::uint64_t got,
+                               std::size_t want) const {
+  throw SizeMismatch("VP " + std::to_string(id_) + ": " + op + " from VP " + std::to_string(src) +
+                     " expected " + std::to_string(want) + " bytes but the message has " +
+                     std::to_string(got) + " bytes");
+}
+
+void Proc::throw_tag_mismatch(int src, const MessageTag& got, const MessageTag& want) const {
+  const char* what = operation_ != nullptr ? operation_ : "recv";
+  throw CollectiveMismatch("VP " + std::to_string(id_) + ": " + what + " expected " +
+                           describe_tag(want) + " from VP " + std::to_string(src) + " but got " +
+                           describe_tag(got) + ": the VPs disagree on the collective");
+}
+
+void Proc::post_send(int dest, std::span<const std::byte> data, const MessageTag& tag,
+                     double start) {
+  const CostModel& model = options().model;
+  const Topology& topo = topology();
+  const auto m = static_cast<double>(data.size());
+  const int slot = topo.link_slot(id_, dest);
+  const int hops = slot >= 0 ? 1 : topo.distance(id_, dest);
+  const Envelope envelope{data.size(), start + model.ts + model.tw * m + model.th * hops, tag};
+
+  Channel& channel = fabric_->channel(id_, dest);
+  if (data.size() < detail::kHandOverBytes || !channel.try_hand_over(envelope, data))
+    channel.push(envelope, data);
+  fabric_->notify(dest);
+
+  // A routed message counts on every link of its route.
+  for (int from = id_; from != dest;) {
+    const int to = slot >= 0 ? dest : topo.next_hop(from, dest);
+    fabric_->count_link(from, to, data.size());
+    from = to;
+  }
+  ++messages_sent_;
+  bytes_sent_ += data.size();
+}
+
+void Proc::send_bytes(int dest, std::span<const std::byte> data, const MessageTag& tag) {
+  check_peer(dest, "send", data.size());
+  const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
+  const double start = clock_;
+  post_send(dest, data, tag, start);
+  clock_ = start + options().model.ts + options().model.tw * static_cast<double>(data.size());
+  if (options().trace) record(Event::Kind::send, dest, data.size(), wall_begin, start, "send");
+}
+
+// Blocks until ready() holds; false when the run was aborted meanwhile. Spins briefly (cheapest
+// when the sender runs on another core), then yields (when VPs outnumber cores the sender may
+// be waiting for this core), then sleeps on the VP's futex word with the sleeping flag set so
+// that a sender wakes it only when it really sleeps.
+template <class Ready>
+Proc::Wait Proc::wait_until(int src, Ready&& ready) {
+  detail::VpState& me = fabric_->state(id_);
+  me.waiting_for.store(src, std::memory_order_relaxed);
+  me.operation.store(operation_name(), std::memory_order_relaxed);
+  me.status.store(detail::kBlocked, std::memory_order_release);
+  struct Unblock {
+    detail::VpState& state;
+    ~Unblock() { state.status.store(detail::kRunning, std::memory_order_relaxed); }
+  } unblock{me};
+
+  const auto spin_until = std::chrono::steady_clock::now() + fabric_->spin_time();
+  for (unsigned i = 1;; ++i) {
+    if (ready()) return Wait::ready;
+    detail::cpu_relax();
+    if ((i & 63) == 0) {
+      if (fabric_->aborted()) return Wait::aborted;
+      if (std::chrono::steady_clock::now() >= spin_until) break;
+    }
+  }
+  for (int i = 0; i < fabric_->yields_before_sleep(); ++i) {
+    if (ready()) return Wait::ready;
+    if (fabric_->aborted()) return Wait::aborted;
+    sched_yield();
+  }
+  const detail::VpState& peer = fabric_->state(src);
+  for (;;) {
+    const std::uint32_t ticket = me.wake.load(std::memory_order_acquire);
+    me.sleeping.store(1, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with Fabric::notify's fence
+    Wait result = Wait::ready;
+    if (ready()) {
+      result = Wait::ready;
+    } else if (fabric_->aborted()) {
+      result = Wait::aborted;
+    } else if (peer.status.load(std::memory_order_acquire) == detail::kFinished) {
+      // A finished VP sends nothing more: unless its last message is here, none will come.
+      result = ready() ? Wait::ready : Wait::peer_finished;
+    } else {
+      detail::futex_wait(me.wake, ticket, std::chrono::milliseconds(100));
+      me.sleeping.store(0, std::memory_order_relaxed);
+      continue;
+    }
+    me.sleeping.store(0, std::memory_order_relaxed);
+    return result;
+  }
+}
+
+void Proc::throw_abandoned(int src) const {
+  throw Aborted("VP " + std::to_string(id_) + ": " + operation_name() + " from VP " +
+                std::to_string(src) + " abandoned: another VP failed or the run deadlocked");
+}
+
+void Proc::recv_bytes(int src, std::span<std::byte> data, const MessageTag& tag) {
+  check_peer(src, "recv", data.size());
+  const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
+  const double model_begin = clock_;
+  Channel& channel = fabric_->channel(src, id_);
+  const double arrival = receive(channel, src, data, tag, false);
+  clock_ = std::max(clock_, arrival);
+  if (options().trace) record(Event::Kind::recv, src, data.size(), wall_begin, model_begin, "recv");
+}
+
+void Proc::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
+                          std::span<std::byte> in, const MessageTag& tag) {
+  check_peer(dest, "sendrecv", out.size());
+  check_peer(src, "sendrecv", in.size());
+  const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
+  const double start = clock_;
+  Channel& in_channel = fabric_->channel(src, id_);
+  // Post the receive first, so that a partner sending at the same time copies its message
+  // straight into `in`.
+  const bool posted = in.size() >= detail::kHandOverBytes && in_channel.front() == nullptr;
+  if (posted) in_channel.post(in, tag);
+  try {
+    post_send(dest, out, tag, start);
+  } catch (...) {
+    if (posted && !in_channel.cancel_post()) (void)in_channel.take_posted_arrival();
+    throw;
+  }
+  const double arrival = receive(in_channel, src, in, tag, posted);
+  const CostModel& model = options().model;
+  clock_ = std::max(start + model.ts + model.tw * static_cast<double>(out.size()), arrival);
+  if (options().trace)
+    record(Event::Kind::sendrecv, src, out.size() + in.size(), wall_begin, start, "sendrecv");
+}
+
+// Receives the next message from src into data and returns its model arrival time. `posted`:
+// the caller already posted data as a receive buffer on channel.
+double Proc::receive(Channel& channel, int src, std::span<std::byte> data, const MessageTag& tag,
+                     bool posted) {
+  auto take = [&](const Envelope& envelope) {
+    if (!(envelope.tag == tag)) throw_tag_mismatch(src, envelope.tag, tag);
+    if (envelope.size != data.size()) throw_size_mismatch(src, operation_name(), envelope.size, data.size());
+    const double arrival = envelope.arrival;
+    channel.take_front(data);
+    note_received();
+    return arrival;
+  };
+  auto posted_arrival = [&] {
+    note_received();
+    return channel.take_posted_arrival();
+  };
+
+  if (!posted) {
+    if (const Envelope* envelope = channel.front()) return take(*envelope);
+    if (data.size() >= detail::kHandOverBytes) {
+      channel.post(data, tag);
+      posted = true;
+    }
+  }
+  const Wait wait = wait_until(src, [&] {
+    return channel.front() != nullptr || (posted && channel.post_done());
+  });
+  if (posted) {
+    if (channel.post_done()) return posted_arrival();
+    // A queued message is next, or the wait failed: withdraw the post first, unless a sender
+    // already took it, in which case its copy is about to complete.
+    if (!channel.cancel_post()) {
+      while (!channel.post_done()) detail::cpu_relax();
+      return posted_arrival();
+    }
+  }
+  if (wait == Wait::aborted) throw_abandoned(src);
+  if (wait == Wait::peer_finished) {
+    const std::string waits = "VP " + std::to_string(id_) + ": " + operation_name() +
+                              " waits for a message from VP " + std::to_string(src) +
+                              ", which has already finished";
+    if (tag.kind != 0)
+      throw CollectiveMismatch(waits + ": the VPs disagree on the collectives they call");
+    throw Deadlock("deadlock: " + waits);
+  }
+  return take(*channel.front());
+}
+
+const char* Proc::operation_name() const noexcept {
+  return operation_ != nullptr ? operation_ : "recv";
+}
+
+void Proc::note_received() noexcept {
+  auto& received = fabric_->state(id_).received;
+  received.store(received.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+void Proc::record(Event::Kind kind, int peer, std::uint64_t bytes, double wall_begin,
+                  double model_begin, const char* name) {
+  Event e;
+  e.kind = kind;
+  e.vp = id_;
+  e.peer = peer;
+  e.bytes = bytes;
+  e.wall_begin = wall_begin;
+  e.wall_end = fabric_->seconds_since_start();
+  e.model_begin = model_begin;
+  e.model_end = clock_;
+  e.name = name;
+  events_.push_back(e);
+}
+
+void Proc::begin_span(const char* name, const char* algo, std::uint64_t bytes) noexcept {
+  operation_ = name;
+  if (!options().trace) return;
+  try {
+    Event e;
+    e.kind = Event::Kind::collective;
+    e.vp = id_;
+    e.bytes = bytes;
+    e.wall_begin = fabric_->seconds_since_start();
+    e.model_begin = clock_;
+    e.name = name;
+    e.algo = algo;
+    open_spans_.push_back(events_.size());
+    events_.push_back(e);
+  } catch (...) {  // tracing is best effort: never fail a collective for it
+  }
+}
+
+void Proc::end_span() noexcept {
+  operation_ = nullptr;
+  if (open_spans_.empty()) return;
+  Event& e = events_[open_spans_.back()];
+  open_spans_.pop_back();
+  e.wall_end = fabric_->seconds_since_start();
+  e.model_end = clock_;
+}
+
+}  // namespace hypercomm

@@ -1,0 +1,184 @@
+// The lock-free channel on its own: FIFO, no loss, no duplication, overflow, hand-over.
+#include <doctest/doctest.h>
+
+#include "channel.hpp"
+#include "futex.hpp"
+
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+using hypercomm::MessageTag;
+using hypercomm::detail::Channel;
+using hypercomm::detail::Envelope;
+using hypercomm::detail::kHandOverBytes;
+using hypercomm::detail::kInlineBytes;
+
+namespace {
+
+// Message i has a size drawn from a fixed generator and carries i in its tag and payload.
+std::size_t size_of_message(std::uint64_t i) {
+  std::mt19937_64 g(i * 0x9E3779B97F4A7C15ull);
+  const auto r = g() % 1000;
+  if (r < 700) return g() % (kInlineBytes + 1);    // inline
+  if (r < 950) return kInlineBytes + 1 + g() % 2000;  // block
+  if (r < 995) return 8 + g() % 64;
+  return kHandOverBytes + g() % 70000;  // large: may be handed over
+}
+
+void fill_payload(std::vector<std::byte>& buf, std::uint64_t i) {
+  for (std::size_t k = 0; k < buf.size(); ++k)
+    buf[k] = static_cast<std::byte>((i * 131 + k * 7) & 0xff);
+}
+
+bool payload_ok(const std::vector<std::byte>& buf, std::uint64_t i) {
+  for (std::size_t k = 0; k < buf.size(); ++k)
+    if (buf[k] != static_cast<std::byte>((i * 131 + k * 7) & 0xff)) return false;
+  return true;
+}
+
+Envelope envelope_of(std::uint64_t i, std::size_t size) {
+  Envelope e;
+  e.size = size;
+  e.arrival = static_cast<double>(i);
+  e.tag.count = i;
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("a channel delivers 10^6 mixed-size messages in order, none lost or duplicated") {
+  for (std::size_t capacity : {2u, 64u}) {
+    CAPTURE(capacity);
+    Channel channel(capacity);
+    constexpr std::uint64_t kMessages = 1'000'000;
+    std::thread producer([&] {
+      std::vector<std::byte> buf;
+      for (std::uint64_t i = 0; i < kMessages; ++i) {
+        buf.resize(size_of_message(i));
+        fill_payload(buf, i);
+        const Envelope e = envelope_of(i, buf.size());
+        if (buf.size() < kHandOverBytes || !channel.try_hand_over(e, buf)) channel.push(e, buf);
+        if (i % 4096 == 0) std::this_thread::yield();  // let the ring fill and overflow
+      }
+    });
+    std::uint64_t bad_order = 0, bad_payload = 0;
+    std::vector<std::byte> buf;
+    for (std::uint64_t i = 0; i < kMessages; ++i) {
+      const std::size_t size = size_of_message(i);
+      buf.assign(size, std::byte{0});
+      bool received = false;
+      if (size >= kHandOverBytes && channel.front() == nullptr) {
+        MessageTag tag;
+        tag.count = i;
+        channel.post(buf, tag);
+        for (;;) {
+          if (channel.post_done()) {
+            if (channel.take_posted_arrival() != static_cast<double>(i)) ++bad_order;
+            received = true;
+            break;
+          }
+          if (channel.front() != nullptr) {
+            if (!channel.cancel_post()) {
+              while (!channel.post_done()) hypercomm::detail::cpu_relax();
+              if (channel.take_posted_arrival() != static_cast<double>(i)) ++bad_order;
+              received = true;
+            }
+            break;
+          }
+          hypercomm::detail::cpu_relax();
+        }
+      }
+      if (!received) {
+        const Envelope* e = nullptr;
+        while ((e = channel.front()) == nullptr) hypercomm::detail::cpu_relax();
+        if (e->tag.count != i || e->size != size) {
+          ++bad_order;
+          break;
+        }
+        channel.take_front(buf);
+      }
+      if (!payload_ok(buf, i)) ++bad_payload;
+    }
+    producer.join();
+    CHECK(bad_order == 0);
+    CHECK(bad_payload == 0);
+    CHECK(channel.front() == nullptr);  // nothing duplicated
+  }
+}
+
+TEST_CASE("a full ring overflows in order and never blocks the producer") {
+  Channel channel(4);
+  std::vector<std::byte> buf(16);
+  for (std::uint64_t i = 0; i < 1000; ++i) {  // no consumer yet: 996 go to the overflow list
+    fill_payload(buf, i);
+    channel.push(envelope_of(i, buf.size()), buf);
+  }
+  for (std::uint64_t i = 0; i < 500; ++i) {
+    const Envelope* e = channel.front();
+    REQUIRE(e != nullptr);
+    CHECK(e->tag.count == i);
+    channel.take_front(buf);
+    CHECK(payload_ok(buf, i));
+  }
+  for (std::uint64_t i = 1000; i < 1100; ++i) {  // still in order behind the overflow
+    fill_payload(buf, i);
+    channel.push(envelope_of(i, buf.size()), buf);
+  }
+  for (std::uint64_t i = 500; i < 1100; ++i) {
+    const Envelope* e = channel.front();
+    REQUIRE(e != nullptr);
+    CHECK(e->tag.count == i);
+    channel.take_front(buf);
+    CHECK(payload_ok(buf, i));
+  }
+  CHECK(channel.front() == nullptr);
+  // Back to the ring once the overflow list has drained.
+  channel.push(envelope_of(7, 0), {});
+  REQUIRE(channel.front() != nullptr);
+  CHECK(channel.front()->tag.count == 7);
+}
+
+TEST_CASE("capacity edge cases: a one-slot ring, empty and exactly-inline messages") {
+  Channel channel(1);
+  std::vector<std::byte> empty, exact(kInlineBytes), over(kInlineBytes + 1);
+  fill_payload(exact, 1);
+  fill_payload(over, 2);
+  channel.push(envelope_of(0, 0), empty);
+  channel.push(envelope_of(1, exact.size()), exact);
+  channel.push(envelope_of(2, over.size()), over);
+  std::vector<std::byte> a, b(exact.size()), c(over.size());
+  REQUIRE(channel.front()->tag.count == 0);
+  channel.take_front(a);
+  REQUIRE(channel.front()->tag.count == 1);
+  channel.take_front(b);
+  CHECK(payload_ok(b, 1));
+  REQUIRE(channel.front()->tag.count == 2);
+  channel.take_front(c);
+  CHECK(payload_ok(c, 2));
+  CHECK(channel.front() == nullptr);
+}
+
+TEST_CASE("a posted receive takes a matching message directly and refuses others") {
+  Channel channel(8);
+  std::vector<std::byte> payload(kHandOverBytes * 2), into(payload.size());
+  fill_payload(payload, 5);
+  MessageTag tag;
+  tag.count = 5;
+  channel.post(into, tag);
+  Envelope wrong_tag = envelope_of(6, payload.size());
+  CHECK_FALSE(channel.try_hand_over(wrong_tag, payload));  // a mismatch is left to the queue
+  Envelope wrong_size = envelope_of(5, payload.size() - 1);
+  CHECK_FALSE(channel.try_hand_over(wrong_size, std::span(payload).first(payload.size() - 1)));
+  CHECK(channel.try_hand_over(envelope_of(5, payload.size()), payload));
+  CHECK(channel.post_done());
+  CHECK(channel.take_posted_arrival() == 5.0);
+  CHECK(payload_ok(into, 5));
+  // Not while older messages wait in the ring (FIFO).
+  channel.push(envelope_of(1, 8), std::span(payload).first(8));
+  channel.post(into, tag);
+  CHECK_FALSE(channel.try_hand_over(envelope_of(5, payload.size()), payload));
+  CHECK(channel.cancel_post());
+  CHECK(channel.drain().size() == 1);
+}
