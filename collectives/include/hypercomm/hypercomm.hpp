@@ -1,6 +1,7 @@
 // The one header a user includes (API.md).
 #pragma once
 
+#include <hypercomm/cards.hpp>
 #include <hypercomm/collectives.hpp>
 #include <hypercomm/errors.hpp>
 #include <hypercomm/machine.hpp>
