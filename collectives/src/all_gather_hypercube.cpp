@@ -1,0 +1,36 @@
+// All-to-all broadcast (all-gather) on a hypercube: Grama et al., Algorithm 4.7, in place.
+//
+//   T = ts*log p + tw*m*(p - 1)        (m = bytes per block)
+//
+// Restrictions: p = 2^d; partners are hypercube neighbours (my_id XOR 2^i).
+//
+// Step i (0..d-1) doubles what each VP holds: it sends the aligned range of 2^i blocks that
+// contains its own block and receives the partner's range straight into its final place in buf
+// (the book's result := result U msg). After step i a VP holds the 2^(i+1) blocks of its
+// (i+1)-dimensional subcube. p = 8, VP 5 (101):
+//
+//   step 0: partner 4  sends block 5       receives block 4
+//   step 1: partner 7  sends blocks 4-5    receives blocks 6-7
+//   step 2: partner 1  sends blocks 4-7    receives blocks 0-3
+//
+// Step i moves 2^i blocks each way, so the bandwidth term sums to tw*m*(1 + 2 + ... + p/2).
+// Blocks may be uneven (the all-reduce two-phase split): ranges are taken by Blocks.
+
+#include "symmetric.hpp"
+
+namespace hypercomm::detail {
+
+void all_gather_hypercube(const Comm& c, Bytes buf, const Blocks& blocks) {
+  const int my_id = c.id();
+  const int d = log2_of(c.p());
+  for (int i = 0; i < d; ++i) {
+    const int size = 1 << i;  // blocks each side holds before this step
+    const int partner = my_id ^ size;
+    const int mine = my_id & ~(size - 1);  // first block of my aligned range
+    const int theirs = partner & ~(size - 1);
+    c.sendrecv(partner, blocks.range(buf, mine, mine + size),
+               blocks.range(buf, theirs, theirs + size));
+  }
+}
+
+}  // namespace hypercomm::detail

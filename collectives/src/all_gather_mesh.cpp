@@ -1,0 +1,38 @@
+// All-to-all broadcast (all-gather) on a rows x cols mesh: Grama et al., Algorithm 4.6,
+// generalised from the square mesh. Two ring phases (Algorithm 4.4):
+//
+//   row phase:    within row r, member k owns block r*cols + k   (cols - 1 steps of m bytes)
+//   column phase: within each column, member r owns the whole row r of blocks
+//                 r*cols .. r*cols + cols - 1                      (rows - 1 steps of cols*m bytes)
+//
+//   T = ts*(rows + cols - 2) + tw*m*(p - 1)    (m = bytes per block, equal blocks)
+//   square mesh: T = 2*ts*(sqrt p - 1) + tw*m*(p - 1)
+//
+// Restrictions: a mesh topology (any rows x cols, 1 x n included); neighbours only (each ring
+// runs along a torus row or column, wraparound included).
+//
+// 2 x 3 mesh, VP 4 (row 1, column 1):
+//
+//   row phase:    receives blocks 3 and 5 from its row        -> holds blocks 3 4 5
+//   column phase: receives blocks 0 1 2 from VP 1 (row 0)      -> holds all six
+
+#include "symmetric.hpp"
+
+namespace hypercomm::detail {
+
+void all_gather_mesh(const Comm& c, Bytes buf, const Blocks& blocks) {
+  const Topology& t = c.vp.topology();
+  const int my_id = c.id();
+  const int rows = t.rows();
+  const int cols = t.cols();
+  const int my_row = t.row_of(my_id);
+
+  // Row phase: one block a part, the parts of my row.
+  all_gather_ring(c, buf, Segments{blocks, my_row * cols, 1, 1}, row_group(t, my_id));
+  // Column phase: a whole row of blocks a part.
+  if (rows > 1) {
+    all_gather_ring(c, buf, Segments{blocks, 0, cols, cols}, column_group(t, my_id));
+  }
+}
+
+}  // namespace hypercomm::detail

@@ -1,0 +1,35 @@
+// All-to-all broadcast (all-gather) on a ring: Grama et al., Algorithm 4.4, over a Group.
+//
+//   T = (ts + tw*m) * (n - 1)          (n = members of the group, m = bytes per part)
+//
+// Restrictions: neighbours only (send to the group's right, receive from its left); any n.
+//
+// Step i (1..n-1): each member sends right the part it received last (its own at step 1) and
+// receives the next from the left straight into its final place in buf: after step i member k
+// holds parts k, k-1, ..., k-i (mod n). n = 4, member 0:
+//
+//   step 1: sends part 0   receives part 3
+//   step 2: sends part 3   receives part 2
+//   step 3: sends part 2   receives part 1
+//
+// Over the whole machine the parts are the p blocks ({blocks, 0, 1, 1}); the mesh all-gather
+// runs it along its row (one block a part) and then its column (a row of blocks a part).
+
+#include "symmetric.hpp"
+
+namespace hypercomm::detail {
+
+void all_gather_ring(const Comm& c, Bytes buf, const Segments& parts, const Group& g) {
+  const int n = g.size;
+  if (n == 1) return;
+  const int my_rank = g.rank_of(c.id());
+  const int left = g.left(my_rank);
+  const int right = g.right(my_rank);
+  for (int i = 1; i < n; ++i) {
+    const int outgoing = (my_rank - i + 1 + n) % n;  // received in the previous step
+    const int incoming = (my_rank - i + n) % n;
+    c.sendrecv(right, parts.of(buf, outgoing), left, parts.of(buf, incoming));
+  }
+}
+
+}  // namespace hypercomm::detail

@@ -1,0 +1,29 @@
+// All-reduce on a ring: a ring reduce-scatter (Grama et al., Algorithm 4.5) followed by a ring
+// all-gather (Algorithm 4.4) over the p blocks of the vector (section 4.7's split-message form):
+//
+//   commutative:     T = 2*(ts*(p - 1) + tw*m*(p - 1)/p)         (m = bytes, m divisible by p)
+//   non-commutative: T = 2*ts*(p - 1) + tw*m*(3p - 4)/p           (reduce-scatter in order)
+//
+// Restrictions: neighbours only (the reduce-scatter sends left, the all-gather right); any p.
+//
+// The vector is split by Blocks(m, elem_size, p): block k has n/p elements, one more for
+// k < n mod p, so the blocks may be uneven and some may be empty (then the steps that carry
+// them cost ts only). p = 4, n = 6 elements: blocks of 2 2 1 1 elements.
+//
+//   reduce-scatter: VP k gets block k folded over VPs 0..p-1, straight into out's block k
+//   all-gather:     every VP gets every block, straight into place
+//
+// in may be out: the reduce-scatter reads in's block k only in its last combine, which writes
+// out's block k.
+
+#include "symmetric.hpp"
+
+namespace hypercomm::detail {
+
+void all_reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op) {
+  const Blocks blocks(out.size(), op.elem_size, c.p());
+  reduce_scatter_ring(c, in, blocks.block(out, c.id()), blocks, op);
+  all_gather_ring(c, out, Segments{blocks, 0, 1, 1}, Group::all(c.p()));
+}
+
+}  // namespace hypercomm::detail

@@ -1,0 +1,36 @@
+// One-to-all broadcast on a hypercube: Grama et al., Algorithms 4.1 and 4.2.
+//
+//   T = (ts + tw*m) * log p        (m = buf.size() bytes)
+//
+// Restrictions: p = 2^d; the partners are hypercube neighbours (Links::strict needs a hypercube).
+// Every VP works on my_virtual_id = my_id XOR root, so the root is virtual VP 0 (Algorithm 4.2).
+// Step i (i = d-1 down to 0): the VPs whose virtual ids have their lower i+1 bits zero already
+// hold X; each sends it across dimension i. For p = 8, root 0:
+//
+//   i = 2:  0 -> 4
+//   i = 1:  0 -> 2, 4 -> 6
+//   i = 0:  0 -> 1, 2 -> 3, 4 -> 5, 6 -> 7
+#include "rooted.hpp"
+
+namespace hypercomm::detail {
+
+void broadcast_hypercube(const Comm& c, Bytes buf, int root) {
+  const int d = log2_of(c.p());
+  const int my_id = c.id();
+  const int my_virtual_id = my_id ^ root;
+  int mask = c.p() - 1;  // all d bits set
+  for (int i = d - 1; i >= 0; --i) {
+    const int bit = 1 << i;
+    mask ^= bit;  // clear bit i
+    // Only the VPs whose lower i bits are zero (they hold X or get it now) take part.
+    if ((my_virtual_id & mask) != 0) continue;
+    const int partner = (my_virtual_id ^ bit) ^ root;
+    if ((my_virtual_id & bit) == 0) {
+      c.send(partner, buf);
+    } else {
+      c.recv(partner, buf);
+    }
+  }
+}
+
+}  // namespace hypercomm::detail

@@ -1,0 +1,23 @@
+// Broadcast on a 2-D torus: CS 584 lecture notes (Grama et al. section 4.1.2 on a mesh): a ring
+// broadcast along the root's row, then every member of that row broadcasts down its column.
+//
+//   T = (ts + tw*m) * (h(cols) + h(rows)),   h(n) = ceil(n/2) for n >= 2, h(1) = 0
+//     (broadcast_ring's cost per phase; sqrt p x sqrt p, even sqrt p: (ts + tw*m) * sqrt p,
+//      the lecture's 2 (ts + tw*m) sqrt(p)/2)
+//
+// The column phase of the column whose row member got the message last starts at step h(cols);
+// the root's own column starts no later (its clock after its row sends is <= h(cols) steps).
+// Restrictions: a mesh topology (any rows x cols, 1 x n and n x 1 included); neighbours only.
+#include "rooted.hpp"
+
+namespace hypercomm::detail {
+
+void broadcast_mesh(const Comm& c, Bytes buf, int root) {
+  const Topology& t = c.vp.topology();
+  const int my_id = c.id();
+  const int root_row = t.row_of(root);
+  if (t.row_of(my_id) == root_row) broadcast_ring(c, buf, root, row_group(t, my_id));
+  broadcast_ring(c, buf, t.id_at(root_row, t.col_of(my_id)), column_group(t, my_id));
+}
+
+}  // namespace hypercomm::detail

@@ -1,0 +1,37 @@
+// Two-way ring broadcast over the members of a Group (the whole machine, a mesh row or a mesh
+// column): CS 584 lecture notes, "ring broadcast: send both ways from the source".
+//
+//   T = (ts + tw*m) * ceil(n/2)      (n = g.size >= 2 members, m = buf.size() bytes)
+//     n even: (ts + tw*m) * n/2;  n odd: (ts + tw*m) * (n+1)/2;  n = 1: 0
+//
+// The root first sends up the longer arm (a = floor(n/2) members: relative ranks 1 .. a), then
+// down the other (b = floor((n-1)/2) members: n-1 .. n-b); one send at a time, so the down arm
+// starts one step late and its far end receives at step b + 1. T = max(a, b + 1) steps, which
+// is the book's p/2 for even p and one more than floor(p/2) for odd p.
+// Restrictions: messages go between ring neighbours of g only. For n = 8, root rank 0:
+//
+//   step 1: 0 -> 1          step 2: 1 -> 2, 0 -> 7
+//   step 3: 2 -> 3, 7 -> 6  step 4: 3 -> 4, 6 -> 5
+#include "rooted.hpp"
+#include "rooted_util.hpp"
+
+namespace hypercomm::detail {
+
+void broadcast_ring(const Comm& c, Bytes buf, int root, const Group& g) {
+  const int n = g.size;
+  const int k = g.rank_of(c.id());
+  const int v = relative_rank(k, g.rank_of(root), n);  // my rank relative to the root
+  const RingArms arms = RingArms::balanced(n);
+  if (v == 0) {
+    if (arms.up > 0) c.send(g.right(k), buf);
+    if (arms.down > 0) c.send(g.left(k), buf);
+  } else if (arms.on_up(v)) {
+    c.recv(g.left(k), buf);
+    if (v < arms.up) c.send(g.right(k), buf);
+  } else {
+    c.recv(g.right(k), buf);
+    if (v > arms.down_end()) c.send(g.left(k), buf);
+  }
+}
+
+}  // namespace hypercomm::detail

@@ -1,0 +1,43 @@
+// Broadcast by splitting the message: Grama et al., section 4.7.1 (broadcast = scatter +
+// all-to-all broadcast). The root scatters buf as p blocks (Blocks(m, elem_size, p)); then
+// every VP all-gathers the blocks in place, so each VP's scatter output is its own block of buf.
+//
+//   T = T(scatter) + T(all-gather), each on blocks of b = m/p bytes (m = buf.size() bytes;
+//   blocks differ by at most one element when p does not divide the count):
+//   hypercube: T = 2 * (ts*log p + tw*b*(p-1))                       ~ 2 (ts log p + tw m)
+//   ring:      T = S(p, b) + (p-1) * (ts + tw*b)            (S: scatter_ring's card)
+//   mesh:      T = S(cols, rows*b) + S(rows, b) + ts*(rows + cols - 2) + tw*b*(p-1)
+//   (the all-gather starts on uneven clocks, but its critical path starts at the VP that got its
+//   block last; the sums were checked against the model on rings 5-9, meshes 2x3, 3x3, 4x4 and
+//   cubes d = 3, 4)
+//
+// The family (select.cpp) decides the pair of sub-algorithms: hypercube -> scatter_hypercube +
+// all_gather_hypercube (p = 2^d), ring -> scatter_ring + all_gather_ring over the whole
+// machine, mesh -> scatter_mesh + all_gather_mesh (a mesh topology). Their restrictions hold.
+#include "rooted.hpp"
+#include "symmetric.hpp"
+
+namespace hypercomm::detail {
+
+void broadcast_two_phase(const Comm& c, Bytes buf, std::size_t elem_size, int root, Family f) {
+  const Blocks blocks(buf.size(), elem_size, c.p());
+  // The scatter's output is this VP's block of buf itself; at the root it lies inside the input
+  // (the scatters copy the root's own block with the alias-safe copy_bytes).
+  const Bytes own = blocks.block(buf, c.id());
+  switch (f) {
+    case Family::hypercube:
+      scatter_hypercube(c, buf, own, blocks, root);
+      all_gather_hypercube(c, buf, blocks);
+      break;
+    case Family::ring:
+      scatter_ring(c, buf, own, blocks, root);
+      all_gather_ring(c, buf, Segments{blocks, 0, 1, 1}, Group::all(c.p()));
+      break;
+    case Family::mesh:
+      scatter_mesh(c, buf, own, blocks, root);
+      all_gather_mesh(c, buf, blocks);
+      break;
+  }
+}
+
+}  // namespace hypercomm::detail

@@ -1,0 +1,64 @@
+// All-to-one personalized communication (gather) on a hypercube: Grama et al., section 4.4,
+// recursive doubling up a binomial tree on root-relative virtual ids (my_virtual_id = my_id XOR
+// root) - the scatter reversed.
+//
+//   T = ts*log p + tw*m*(p-1)        (m = one block; blocks differ by at most one element)
+//
+// Step i (i = 0 to d-1): each VP whose virtual id has its lower i bits zero holds the blocks of
+// its aligned 2^i-subcube; those with bit i set send them across dimension i and are done. XOR
+// with the root keeps aligned subcubes aligned, so every message is one contiguous range of
+// real blocks, received straight into place (the root receives into out).
+// Restrictions: p = 2^d; partners are hypercube neighbours. For p = 8, root 0 (blocks sent):
+//
+//   i = 0:  1 -> 0 [1],  3 -> 2 [3],  5 -> 4 [5],  7 -> 6 [7]
+//   i = 1:  2 -> 0 [2,3],  6 -> 4 [6,7]
+//   i = 2:  4 -> 0 [4..7]
+#include <bit>
+#include <vector>
+
+#include "rooted.hpp"
+
+namespace hypercomm::detail {
+
+void gather_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root) {
+  const int d = log2_of(c.p());
+  const int my_id = c.id();
+  const int my_virtual_id = my_id ^ root;
+
+  // held: room for the blocks of real ids held_first .. held_first + 2^t - 1, where 2^t is the
+  // lowest set bit of my_virtual_id (all of them at the root): what this VP sends at step t.
+  std::vector<std::byte> storage;
+  Bytes held = out;
+  int held_first = 0;
+  if (my_virtual_id != 0) {
+    const int subcube = 1 << std::countr_zero(static_cast<unsigned>(my_virtual_id));
+    if (subcube == 1) {  // a leaf: sends its own block at step 0, straight from in
+      c.send(my_id ^ 1, in);
+      return;
+    }
+    held_first = my_id & ~(subcube - 1);
+    storage.resize(blocks.offset(held_first + subcube) - blocks.offset(held_first));
+    held = storage;
+  }
+  auto held_range = [&](int first, int count) {
+    return held.subspan(blocks.offset(first) - blocks.offset(held_first),
+                        blocks.offset(first + count) - blocks.offset(first));
+  };
+  copy_bytes(held_range(my_id, 1), in);
+
+  int mask = 0;
+  for (int i = 0; i < d; ++i) {
+    const int bit = 1 << i;
+    if ((my_virtual_id & mask) == 0) {  // lower i bits zero: still taking part
+      const int partner = my_id ^ bit;  // = (my_virtual_id XOR 2^i) XOR root
+      if ((my_virtual_id & bit) != 0) {
+        c.send(partner, held);
+        return;
+      }
+      c.recv(partner, held_range(partner & ~(bit - 1), bit));
+    }
+    mask ^= bit;
+  }
+}
+
+}  // namespace hypercomm::detail

@@ -1,0 +1,63 @@
+// Gather on a 2-D torus, neighbours only: the mesh scatter reversed. Every column gathers its
+// blocks (two-way ring gather, gather_ring) into its member in the root's row, as a column
+// bundle in row order; then the root's row gathers the bundles into the root, which unpacks
+// them into out in id order (block r*cols + c is row r of bundle c).
+//
+//   T = G(rows, m) + G(cols, rows*m)       (m = one block)
+//   G(n, m) = a*ts + tw*m*a(a+1)/2, a = floor(n/2); G(1, m) = 0
+//
+// Every column finishes at the same step, so the row phase adds its own length.
+// A 1 x n or n x 1 mesh runs the one phase straight on the blocks (no packing).
+// Restrictions: a mesh topology; neighbours only.
+#include <vector>
+
+#include "rooted.hpp"
+#include "rooted_util.hpp"
+
+namespace hypercomm::detail {
+
+void gather_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root) {
+  const Topology& t = c.vp.topology();
+  const int rows = t.rows(), cols = t.cols();
+  const int my_id = c.id();
+  const int my_col = t.col_of(my_id);
+  const int root_row = t.row_of(root), root_col = t.col_of(root);
+  auto block_of = [&](int r, int col) { return blocks.size(r * cols + col); };
+
+  if (rows == 1) {  // one row: the blocks are the parts
+    const auto offsets = part_offsets(cols, [&](int col) { return block_of(0, col); });
+    ring_gather_parts(c, row_group(t, my_id), root_col, offsets, in, out, RingArms::balanced(cols));
+    return;
+  }
+  const auto column_offsets = part_offsets(rows, [&](int r) { return block_of(r, my_col); });
+  if (cols == 1) {  // one column: the root's column bundle is all of out
+    ring_gather_parts(c, column_group(t, my_id), root_row, column_offsets, in, out,
+                      RingArms::balanced(rows));
+    return;
+  }
+  std::vector<std::byte> bundle;
+  if (t.row_of(my_id) == root_row) bundle.resize(column_offsets.back());
+  ring_gather_parts(c, column_group(t, my_id), root_row, column_offsets, in, bundle,
+                    RingArms::balanced(rows));
+  if (t.row_of(my_id) != root_row) return;
+
+  const auto bundle_offsets = part_offsets(cols, [&](int col) {
+    std::size_t bytes = 0;
+    for (int r = 0; r < rows; ++r) bytes += block_of(r, col);
+    return bytes;
+  });
+  std::vector<std::byte> packed(my_id == root ? bundle_offsets.back() : 0);
+  ring_gather_parts(c, row_group(t, my_id), root_col, bundle_offsets, bundle, packed,
+                    RingArms::balanced(cols));
+  if (my_id != root) return;
+  std::size_t at = 0;
+  for (int col = 0; col < cols; ++col) {
+    for (int r = 0; r < rows; ++r) {
+      const Bytes block = blocks.block(out, r * cols + col);
+      copy_bytes(block, ConstBytes(packed).subspan(at, block.size()));
+      at += block.size();
+    }
+  }
+}
+
+}  // namespace hypercomm::detail

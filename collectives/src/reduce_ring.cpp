@@ -1,0 +1,89 @@
+// All-to-one reduction over the members of a Group (the whole machine, a mesh row or a mesh
+// column): the two-way ring broadcast reversed (CS 584 lecture notes: "reduction uses the
+// broadcast reversed with the operation at each node"). Each arm's far end sends its input
+// toward the root; every arm member folds in its own input and passes the partial on; the root
+// folds both arms' partials with its own input.
+//
+//   T = (ts + tw*m) * floor(n/2)          (n = g.size members, m = in.size() bytes)
+//     non-commutative op and a root strictly inside the member order (0 < r < n-1):
+//   T = (ts + tw*m) * max(r, n-1-r)
+//
+// The root receives both arms in the same steps (a receive costs the receiver nothing but the
+// wait), so T is the longer arm: a = floor(n/2) steps with arms a and n-1-a.
+// Order: the result must be the fold over member ranks 0 .. n-1 in order (members of g are in
+// increasing id order). An arm whose ranks run past n-1 to 0 would fold a high range before a
+// low one, so for a non-commutative op the arms are cut where they cannot wrap: the up arm is
+// ranks r+1 .. n-1, the down arm ranks r-1 .. 0 (a one-way chain for each side), unless the root
+// is rank 0 or n-1, where the balanced arms never wrap. Up-arm members prepend their input
+// (their ranks are below everything farther out), down-arm members append it; the root folds
+// (rank 0)   in . U . D,      (rank n-1)   U . D . in,      (otherwise)   D . in . U.
+// Restrictions: messages go between ring neighbours of g only.
+#include <vector>
+
+#include "rooted.hpp"
+#include "rooted_util.hpp"
+
+namespace hypercomm::detail {
+
+void reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
+                 const Group& g) {
+  const int n = g.size;
+  const int k = g.rank_of(c.id());
+  const int r = g.rank_of(root);
+  const int v = relative_rank(k, r, n);  // my rank relative to the root
+  const std::size_t m = in.size();
+  const bool ordered_arms = !op.commutative && r != 0 && r != n - 1;
+  const RingArms arms = ordered_arms ? RingArms{n, n - 1 - r, r} : RingArms::balanced(n);
+
+  std::vector<std::byte> msg(v == arms.up || v == arms.down_end() ? 0 : m);
+  if (v == 0) {
+    if (n == 1) {
+      copy_bytes(out, in);
+      return;
+    }
+    // Every branch starts with a combine that reads in and writes out, so in may alias out.
+    // U = the up arm's fold (from the right), D = the down arm's fold (from the left).
+    if (r == 0) {  // in . U . D
+      c.recv(g.right(k), msg);
+      op(out.data(), in.data(), msg.data(), m);
+      if (arms.down > 0) {
+        c.recv(g.left(k), msg);
+        op(out.data(), out.data(), msg.data(), m);
+      }
+    } else if (r == n - 1) {  // U . (D . in)
+      ConstBytes right_side = in;
+      if (arms.down > 0) {
+        c.recv(g.left(k), msg);
+        op(out.data(), msg.data(), in.data(), m);
+        right_side = out;
+      }
+      c.recv(g.right(k), msg);
+      op(out.data(), msg.data(), right_side.data(), m);
+    } else {  // (D . in) . U; here n >= 3 and both arms are non-empty
+      c.recv(g.left(k), msg);
+      op(out.data(), msg.data(), in.data(), m);
+      c.recv(g.right(k), msg);
+      op(out.data(), out.data(), msg.data(), m);
+    }
+    return;
+  }
+  if (arms.on_up(v)) {  // fold of relative ranks v .. up, sent left toward the root
+    if (v == arms.up) {
+      c.send(g.left(k), in);
+      return;
+    }
+    c.recv(g.right(k), msg);
+    op(msg.data(), in.data(), msg.data(), m);
+    c.send(g.left(k), msg);
+  } else {  // fold of relative ranks n-down .. v, sent right toward the root
+    if (v == arms.down_end()) {
+      c.send(g.right(k), in);
+      return;
+    }
+    c.recv(g.left(k), msg);
+    op(msg.data(), msg.data(), in.data(), m);
+    c.send(g.right(k), msg);
+  }
+}
+
+}  // namespace hypercomm::detail

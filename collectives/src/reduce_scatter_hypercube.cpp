@@ -1,0 +1,138 @@
+// All-to-all reduction (reduce-scatter) on a hypercube: Grama et al., Algorithm 4.8, recursive
+// halving.
+//
+//   T = ts*log p + tw*m*(p - 1)        (m = bytes per block; both variants below)
+//
+// Restrictions: p = 2^d; partners are hypercube neighbours (my_id XOR 2^i).
+//
+// Book form (commutative operators), dimensions d-1 down to 0: a VP's range of blocks halves at
+// every step; it sends the partner's half and combines the partner's contribution to its own
+// half, so that each step moves half of what the previous one did. p = 8, VP 5 (101):
+//
+//   step i = 2: partner 1  sends blocks 0-3   keeps blocks 4-7
+//   step i = 1: partner 7  sends blocks 6-7   keeps blocks 4-5
+//   step i = 0: partner 4  sends block 4      keeps block 5      -> result := msg[5]
+//
+// After the step of dimension i a VP's blocks hold the fold over the VPs that differ from it in
+// bits i..d-1 (VP 5 after i = 2: {1, 5}), a set that is not contiguous in id, so a
+// non-commutative operator would be folded out of order (x0 x2 x1 x3 for p = 4).
+//
+// Order-preserving form (!op.commutative), dimensions 0 up to d-1: after the step of dimension
+// i a VP's blocks hold the fold over the 2^(i+1) VPs of its (i+1)-dimensional subcube, a
+// contiguous id range, combined with the lower id on the left. It keeps the blocks whose low
+// bits agree with its id, which are strided, so each step packs the partner's blocks into a
+// send buffer (same messages, same T). p = 8, VP 5:
+//
+//   step i = 0: partner 4  sends blocks 0 2 4 6   keeps blocks 1 3 5 7
+//   step i = 1: partner 7  sends blocks 3 7       keeps blocks 1 5
+//   step i = 2: partner 1  sends block 1          keeps block 5
+//
+// Blocks may be uneven (the all-reduce two-phase split). out may be in's own block (in place).
+
+#include <utility>
+#include <vector>
+
+#include "symmetric.hpp"
+
+namespace hypercomm::detail {
+namespace {
+
+// Algorithm 4.8: contiguous halves, dimensions d-1 down to 0.
+void recursive_halving(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
+                       const Reducer& op) {
+  const int my_id = c.id();
+  const int d = log2_of(c.p());
+  std::vector<std::byte> work(in.size());  // my partial sums, at the blocks' own offsets
+  std::vector<std::byte> temp(blocks.offset(c.p() / 2));  // the largest half: blocks shrink
+  ConstBytes msg = in;  // the book's msg: in before the first combine, work after
+  int recloc = 0;       // first block of my current range
+  for (int i = d - 1; i >= 0; --i) {
+    const int half = 1 << i;
+    const int partner = my_id ^ half;
+    const int senloc = recloc + (partner & half);
+    recloc += my_id & half;
+    const Bytes received = Bytes(temp).first(blocks.range(in, recloc, recloc + half).size());
+    c.sendrecv(partner, blocks.range(msg, senloc, senloc + half), received);
+    const ConstBytes mine = blocks.range(msg, recloc, recloc + half);
+    const Bytes dst = i == 0 ? out : blocks.range(Bytes(work), recloc, recloc + half);
+    if (partner < my_id) {
+      op(dst.data(), received.data(), mine.data(), mine.size());
+    } else {
+      op(dst.data(), mine.data(), received.data(), mine.size());
+    }
+    msg = work;
+  }
+}
+
+// The order-preserving variant: dimensions 0 up to d-1, strided blocks packed in block order.
+void recursive_halving_in_order(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
+                                const Reducer& op) {
+  const int my_id = c.id();
+  const int p = c.p();
+  const int d = log2_of(p);
+  std::vector<std::byte> first_buffer(in.size());
+  std::vector<std::byte> second_buffer(in.size());
+  std::vector<std::byte> send_buffer(in.size());
+  std::vector<std::byte> recv_buffer(in.size());
+  // Before step i, msg packs blocks low + j*2^i for j = 0 .. p/2^i - 1, low = my_id mod 2^i.
+  ConstBytes msg = in;
+  Bytes next = first_buffer;
+  Bytes spare = second_buffer;
+  for (int i = 0; i < d; ++i) {
+    const int stride = 1 << i;
+    const int partner = my_id ^ stride;
+    const int my_bit = (my_id >> i) & 1;
+    const int low = my_id & (stride - 1);
+    const int count = p >> i;
+    // Pack the partner's blocks (odd or even j) for sending; size what comes back.
+    std::size_t sent = 0;
+    std::size_t kept = 0;
+    std::size_t at = 0;  // offset of packed block j in msg
+    for (int j = 0; j < count; ++j) {
+      const std::size_t size = blocks.size(low + j * stride);
+      if ((j & 1) != my_bit) {
+        copy_bytes(Bytes(send_buffer).subspan(sent, size), msg.subspan(at, size));
+        sent += size;
+      } else {
+        kept += size;
+      }
+      at += size;
+    }
+    const Bytes received = Bytes(recv_buffer).first(kept);
+    c.sendrecv(partner, ConstBytes(send_buffer).first(sent), received);
+    // Combine my kept blocks with the partner's, lower id on the left, into the next packing.
+    const Bytes dst = i == d - 1 ? out : next.first(kept);
+    at = 0;
+    std::size_t done = 0;
+    for (int j = 0; j < count; ++j) {
+      const std::size_t size = blocks.size(low + j * stride);
+      if ((j & 1) == my_bit) {
+        const std::byte* mine = msg.data() + at;
+        const std::byte* theirs = received.data() + done;
+        std::byte* result = dst.data() + done;
+        if (partner < my_id) {
+          op(result, theirs, mine, size);
+        } else {
+          op(result, mine, theirs, size);
+        }
+        done += size;
+      }
+      at += size;
+    }
+    msg = next;
+    std::swap(next, spare);
+  }
+}
+
+}  // namespace
+
+void reduce_scatter_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
+                              const Reducer& op) {
+  if (op.commutative) {
+    recursive_halving(c, in, out, blocks, op);
+  } else {
+    recursive_halving_in_order(c, in, out, blocks, op);
+  }
+}
+
+}  // namespace hypercomm::detail

@@ -1,0 +1,87 @@
+// All-to-all reduction (reduce-scatter) on a rows x cols mesh: the dual of Grama et al.,
+// Algorithm 4.6, as two ring reduce-scatters (Algorithm 4.5, reduce_scatter_ring_group):
+//
+//   row phase:    within row r, member c gets the fold over the row (ids r*cols .. r*cols +
+//                 cols - 1, in order) of blocks c, cols + c, 2*cols + c, ... (one per row):
+//                 parts of rows blocks, packed                     (cols - 1 steps of rows*m)
+//   column phase: within column c, member r gets the fold over the rows (in row order) of
+//                 block r*cols + c                                 (rows - 1 steps of m)
+//
+// The column phase folds the row folds in row order, so the result is the fold over ids
+// 0..p-1 in order, as a non-commutative operator needs.
+//
+//   commutative:     T = ts*(rows + cols - 2) + tw*m*(p - 1)     (m = bytes per block)
+//                    square mesh: T = 2*ts*(sqrt p - 1) + tw*m*(p - 1)
+//   non-commutative: T = ts*(rows + cols - 2) + tw*m*(rows*(2cols - 3) + 2rows - 3)
+//                    (each phase with at least 2 members; a phase of one member costs nothing)
+//
+// Restrictions: a mesh topology (any rows x cols, 1 x n included); neighbours only.
+//
+// 2 x 3 mesh (blocks b0..b5), VP 4 (row 1, column 1):
+//
+//   packs its in as parts [b0 b3] [b1 b4] [b2 b5] for its row
+//   row phase:    gets [b1 b4] folded over VPs 3 4 5
+//   column phase: with VP 1 (row 0), gets b4 folded over VPs 0..5
+//
+// Blocks may be uneven (the all-reduce two-phase split). out may be in's own block.
+
+#include <vector>
+
+#include "symmetric.hpp"
+#include "symmetric_util.hpp"
+
+namespace hypercomm::detail {
+
+void reduce_scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
+                         const Reducer& op) {
+  const Topology& t = c.vp.topology();
+  const int my_id = c.id();
+  const int rows = t.rows();
+  const int cols = t.cols();
+  const int my_col = t.col_of(my_id);
+
+  // Row phase parts: part k = blocks k, cols + k, ..., (rows-1)*cols + k, in that order. With
+  // one row or one column that is in's own layout, so no packing is needed.
+  std::vector<std::size_t> row_offsets(static_cast<std::size_t>(cols) + 1);
+  std::vector<std::byte> packed;
+  ConstBytes row_in = in;
+  if (rows > 1 && cols > 1) {
+    packed.resize(in.size());
+    std::size_t at = 0;
+    for (int k = 0; k < cols; ++k) {
+      row_offsets[static_cast<std::size_t>(k)] = at;
+      for (int r = 0; r < rows; ++r) {
+        const ConstBytes block = blocks.block(in, r * cols + k);
+        copy_bytes(Bytes(packed).subspan(at, block.size()), block);
+        at += block.size();
+      }
+    }
+    row_offsets[static_cast<std::size_t>(cols)] = at;
+    row_in = packed;
+  } else {
+    for (int k = 0; k <= cols; ++k) {
+      row_offsets[static_cast<std::size_t>(k)] = blocks.offset(k * rows);
+    }
+  }
+
+  // Column phase parts: part r = block r*cols + my_col, packed in row order.
+  std::vector<std::size_t> column_offsets(static_cast<std::size_t>(rows) + 1);
+  for (int r = 0; r < rows; ++r) {
+    column_offsets[static_cast<std::size_t>(r) + 1] =
+        column_offsets[static_cast<std::size_t>(r)] + blocks.size(r * cols + my_col);
+  }
+
+  if (rows == 1) {  // a single row: the row phase is the whole reduce-scatter
+    reduce_scatter_ring_group(c, row_in, out, row_offsets, row_group(t, my_id), op);
+    return;
+  }
+  if (cols == 1) {  // a single column: no row phase
+    reduce_scatter_ring_group(c, in, out, column_offsets, column_group(t, my_id), op);
+    return;
+  }
+  std::vector<std::byte> row_result(column_offsets.back());
+  reduce_scatter_ring_group(c, row_in, row_result, row_offsets, row_group(t, my_id), op);
+  reduce_scatter_ring_group(c, row_result, out, column_offsets, column_group(t, my_id), op);
+}
+
+}  // namespace hypercomm::detail

@@ -1,0 +1,112 @@
+// All-to-all reduction (reduce-scatter) on a ring: Grama et al., Algorithm 4.5, over a Group.
+//
+//   commutative:     T = (ts + tw*m) * (p - 1)                 (m = bytes per block)
+//   non-commutative: T = ts*(p - 1) + tw*m*(2p - 3)            (p >= 2; see below)
+//
+// Restrictions: neighbours only (send to the left, receive from the right); any p.
+//
+// Step i (1..p-1): j := my_id + i; temp := msg[j] op recv; send temp to the left; receive recv
+// from the right. Finally result := msg[my_id] op recv. Block j's partial starts at VP j-1 and
+// travels left, every VP prepending its own block (own value as the left operand), so VP j
+// receives x[j-1]...: p = 4, block 2 goes 1 -> 0 -> 3 -> 2:
+//
+//   VP 1: x1    VP 0: x0 x1    VP 3: x3 x0 x1    VP 2: x2 x3 x0 x1
+//
+// That fold wraps around the ring (3 before 0), which a non-commutative operator does not allow.
+// The order-preserving variant (used when !op.commutative) keeps two partials per block j: "low"
+// = x0 .. x(j-1), complete once it leaves VP 0, and "high" = x(i) .. x(p-1), started by VP p-1.
+// A message that has crossed the wrap carries both ([low | high], 2m bytes); the owner combines
+// result := (low op x[j]) op high. p = 4, block 2:
+//
+//   VP 1: low = x1   VP 0: low = x0 x1   VP 3: [x0 x1 | x3]   VP 2: (x0 x1 x2) x3
+//
+// VP p-1 sends two partials at steps 2..p-1, which makes the bandwidth term tw*m*(1 + 2(p-2)).
+// Blocks 0 (no low part) and p-1 (no high part) always travel as one partial.
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "symmetric.hpp"
+#include "symmetric_util.hpp"
+
+namespace hypercomm::detail {
+
+void reduce_scatter_ring_group(const Comm& c, ConstBytes in, Bytes out,
+                               std::span<const std::size_t> offsets, const Group& g,
+                               const Reducer& op) {
+  const int n = g.size;
+  const int my_rank = g.rank_of(c.id());
+  const auto size_of = [&](int k) {
+    return offsets[static_cast<std::size_t>(k) + 1] - offsets[static_cast<std::size_t>(k)];
+  };
+  const auto msg = [&](int k) {
+    return in.subspan(offsets[static_cast<std::size_t>(k)], size_of(k));
+  };
+  if (n == 1) {
+    copy_bytes(out, msg(0));
+    return;
+  }
+  const int left = g.left(my_rank);
+  const int right = g.right(my_rank);
+  const bool split = !op.commutative;
+  // How many partials member `sender` sends for part j: two once block j's path has wrapped
+  // (sender above j) and it has a low part (j > 0).
+  const auto partials = [split](int sender, int j) { return split && j > 0 && j < sender ? 2 : 1; };
+
+  std::size_t largest = 0;
+  for (int k = 0; k < n; ++k) largest = std::max(largest, size_of(k));
+  const std::size_t room = split ? 2 * largest : largest;
+  std::vector<std::byte> first_buffer(room);
+  std::vector<std::byte> second_buffer(room);
+  Bytes recv = first_buffer;    // the partial received in the previous step, built on in place
+  Bytes spare = second_buffer;  // where the next one is received
+
+  const int from = (my_rank + 1) % n;  // the right neighbour's rank
+  for (int i = 1; i < n; ++i) {
+    const int j = (my_rank + i) % n;
+    const std::size_t m = size_of(j);
+    const int sent = partials(my_rank, j);
+    ConstBytes temp;
+    if (i == 1) {
+      temp = msg(j);  // the first sender of block j sends its own block as it is
+    } else if (sent == 1) {
+      op(recv.data(), msg(j).data(), recv.data(), m);  // prepend mine: temp := msg[j] op recv
+      temp = recv.first(m);
+    } else {
+      // [low | high]: low passes through; mine starts (VP n-1) or is prepended to high.
+      const Bytes high = recv.subspan(m, m);
+      if (partials(from, j) == 1) {
+        copy_bytes(high, msg(j));
+      } else {
+        op(high.data(), msg(j).data(), high.data(), m);
+      }
+      temp = recv.first(2 * m);
+    }
+    const int next = (my_rank + i + 1) % n;  // the part the right neighbour sends now
+    const Bytes incoming =
+        spare.first(static_cast<std::size_t>(partials(from, next)) * size_of(next));
+    c.sendrecv(left, temp, right, incoming);
+    std::swap(recv, spare);
+  }
+
+  // recv holds my part's partial from the right neighbour: combine with msg[my_rank].
+  const std::size_t m = size_of(my_rank);
+  const std::byte* mine = msg(my_rank).data();  // may be out itself: each combine is in place
+  if (!split || my_rank == 0) {
+    op(out.data(), mine, recv.data(), m);  // x0 op high (or the book's msg[my_id] + recv)
+  } else if (my_rank == n - 1) {
+    op(out.data(), recv.data(), mine, m);  // low op x(n-1)
+  } else {
+    op(recv.data(), recv.data(), mine, m);            // low op x
+    op(out.data(), recv.data(), recv.data() + m, m);  // (low op x) op high
+  }
+}
+
+void reduce_scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
+                         const Reducer& op) {
+  const std::vector<std::size_t> offsets = offsets_of(blocks);
+  reduce_scatter_ring_group(c, in, out, offsets, Group::all(c.p()), op);
+}
+
+}  // namespace hypercomm::detail

@@ -1,0 +1,48 @@
+// Reduction by splitting the message: Grama et al., section 4.7.2 (reduce = reduce-scatter +
+// gather). in is cut into p blocks (Blocks(m, elem_size, p)); the reduce-scatter leaves block i
+// of the result at VP i, and the gather collects the blocks, in id order, into the root's out.
+//
+//   T = T(reduce-scatter) + T(gather), each on blocks of b = m/p bytes (m = in.size() bytes;
+//   the combines are not charged):
+//   hypercube: T = T(reduce_scatter_hypercube) + ts*log p + tw*b*(p-1)
+//              commutative op: T = 2 * (ts*log p + tw*b*(p-1))         ~ 2 (ts log p + tw m)
+//   ring:      T = T(reduce_scatter_ring) + G(p, b)
+//   mesh:      T = T(reduce_scatter_mesh) + G(rows, b) + G(cols, rows*b)
+//   G(n, b) = a*ts + tw*b*a(a+1)/2, a = floor(n/2) (gather_ring's card); the reduce-scatter's
+//   cost depends on whether op is commutative (see its card). The sums were checked against the
+//   model for std::plus on rings 5-9, meshes 2x3, 3x3, 4x4 and cubes d = 3, 4.
+//
+// Any associative operator: the reduce-scatter keeps the id order of the fold (symmetric.hpp),
+// the gather only moves blocks. The family (select.cpp) decides the pair: hypercube ->
+// reduce_scatter_hypercube + gather_hypercube (p = 2^d), ring -> reduce_scatter_ring +
+// gather_ring, mesh -> reduce_scatter_mesh + gather_mesh. Their restrictions hold.
+#include <vector>
+
+#include "rooted.hpp"
+#include "symmetric.hpp"
+
+namespace hypercomm::detail {
+
+void reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
+                      Family f) {
+  const Blocks blocks(in.size(), op.elem_size, c.p());
+  // This VP's block of the result. A temporary everywhere: out may be empty off the root, and
+  // at the root in may overlap out, which the reduce-scatter still reads.
+  std::vector<std::byte> own(blocks.size(c.id()));
+  switch (f) {
+    case Family::hypercube:
+      reduce_scatter_hypercube(c, in, own, blocks, op);
+      gather_hypercube(c, own, out, blocks, root);
+      break;
+    case Family::ring:
+      reduce_scatter_ring(c, in, own, blocks, op);
+      gather_ring(c, own, out, blocks, root);
+      break;
+    case Family::mesh:
+      reduce_scatter_mesh(c, in, own, blocks, op);
+      gather_mesh(c, own, out, blocks, root);
+      break;
+  }
+}
+
+}  // namespace hypercomm::detail

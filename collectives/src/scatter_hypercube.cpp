@@ -1,0 +1,57 @@
+// One-to-all personalized communication (scatter) on a hypercube: Grama et al., section 4.4,
+// recursive halving down a binomial tree on root-relative virtual ids (my_virtual_id = my_id
+// XOR root, as in Algorithm 4.2).
+//
+//   T = ts*log p + tw*m*(p-1)        (m = one block; blocks differ by at most one element)
+//
+// Step i (i = d-1 down to 0): each VP that holds the blocks of its virtual 2^(i+1)-subcube sends
+// the half destined for the partner's 2^i-subcube across dimension i (2^i blocks). XOR with the
+// root maps an aligned subcube of virtual ids onto an aligned subcube of real ids, so every
+// message is one contiguous range of real blocks: no packing, whatever the root.
+// Restrictions: p = 2^d; partners are hypercube neighbours. For p = 8, root 0 (blocks sent):
+//
+//   i = 2:  0 -> 4 [4..7]
+//   i = 1:  0 -> 2 [2,3],  4 -> 6 [6,7]
+//   i = 0:  0 -> 1 [1],  2 -> 3 [3],  4 -> 5 [5],  6 -> 7 [7]
+#include <vector>
+
+#include "rooted.hpp"
+
+namespace hypercomm::detail {
+
+void scatter_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root) {
+  const int d = log2_of(c.p());
+  const int my_id = c.id();
+  const int my_virtual_id = my_id ^ root;
+
+  // held: the blocks of real ids held_first .. held_first + held_count - 1, in id order.
+  std::vector<std::byte> storage;
+  ConstBytes held = in;
+  int held_first = 0;
+  auto held_range = [&](int first, int count) {
+    return held.subspan(blocks.offset(first) - blocks.offset(held_first),
+                        blocks.offset(first + count) - blocks.offset(first));
+  };
+
+  int mask = c.p() - 1;
+  for (int i = d - 1; i >= 0; --i) {
+    const int bit = 1 << i;
+    mask ^= bit;
+    if ((my_virtual_id & mask) != 0) continue;  // lower i bits not zero: not in this step
+    const int partner = my_id ^ bit;            // = (my_virtual_id XOR 2^i) XOR root
+    if ((my_virtual_id & bit) == 0) {
+      c.send(partner, held_range(partner & ~(bit - 1), bit));
+    } else if (bit == 1) {
+      c.recv(partner, out);  // a leaf: its own block is all it gets
+      return;
+    } else {
+      held_first = my_id & ~(bit - 1);  // this VP's aligned 2^i-subcube of real ids
+      storage.resize(blocks.offset(held_first + bit) - blocks.offset(held_first));
+      c.recv(partner, storage);
+      held = storage;
+    }
+  }
+  copy_bytes(out, held_range(my_id, 1));  // at the root out may be its own block of in
+}
+
+}  // namespace hypercomm::detail

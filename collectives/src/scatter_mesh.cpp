@@ -1,0 +1,66 @@
+// Scatter on a 2-D torus, neighbours only: Grama et al., section 4.4 on a mesh (row phase, then
+// column phase). The root scatters along its row the column bundles (bundle c: the blocks of
+// ids r*cols + c for every row r, packed in row order), then each VP of the root's row scatters
+// its bundle down its column. Both phases are the two-way ring scatter (scatter_ring).
+//
+//   T = S(cols, rows*m) + S(rows, m)       (m = one block)
+//   S(n, m) = a*ts + tw*m*a(a+1)/2                 (n even, a = n/2)
+//   S(n, m) = (a+1)*ts + tw*m*(a + a(a+1)/2)       (n odd >= 3, a = (n-1)/2);   S(1, m) = 0
+//
+// Each column phase starts when its row member has its bundle, the last one at S(cols, rows*m).
+// A 1 x n or n x 1 mesh runs the one phase straight on the blocks (no packing).
+// Restrictions: a mesh topology; neighbours only.
+#include <vector>
+
+#include "rooted.hpp"
+#include "rooted_util.hpp"
+
+namespace hypercomm::detail {
+
+void scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root) {
+  const Topology& t = c.vp.topology();
+  const int rows = t.rows(), cols = t.cols();
+  const int my_id = c.id();
+  const int my_col = t.col_of(my_id);
+  const int root_row = t.row_of(root), root_col = t.col_of(root);
+  auto block_of = [&](int r, int col) { return blocks.size(r * cols + col); };
+
+  if (rows == 1) {  // one row: the blocks are the parts
+    const auto offsets = part_offsets(cols, [&](int col) { return block_of(0, col); });
+    ring_scatter_parts(c, row_group(t, my_id), root_col, offsets, in, out,
+                       RingArms::balanced(cols));
+    return;
+  }
+  const auto column_offsets = part_offsets(rows, [&](int r) { return block_of(r, my_col); });
+  std::vector<std::byte> bundle;
+  ConstBytes column_data = in;  // cols == 1: the root's column bundle is all of in
+  if (cols > 1) {
+    if (t.row_of(my_id) == root_row) {
+      const auto bundle_offsets = part_offsets(cols, [&](int col) {
+        std::size_t bytes = 0;
+        for (int r = 0; r < rows; ++r) bytes += block_of(r, col);
+        return bytes;
+      });
+      std::vector<std::byte> packed;  // the root's blocks in bundle order
+      if (my_id == root) {
+        packed.resize(in.size());
+        std::size_t at = 0;
+        for (int col = 0; col < cols; ++col) {
+          for (int r = 0; r < rows; ++r) {
+            const ConstBytes block = blocks.block(in, r * cols + col);
+            copy_bytes(Bytes(packed).subspan(at, block.size()), block);
+            at += block.size();
+          }
+        }
+      }
+      bundle.resize(column_offsets.back());
+      ring_scatter_parts(c, row_group(t, my_id), root_col, bundle_offsets, packed, bundle,
+                         RingArms::balanced(cols));
+    }
+    column_data = bundle;
+  }
+  ring_scatter_parts(c, column_group(t, my_id), root_row, column_offsets, column_data, out,
+                     RingArms::balanced(rows));
+}
+
+}  // namespace hypercomm::detail
