@@ -101,11 +101,15 @@ const char* restriction(Collective op, Algo algo, const Topology& t, Links links
   switch (algo) {
     case Algo::automatic: return nullptr;
     case Algo::hypercube:
-      if (!power_of_two(t.size())) return "it needs p = 2^d VPs";
-      if (op == Collective::all_to_all && !routed && t.size() > 2)
-        return "Algorithm 4.10 sends to id XOR i, which needs Links::routed";
-      if (op == Collective::circular_shift && !routed && t.kind() != Topology::Kind::hypercube)
+      if (op == Collective::circular_shift) {  // routed: one E-cube-routed message, any p
+        if (routed || t.kind() == Topology::Kind::hypercube) return nullptr;
         return "it needs a hypercube topology or Links::routed";
+      }
+      if (!power_of_two(t.size())) return "it needs p = 2^d VPs";
+      if (op == Collective::all_to_all) {  // partners id XOR i: neighbours only when p <= 2
+        if (!routed && t.size() > 2) return "Algorithm 4.10 sends to id XOR i, which needs Links::routed";
+        return nullptr;
+      }
       if (!hypercube_links) return "its partners id XOR 2^k are not neighbours here: it needs a hypercube topology or Links::routed";
       return nullptr;
     case Algo::esbt:
@@ -165,6 +169,13 @@ double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t b
         default: return (kTs + kTw * block * p / 2) * (p - 1);
       }
     }
+    case Collective::circular_shift:
+      switch (algo) {
+        case Algo::hypercube:  // routed: one message; strict: up to log p exchanges
+          return t.kind() == Topology::Kind::hypercube ? (kTs + kTw * m) * lg : kTs + kTw * m;
+        case Algo::mesh: return (kTs + kTw * m) * mesh_steps;
+        default: return (kTs + kTw * m) * ring_steps;
+      }
     default:
       switch (algo) {
         case Algo::hypercube: return (kTs + kTw * m) * lg;

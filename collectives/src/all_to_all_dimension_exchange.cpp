@@ -1,0 +1,68 @@
+// All-to-all personalized by dimension exchange: store-and-forward, one hypercube dimension per
+// step (textbook.md, "Dimension-by-dimension all-to-all"; Grama et al. 4.5.3, first algorithm).
+//
+//   T = (ts + tw*m*p/2) * log p        (m = bytes per block)
+//
+// Restrictions: p = 2^d; neighbours only (partner = my_id XOR 2^k).
+//
+// For k = d-1 down to 0 each VP exchanges with my_id XOR 2^k the p/2 blocks whose destination
+// lies in the partner's half of the k-th dimension. Each block travels with its (source,
+// destination) implied by its position in a p-block working buffer: position j holds the block
+// whose source agrees with j on the dimensions already exchanged and whose destination agrees
+// with j on the others. So the buffer starts as `in` (position = destination) and ends as `out`
+// (position = source), blocks kept stay where they are, and a received block lands exactly where
+// the sent one left (positions whose bit k is the partner's, packed in increasing order on both
+// sides).
+//
+// p = 8, VP 0 (000); block "s>d" goes from s to d; positions 0..7 of its buffer:
+//
+//   start        0>0 0>1 0>2 0>3 0>4 0>5 0>6 0>7
+//   k=2, with 4  0>0 0>1 0>2 0>3 4>0 4>1 4>2 4>3   (sent positions 4..7)
+//   k=1, with 2  0>0 0>1 2>0 2>1 4>0 4>1 6>0 6>1   (sent positions 2,3,6,7)
+//   k=0, with 1  0>0 1>0 2>0 3>0 4>0 5>0 6>0 7>0   (sent positions 1,3,5,7) = out
+
+#include <vector>
+
+#include "exchange.hpp"
+
+namespace hypercomm::detail {
+
+void all_to_all_dimension_exchange(const Comm& c, ConstBytes in, Bytes out, std::size_t block) {
+  const int p = c.p();
+  const int d = log2_of(p);
+  const int my_id = c.id();
+  const std::size_t half = static_cast<std::size_t>(p / 2) * block;
+
+  copy_bytes(out, in);  // out is the working buffer: position = destination for now
+  std::vector<std::byte> outgoing(half);
+  std::vector<std::byte> incoming(d > 1 ? half : 0);  // the first step needs none
+
+  for (int k = d - 1; k >= 0; --k) {
+    const int mask = 1 << k;
+    const int partner = my_id ^ mask;
+    const std::size_t run = static_cast<std::size_t>(mask) * block;  // 2^k consecutive blocks
+    // The positions whose bit k is the partner's: runs of 2^k blocks, 2^(k+1) blocks apart.
+    const auto runs = [&](auto&& visit) {
+      std::size_t packed = 0;
+      for (int first = partner & mask; first < p; first += 2 * mask, packed += run) {
+        visit(out.subspan(static_cast<std::size_t>(first) * block, run), packed);
+      }
+    };
+
+    runs([&](Bytes at, std::size_t packed) {
+      copy_bytes(std::span(outgoing).subspan(packed, run), at);
+    });
+    if (2 * mask == p) {
+      // One run (the first step): receive straight into it.
+      c.sendrecv(partner, outgoing,
+                 out.subspan(static_cast<std::size_t>(partner & mask) * block, half));
+    } else {
+      c.sendrecv(partner, outgoing, incoming);
+      runs([&](Bytes at, std::size_t packed) {
+        copy_bytes(at, std::span<const std::byte>(incoming).subspan(packed, run));
+      });
+    }
+  }
+}
+
+}  // namespace hypercomm::detail

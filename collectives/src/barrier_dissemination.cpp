@@ -1,0 +1,26 @@
+// Dissemination barrier (Hensgen, Finkel and Manber 1988): any p, ceil(log2 p) rounds.
+//
+//   T = ts * ceil(log p)          (+ th*hops of each round's route)
+//
+// Restrictions: none on p; partners are 2^k apart, so links must be routed unless the
+// topology happens to make them neighbours.
+//
+// Round k: send a zero-byte message to (my_id + 2^k) mod p, receive one from (my_id - 2^k) mod p.
+// After round k a VP has heard, directly or through the VPs it heard from, from the 2^(k+1) VPs
+// my_id - 2^(k+1) + 1 .. my_id, each of which sent only after entering; once 2^(k+1) >= p that
+// is everyone. p = 6: VP 0 hears from 5 (round 0: {5, 0}), from 4 (round 1: {3, 4, 5, 0}), from
+// 2 (round 2: {1..5, 0}).
+
+#include "exchange.hpp"
+
+namespace hypercomm::detail {
+
+void barrier_dissemination(const Comm& c) {
+  const int p = c.p();
+  const int my_id = c.id();
+  for (int distance = 1; distance < p; distance *= 2) {
+    c.sendrecv((my_id + distance) % p, ConstBytes{}, (my_id - distance + p) % p, Bytes{});
+  }
+}
+
+}  // namespace hypercomm::detail

@@ -1,0 +1,25 @@
+// Barrier on a rows x cols torus, neighbours only: a ring barrier (barrier_ring.cpp) along each
+// row, then one along each column.
+//
+//   T = ts * (cols - 1) + ts * (rows - 1) = ts * (rows + cols - 2)     (square: 2 ts (sqrt p - 1))
+//
+// Restrictions: mesh topology, any rows x cols (1 x n included); neighbours only.
+//
+// Why it is a barrier: a VP leaves the row phase only after every member of its row has
+// entered. It starts the column phase only after that, so every message of the column phase is
+// sent by a VP whose whole row has entered. A VP leaves the column phase only after hearing
+// (directly or through the VPs it heard from) from every member of its column, i.e. from one
+// VP of every row: so every row, the whole machine, has entered.
+
+#include "exchange.hpp"
+#include "exchange_util.hpp"
+
+namespace hypercomm::detail {
+
+void barrier_mesh(const Comm& c) {
+  const Topology& t = c.vp.topology();
+  ring_barrier(c, row_group(t, c.id()));
+  ring_barrier(c, column_group(t, c.id()));
+}
+
+}  // namespace hypercomm::detail

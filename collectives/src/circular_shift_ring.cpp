@@ -1,0 +1,50 @@
+// Circular q-shift on a ring (Grama et al. 4.6): the message steps one neighbour at a time the
+// shorter way round, every VP passing on what it received in the step before.
+//
+//   T = (ts + tw*m) * min(q, p - q)
+//
+// Restrictions: neighbours only; any p. Ties (q = p/2) go up, the +1 direction, as routes do.
+//
+// p = 8, q = 3: three steps up; after step s, VP i holds the message of VP i - s.
+// q = 6: two steps down (6 = 8 - 2); after step s, VP i holds the message of VP i + s.
+//
+// The same routine shifts along a mesh row or column (a Group).
+
+#include <vector>
+
+#include "exchange.hpp"
+#include "exchange_util.hpp"
+
+namespace hypercomm::detail {
+
+void ring_shift(const Comm& c, const Group& g, ConstBytes in, Bytes out, int shift) {
+  const int n = g.size;
+  const int steps = shift <= n - shift ? shift : n - shift;
+  if (steps == 0) {  // shift 0: the message stays
+    copy_bytes(out, in);
+    return;
+  }
+  const int my_rank = g.rank_of(c.id());
+  const bool up = steps == shift;
+  const int next = up ? g.right(my_rank) : g.left(my_rank);
+  const int prev = up ? g.left(my_rank) : g.right(my_rank);
+
+  // Messages in transit alternate between two buffers; the last step lands in out.
+  std::vector<std::byte> buffers[2];
+  if (steps > 1) {
+    buffers[0].resize(in.size());
+    buffers[1].resize(in.size());
+  }
+  ConstBytes msg = in;
+  for (int step = 1; step <= steps; ++step) {
+    const Bytes incoming = step == steps ? out : Bytes(buffers[step % 2]);
+    c.sendrecv(next, msg, prev, incoming);
+    msg = incoming;
+  }
+}
+
+void circular_shift_ring(const Comm& c, ConstBytes in, Bytes out, int shift) {
+  ring_shift(c, Group::all(c.p()), in, out, shift);
+}
+
+}  // namespace hypercomm::detail
