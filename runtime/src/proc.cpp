@@ -221,9 +221,11 @@ double Proc::receive(Channel& channel, int src, std::span<std::byte> data, const
       posted = true;
     }
   }
+  const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
   const Wait wait = wait_until(src, [&] {
     return channel.front() != nullptr || (posted && channel.post_done());
   });
+  if (options().trace) record(Event::Kind::wait, src, 0, wall_begin, clock_, "wait");
   if (posted) {
     if (channel.post_done()) return posted_arrival();
     // A queued message is next, or the wait failed: withdraw the post first, unless a sender
@@ -266,6 +268,7 @@ void Proc::record(Event::Kind kind, int peer, std::uint64_t bytes, double wall_b
   e.model_begin = model_begin;
   e.model_end = clock_;
   e.name = name;
+  e.depth = static_cast<int>(open_spans_.size());
   events_.push_back(e);
 }
 

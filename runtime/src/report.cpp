@@ -16,6 +16,7 @@ const char* kind_name(Event::Kind k) noexcept {
     case Event::Kind::recv: return "recv";
     case Event::Kind::sendrecv: return "sendrecv";
     case Event::Kind::collective: return "collective";
+    case Event::Kind::wait: return "wait";
   }
   return "event";
 }

@@ -16,17 +16,20 @@ struct LinkStats {
 
 // One traced operation of one VP (Options::trace).
 struct Event {
-  enum class Kind : std::uint8_t { send, recv, sendrecv, collective };
+  enum class Kind : std::uint8_t { send, recv, sendrecv, collective, wait };
   Kind kind = Kind::send;
   int vp = 0;
-  int peer = -1;  // the other VP (for sendrecv: the receive side's source); -1 for collectives
+  // The other VP (sendrecv: the source of the receive side; wait: the VP waited for); -1 for
+  // collectives.
+  int peer = -1;
   std::uint64_t bytes = 0;
   double wall_begin = 0;  // seconds since the run started
   double wall_end = 0;
   double model_begin = 0;  // the VP's model clock
   double model_end = 0;
-  const char* name = "";  // collective name, or "send"/"recv"/"sendrecv"
+  const char* name = "";  // collective name, or "send"/"recv"/"sendrecv"/"wait"
   const char* algo = "";  // collective algorithm
+  int depth = 0;          // nesting: 1 inside a collective span, 0 outside
 };
 
 struct Report {
