@@ -95,7 +95,7 @@ Channel& Fabric::create_channel(int src, int dst) {
 }
 
 void Fabric::notify(int vp) noexcept {
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with the sleeper's fence
+  store_load_fence();  // pairs with the sleeper's fence
   VpState& s = state(vp);
   if (s.sleeping.load(std::memory_order_relaxed) != 0) {
     s.wake.fetch_add(1, std::memory_order_release);

@@ -139,7 +139,7 @@ Proc::Wait Proc::wait_until(int src, Ready&& ready) {
   for (;;) {
     const std::uint32_t ticket = me.wake.load(std::memory_order_acquire);
     me.sleeping.store(1, std::memory_order_seq_cst);
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with Fabric::notify's fence
+    detail::store_load_fence();  // pairs with Fabric::notify's fence
     Wait result = Wait::ready;
     if (ready()) {
       result = Wait::ready;
