@@ -260,6 +260,7 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
 Report Fabric::collect(double wall_seconds) const {
   Report r;
   r.wall_seconds = wall_seconds;
+  r.topology = topology_.name();
   r.clocks.reserve(static_cast<std::size_t>(size_));
   for (const auto& proc : procs_) {
     r.clocks.push_back(proc->clock_);
@@ -267,6 +268,7 @@ Report Fabric::collect(double wall_seconds) const {
     r.messages += proc->messages_sent_;
     r.bytes += proc->bytes_sent_;
     r.events.insert(r.events.end(), proc->events_.begin(), proc->events_.end());
+    if (proc->recording_) r.operations.push_back(proc->operations_);
   }
   for (int from = 0; from < size_; ++from) {
     for (int to : topology_.neighbors(from)) {

@@ -40,6 +40,8 @@ void Proc::reset_for_run() noexcept {
   bytes_sent_ = 0;
   events_.clear();
   open_spans_.clear();
+  operations_.clear();
+  recording_ = options().trace || options().record;
 }
 
 void Proc::check_peer(int peer, const char* op, std::size_t bytes) const {
@@ -103,6 +105,7 @@ void Proc::send_bytes(int dest, std::span<const std::byte> data, const MessageTa
   const double start = clock_;
   post_send(dest, data, tag, start);
   clock_ = start + options().model.ts + options().model.tw * static_cast<double>(data.size());
+  if (recording_) operations_.push_back({CommOp::Kind::send, dest, -1, data.size(), 0});
   if (options().trace) record(Event::Kind::send, dest, data.size(), wall_begin, start, "send");
 }
 
@@ -170,6 +173,7 @@ void Proc::recv_bytes(int src, std::span<std::byte> data, const MessageTag& tag)
   Channel& channel = fabric_->channel(src, id_);
   const double arrival = receive(channel, src, data, tag, false);
   clock_ = std::max(clock_, arrival);
+  if (recording_) operations_.push_back({CommOp::Kind::recv, -1, src, 0, data.size()});
   if (options().trace) record(Event::Kind::recv, src, data.size(), wall_begin, model_begin, "recv");
 }
 
@@ -193,6 +197,7 @@ void Proc::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
   const double arrival = receive(in_channel, src, in, tag, posted);
   const CostModel& model = options().model;
   clock_ = std::max(start + model.ts + model.tw * static_cast<double>(out.size()), arrival);
+  if (recording_) operations_.push_back({CommOp::Kind::sendrecv, dest, src, out.size(), in.size()});
   if (options().trace)
     record(Event::Kind::sendrecv, src, out.size() + in.size(), wall_begin, start, "sendrecv");
 }

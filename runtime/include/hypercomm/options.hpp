@@ -29,7 +29,8 @@ struct Options {
   Links links = Links::routed;
   Pinning pinning = Pinning::compact;
   CostModel model{};
-  bool trace = false;  // record per-message events into Report::events
+  bool trace = false;   // record per-message events into Report::events (and the operations)
+  bool record = false;  // record each VP's operations for Report::replay (implied by trace)
   // Every unfinished VP blocked in the runtime and nothing delivered for this long: Deadlock.
   std::chrono::nanoseconds deadlock_timeout = std::chrono::seconds(10);
 };

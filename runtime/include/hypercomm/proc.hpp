@@ -114,6 +114,8 @@ class alignas(64) Proc {
   std::uint64_t messages_sent_ = 0;
   std::uint64_t bytes_sent_ = 0;
   std::vector<Event> events_;
+  std::vector<CommOp> operations_;
+  bool recording_ = false;
   std::vector<std::size_t> open_spans_;
 };
 

@@ -1,6 +1,8 @@
 // What a run returns (API.md, "Running virtual processors").
 #pragma once
 
+#include <hypercomm/options.hpp>
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -32,6 +34,38 @@ struct Event {
   int depth = 0;          // nesting: 1 inside a collective span, 0 outside
 };
 
+// One communication operation of one VP, in program order: what Report::replay re-times.
+struct CommOp {
+  enum class Kind : std::uint8_t { send, recv, sendrecv };
+  Kind kind = Kind::send;
+  int dest = -1;  // send, sendrecv
+  int src = -1;   // recv, sendrecv
+  std::uint64_t bytes_out = 0;
+  std::uint64_t bytes_in = 0;
+};
+
+// The cost model of an offline replay: the online rules (API.md) plus what they lack.
+struct ReplayModel {
+  CostModel cost{};
+  // Half-duplex VPs: a VP sends or receives in one step, never both (CS 584 lecture model), so
+  // a sendrecv costs its send and then its receive.
+  bool half_duplex = false;
+  // Store-and-forward routing: a message arrives after ts + (tw*m + th) * hops instead of
+  // ts + tw*m + th*hops (cut-through).
+  bool store_and_forward = false;
+  // Link contention: transfers that overlap on a directed link serialize, in logical-time order.
+  bool contention = false;
+};
+
+struct Replay {
+  double model_time = 0;
+  std::vector<double> clocks;
+  // The most messages in transit at once on each directed link used.
+  std::map<std::pair<int, int>, int> peak_link_load;
+};
+
+class Topology;
+
 struct Report {
   double wall_seconds = 0;
   double model_time = 0;       // max over VPs of the VP's model clock
@@ -41,6 +75,14 @@ struct Report {
   // Keyed by directed topology link (from, to); a routed message counts on every link it crosses.
   std::map<std::pair<int, int>, LinkStats> link_traffic;
   std::vector<Event> events;  // when Options::trace, ordered by wall_begin
+  std::string topology;       // the machine's topology name (Topology::parse reads it)
+  // Each VP's communication operations in program order (Options::trace or Options::record).
+  std::vector<std::vector<CommOp>> operations;
+
+  // Recomputes every clock offline under `model`, on the run's topology or on another of the
+  // same size ("what would this cost on a ring instead?"). Needs the recorded operations.
+  [[nodiscard]] Replay replay(const ReplayModel& model) const;
+  [[nodiscard]] Replay replay(const ReplayModel& model, const Topology& on) const;
 
   // Chrome/Perfetto trace JSON: one track per VP.
   void write_chrome_trace(const std::string& path) const;
