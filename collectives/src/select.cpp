@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <string>
 
 namespace hypercomm {
@@ -185,7 +186,32 @@ double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t b
   }
 }
 
+namespace {
+Choice select_uncached(Collective op, const Proc& vp, std::size_t bytes, Algo requested);
+}  // namespace
+
+// A VP calls the same collective with the same size again and again: remember its last choice
+// per operation so that the table is consulted once, not on every call.
 Choice select(Collective op, const Proc& vp, std::size_t bytes, Algo requested) {
+  struct Memo {
+    std::optional<Topology> topology;
+    Links links = Links::routed;
+    Algo requested = Algo::automatic;
+    std::size_t bytes = 0;
+    Choice choice{};
+  };
+  thread_local std::array<Memo, static_cast<std::size_t>(Collective::barrier) + 1> memo;
+  Memo& m = memo[static_cast<std::size_t>(op)];
+  if (m.topology == vp.topology() && m.links == vp.options().links && m.requested == requested &&
+      m.bytes == bytes)
+    return m.choice;
+  const Choice choice = select_uncached(op, vp, bytes, requested);  // may throw: not memoised
+  m = Memo{vp.topology(), vp.options().links, requested, bytes, choice};
+  return choice;
+}
+
+namespace {
+Choice select_uncached(Collective op, const Proc& vp, std::size_t bytes, Algo requested) {
   const Topology& t = vp.topology();
   const Links links = vp.options().links;
   const auto algos = algorithms_of(op);
@@ -220,6 +246,7 @@ Choice select(Collective op, const Proc& vp, std::size_t bytes, Algo requested) 
   if (choice.algo == Algo::esbt) choice.chunks = esbt_chunks(t, bytes);
   return choice;
 }
+}  // namespace
 
 }  // namespace detail
 }  // namespace hypercomm
