@@ -163,9 +163,9 @@ void BM_Memcpy(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_AtomicFlagFloor)->UseManualTime()->Unit(benchmark::kNanosecond)->Iterations(200);
-BENCHMARK(BM_BoostSpscQueue)->UseManualTime()->Unit(benchmark::kNanosecond)->Iterations(200);
-BENCHMARK(BM_HypercommSendRecv)->UseManualTime()->Unit(benchmark::kNanosecond)->Iterations(200);
+BENCHMARK(BM_AtomicFlagFloor)->UseManualTime()->Unit(benchmark::kNanosecond)->Iterations(30);
+BENCHMARK(BM_BoostSpscQueue)->UseManualTime()->Unit(benchmark::kNanosecond)->Iterations(30);
+BENCHMARK(BM_HypercommSendRecv)->UseManualTime()->Unit(benchmark::kNanosecond)->Iterations(30);
 BENCHMARK(BM_HypercommBandwidth)->UseManualTime()->RangeMultiplier(8)->Range(1 << 10, 64 << 20)->Arg(16 << 20)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Memcpy)->RangeMultiplier(8)->Range(1 << 10, 64 << 20)->Arg(16 << 20)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
