@@ -82,6 +82,7 @@ class Fabric {
   void finish(int id) noexcept;
   void watch(std::chrono::steady_clock::time_point start);
   [[nodiscard]] std::string describe_waits() const;
+  [[nodiscard]] bool waiting_in_collective() const;
   [[nodiscard]] Report collect(double wall_seconds) const;
 
   Topology topology_;

@@ -182,6 +182,17 @@ std::string Fabric::describe_waits() const {
   return text;
 }
 
+bool Fabric::waiting_in_collective() const {
+  for (int i = 0; i < size_; ++i) {
+    const VpState& s = states_[static_cast<std::size_t>(i)];
+    const char* op = s.operation.load(std::memory_order_relaxed);
+    if (s.status.load(std::memory_order_acquire) == kBlocked && op != nullptr &&
+        std::string_view(op) != "recv" && std::string_view(op) != "sendrecv")
+      return true;
+  }
+  return false;
+}
+
 void Fabric::watch(std::chrono::steady_clock::time_point start) {
   using namespace std::chrono;
   const nanoseconds timeout = options_.deadlock_timeout;
@@ -209,9 +220,15 @@ void Fabric::watch(std::chrono::steady_clock::time_point start) {
     }
     if (now - stalled_since >= timeout) {
       const double seconds = duration<double>(now - stalled_since).count();
-      fail(std::make_exception_ptr(Deadlock(
-          "deadlock: nothing delivered for " + std::to_string(seconds) +
-          " s while every unfinished VP waits: " + describe_waits())));
+      const std::string what = "nothing delivered for " + std::to_string(seconds) +
+                               " s while every unfinished VP waits: " + describe_waits();
+      // VPs stuck inside collectives wait for messages their peers never send: they disagree
+      // on the collective, its root, count or algorithm.
+      if (waiting_in_collective())
+        fail(std::make_exception_ptr(CollectiveMismatch(
+            "deadlock inside collectives, the VPs disagree on the collective sequence: " + what)));
+      else
+        fail(std::make_exception_ptr(Deadlock("deadlock: " + what)));
     }
   }
 }
