@@ -1,16 +1,21 @@
-// The algorithm cards (collectives/ALGORITHMS.md) as data, and each card's cost formula
-// evaluated for a machine. tests/test_fidelity.cpp checks every formula against the model time
-// of a real run.
+// The algorithm cards (collectives/ALGORITHMS.md) as data, and each card's exact cost evaluated
+// for a machine (textbook_time): a closed form wherever one holds, else the cost model's clock
+// rules applied to the algorithm's message schedule step by step (Clocks), which is the exact
+// formula where the cost is a maximum over paths (uneven blocks, phases that start on uneven
+// clocks, the order-keeping variants, routes of different lengths). tests/test_fidelity.cpp
+// checks every formula against the model time of real runs.
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
 #include <hypercomm/cards.hpp>
 #include <hypercomm/errors.hpp>
+#include <hypercomm/trees.hpp>
+#include <string>
+#include <vector>
 
 #include "kit.hpp"
 #include "select.hpp"
-
-#include <algorithm>
-#include <array>
-#include <cmath>
-#include <string>
 
 namespace hypercomm {
 
@@ -19,56 +24,578 @@ namespace {
 using C = Collective;
 using A = Algo;
 
-constexpr const char* kHypercubeNeeds = "p = 2^d; a hypercube topology or Links::routed";
-constexpr const char* kRingNeeds = "any p; a ring (or 1 x n mesh) topology or Links::routed";
-constexpr const char* kMeshNeeds = "a rows x cols mesh topology; neighbours only";
+constexpr const char* kHypercubeNeeds =
+    "p = 2^d; a hypercube topology or Links::routed (partners i XOR 2^k)";
+constexpr const char* kRingNeeds =
+    "any p; VP i and i+1 neighbours (a ring, a 1 x n mesh) or Links::routed; th counted only "
+    "when they are neighbours";
+constexpr const char* kMeshNeeds = "a rows x cols mesh topology (any shape); neighbours only";
+constexpr const char* kFamilyNeeds =
+    "any p; the hypercube pair when p = 2^d on a hypercube or under Links::routed, else the "
+    "mesh pair on a mesh, else the ring pair";
 
+// Notation (ALGORITHMS.md, "Notation"): H = sum over k < log p of hops(i, i XOR 2^k) (= log p on
+// a hypercube); c(n) = ceil(n/2) for n >= 2, c(1) = 0; a = floor(n/2), b = floor((n-1)/2);
+// S(n, x) = a*(ts + th) + tw*x*a(a+1)/2 for even n, (a+1)*ts + a*th + tw*x*(a + a(a+1)/2) for
+// odd n >= 3 (two-way ring scatter of n parts of x bytes; S(1, x) = 0); G(n, x) = a*(ts + th) +
+// tw*x*a(a+1)/2 (two-way ring gather); b_n: the largest of n blocks of m (m/n when n divides
+// the element count).
 constexpr std::array kCards{
-    Card{C::broadcast, A::hypercube, "Grama et al., Algorithms 4.1 and 4.2", "(ts + tw*m) * log p", kHypercubeNeeds},
-    Card{C::broadcast, A::esbt, "Johnsson and Ho 1989: d edge-disjoint spanning binomial trees, k chunks pipelined", "(k + log p) * (ts + tw*m/k), k = sqrt(m*log p*tw/ts)", kHypercubeNeeds},
-    Card{C::broadcast, A::two_phase, "Grama et al., section 4.7: scatter, then all-gather", "2*ts*log p + 2*tw*m*(p-1)/p (hypercube)", "any topology; sub-algorithms of the topology's family"},
-    Card{C::broadcast, A::mesh, "CS 584 lecture: ring broadcast along the root's row, then down every column", "(ts + tw*m) * (ceil((cols-1)/2) + ceil((rows-1)/2))", kMeshNeeds},
-    Card{C::broadcast, A::ring, "CS 584 lecture: two-way ring broadcast", "(ts + tw*m) * ceil((p-1)/2)", kRingNeeds},
-    Card{C::reduce, A::hypercube, "Grama et al., Algorithm 4.3 (any root via id XOR root)", "(ts + tw*m) * log p", kHypercubeNeeds},
-    Card{C::reduce, A::two_phase, "Grama et al., section 4.7: reduce-scatter, then gather", "2*ts*log p + 2*tw*m*(p-1)/p (hypercube)", "any topology; sub-algorithms of the topology's family"},
-    Card{C::reduce, A::mesh, "Grama et al., section 4.2: rows into the root's column, then the column", "(ts + tw*m) * (ceil((cols-1)/2) + ceil((rows-1)/2))", kMeshNeeds},
-    Card{C::reduce, A::ring, "Grama et al., section 4.1: the two-way ring broadcast reversed", "(ts + tw*m) * ceil((p-1)/2)", kRingNeeds},
-    Card{C::all_reduce, A::hypercube, "Grama et al., section 4.3: butterfly (Algorithm 4.7 with a combine)", "(ts + tw*m) * log p", kHypercubeNeeds},
-    Card{C::all_reduce, A::two_phase, "Grama et al., section 4.7: reduce-scatter, then all-gather", "2*ts*log p + 2*tw*m*(p-1)/p (hypercube)", "any topology; sub-algorithms of the topology's family"},
-    Card{C::all_reduce, A::mesh, "Grama et al., section 4.3 on a mesh: row all-reduce, then column all-reduce", "2*ts*(rows-1 + cols-1) + 2*tw*m*((cols-1)/cols + (rows-1)/rows)", kMeshNeeds},
-    Card{C::all_reduce, A::ring, "reduce-scatter (Algorithm 4.5), then all-gather (Algorithm 4.4) on the ring", "2*(p-1)*(ts + tw*m/p)", kRingNeeds},
-    Card{C::all_gather, A::hypercube, "Grama et al., Algorithm 4.7", "ts*log p + tw*m*(p-1)", kHypercubeNeeds},
-    Card{C::all_gather, A::mesh, "Grama et al., Algorithm 4.6", "ts*(rows-1 + cols-1) + tw*m*(p-1)", kMeshNeeds},
-    Card{C::all_gather, A::ring, "Grama et al., Algorithm 4.4", "(ts + tw*m) * (p-1)", kRingNeeds},
-    Card{C::reduce_scatter, A::hypercube, "Grama et al., Algorithm 4.8", "ts*log p + tw*m*(p-1)", kHypercubeNeeds},
-    Card{C::reduce_scatter, A::mesh, "Grama et al., section 4.2: the dual of Algorithm 4.6", "ts*(rows-1 + cols-1) + tw*m*(p-1)", kMeshNeeds},
-    Card{C::reduce_scatter, A::ring, "Grama et al., Algorithm 4.5", "(ts + tw*m) * (p-1)", kRingNeeds},
-    Card{C::scan, A::hypercube, "Grama et al., Algorithm 4.9", "(ts + tw*m) * log p", kHypercubeNeeds},
-    Card{C::scan, A::mesh, "Algorithm 4.9 mapped on a mesh: row chains, the last column, row broadcasts", "(ts + tw*m) * (cols-1 + rows-1 + ceil((cols-1)/2))", kMeshNeeds},
-    Card{C::scan, A::ring, "ring pipeline: VP i passes the prefix of 0..i to i+1", "(ts + tw*m) * (p-1)", kRingNeeds},
-    Card{C::exscan, A::hypercube, "Grama et al., Algorithm 4.9 (exclusive)", "(ts + tw*m) * log p", kHypercubeNeeds},
-    Card{C::exscan, A::mesh, "Algorithm 4.9 mapped on a mesh (exclusive)", "(ts + tw*m) * (cols-1 + rows-1 + ceil((cols-1)/2))", kMeshNeeds},
-    Card{C::exscan, A::ring, "ring pipeline (exclusive)", "(ts + tw*m) * (p-1)", kRingNeeds},
-    Card{C::scatter, A::hypercube, "Grama et al., section 4.4: binomial tree, recursive halving", "ts*log p + tw*m*(p-1)", kHypercubeNeeds},
-    Card{C::scatter, A::mesh, "Grama et al., section 4.4 on a mesh: the root's row, then the columns", "see ALGORITHMS.md", kMeshNeeds},
-    Card{C::scatter, A::ring, "Grama et al., section 4.4 on a ring: both directions, farthest blocks first", "see ALGORITHMS.md", kRingNeeds},
-    Card{C::gather, A::hypercube, "Grama et al., section 4.4: binomial tree, recursive doubling", "ts*log p + tw*m*(p-1)", kHypercubeNeeds},
-    Card{C::gather, A::mesh, "Grama et al., section 4.4 on a mesh: the columns, then the root's row", "see ALGORITHMS.md", kMeshNeeds},
-    Card{C::gather, A::ring, "Grama et al., section 4.4 on a ring: both directions", "see ALGORITHMS.md", kRingNeeds},
-    Card{C::all_to_all, A::hypercube, "Grama et al., Algorithm 4.10: pairwise exchange, E-cube routed", "(ts + tw*m)*(p-1), m = a block", "p = 2^d; Links::routed (p > 2)"},
-    Card{C::all_to_all, A::dimension_exchange, "Grama et al., section 4.5: one dimension per step, store and forward", "(ts + tw*m*p/2) * log p", kHypercubeNeeds},
-    Card{C::all_to_all, A::mesh, "Grama et al., section 4.5.2: row phase, then column phase", "(2*ts + tw*m*p) * (sqrt p - 1) on a square mesh", kMeshNeeds},
-    Card{C::all_to_all, A::ring, "Grama et al., section 4.5.1: ring personalized exchange", "(ts + tw*m*p/2) * (p-1)", kRingNeeds},
-    Card{C::circular_shift, A::hypercube, "Grama et al., section 4.6: E-cube routed (strict: dimension by dimension)", "ts + tw*m (routed); <= (ts + tw*m) * log p (strict)", kHypercubeNeeds},
-    Card{C::circular_shift, A::mesh, "Grama et al., section 4.6: row shift, compensating column shift, column shift", "(ts + tw*m) * (min(q mod cols, cols - q mod cols) + 1 + min(...rows...))", kMeshNeeds},
-    Card{C::circular_shift, A::ring, "Grama et al., section 4.6: min(q, p-q) neighbour steps", "(ts + tw*m) * min(q, p-q)", kRingNeeds},
-    Card{C::barrier, A::hypercube, "butterfly: log p zero-byte exchanges", "ts * log p", kHypercubeNeeds},
-    Card{C::barrier, A::mesh, "ring barrier along the rows, then along the columns", "see ALGORITHMS.md", kMeshNeeds},
-    Card{C::barrier, A::ring, "ring barrier (dissemination under Links::routed: ts * ceil(log p))", "see ALGORITHMS.md", kRingNeeds},
+    Card{C::broadcast, A::hypercube, "Grama et al., Algorithms 4.1 and 4.2",
+         "(ts + tw*m)*log p + th*H", kHypercubeNeeds, "(ts + tw m) log p"},
+    Card{C::broadcast, A::esbt,
+         "Johnsson and Ho 1989: d edge-disjoint spanning binomial trees, k chunks pipelined",
+         "(k + log p)*(ts + tw*m/k), k = clamp(round(sqrt(m*log p*1e-4)), 1, max(m, 1)); p = 2: "
+         "k*(ts + tw*m/k) + th; th > 0 or uneven chunks: the longest path of the schedule",
+         kHypercubeNeeds, nullptr},
+    Card{C::broadcast, A::two_phase, "Grama et al., section 4.7.1: scatter, then all-gather",
+         "b = m/p: hypercube 2*(ts*log p + tw*b*(p-1) + th*H); ring S(p, b) + (p-1)*(ts + "
+         "tw*b + th); mesh S(cols, rows*b) + S(rows, b) + ts*(rows+cols-2) + tw*b*(p-1) (th = 0); "
+         "uneven blocks: step by step",
+         kFamilyNeeds, "about 2 (ts log p + tw m)"},
+    Card{C::broadcast, A::mesh,
+         "CS 584 lecture: two-way ring broadcast along the root's row, then down every column",
+         "(ts + tw*m)*(c(cols) + c(rows)) + th*(floor(cols/2) + floor(rows/2))", kMeshNeeds,
+         "(ts + tw m) log p"},
+    Card{C::broadcast, A::ring, "CS 584 lecture: two-way ring broadcast",
+         "(ts + tw*m)*ceil(p/2) + th*floor(p/2)", kRingNeeds, "(ts + tw m) log p"},
+    Card{C::reduce, A::hypercube, "Grama et al., Algorithm 4.3 (any root via id XOR root)",
+         "(ts + tw*m)*log p + th*H", kHypercubeNeeds, "(ts + tw m) log p"},
+    Card{C::reduce, A::two_phase, "Grama et al., section 4.7.2: reduce-scatter, then gather",
+         "b = m/p: hypercube 2*(ts*log p + tw*b*(p-1) + th*H); ring (p-1)*(ts + tw*b + th) + "
+         "G(p, b); mesh (ts + th)*(rows+cols-2) + tw*b*(p-1) + G(rows, b) + G(cols, rows*b); "
+         "non-commutative (ring, mesh) or uneven blocks: step by step",
+         kFamilyNeeds, "about 2 (ts log p + tw m)"},
+    Card{C::reduce, A::mesh,
+         "the mesh broadcast reversed: every row into the root's column, then that column",
+         "(ts + tw*m + th)*(floor(cols/2) + floor(rows/2)); non-commutative: each floor(n/2) "
+         "becomes max(r, n-1-r) when the root's rank r in that row/column is not 0 or n-1",
+         kMeshNeeds, "(ts + tw m) log p"},
+    Card{C::reduce, A::ring, "CS 584 lecture: the two-way ring broadcast reversed",
+         "(ts + tw*m + th)*floor(p/2); non-commutative, root 0 < r < p-1: (ts + tw*m + "
+         "th)*max(r, p-1-r)",
+         kRingNeeds, "(ts + tw m) log p"},
+    Card{C::all_reduce, A::hypercube,
+         "Grama et al., section 4.3: butterfly (Algorithm 4.7 with a combine)",
+         "(ts + tw*m)*log p + th*H", kHypercubeNeeds, "(ts + tw m) log p"},
+    Card{C::all_reduce, A::two_phase,
+         "Grama et al., section 4.7.3: reduce-scatter, then all-gather",
+         "hypercube 2*(ts*log p + tw*b*(p-1) + th*H), b = m/p (uneven, commutative: 2*sum_i "
+         "(ts + tw*B(2^i) + th*hops(2^i)), B(j) = bytes of blocks 0..j-1); ring as all_reduce "
+         "ring; mesh 2*((ts + th)*(rows+cols-2) + tw*b*(p-1)); otherwise step by step",
+         kFamilyNeeds, "about 2 (ts log p + tw m)"},
+    Card{C::all_reduce, A::mesh,
+         "Grama et al., section 4.3 on a mesh: all-reduce along the row, then the column",
+         "sum over the phases n = cols, n = rows (n >= 2): (ts + tw*m + th)*(n-1) when "
+         "m*(n-2) <= 10000*n, else 2*(n-1)*(ts + tw*b_n + th) (non-commutative: 2*ts*(n-1) + "
+         "tw*b_n*(3n-4), th = 0, even blocks; otherwise step by step)",
+         kMeshNeeds, nullptr},
+    Card{C::all_reduce, A::ring,
+         "Grama et al., section 4.7.3 on a ring: Algorithm 4.5, then Algorithm 4.4",
+         "2*(p-1)*(ts + tw*b_p + th); non-commutative: 2*ts*(p-1) + tw*b_p*(3p-4) (th = 0, "
+         "even blocks; otherwise step by step)",
+         kRingNeeds, nullptr},
+    Card{C::all_gather, A::hypercube, "Grama et al., Algorithm 4.7", "ts*log p + tw*m*(p-1) + th*H",
+         kHypercubeNeeds, "ts log p + tw m (p - 1)"},
+    Card{C::all_gather, A::mesh, "Grama et al., Algorithm 4.6 (any rows x cols)",
+         "(ts + th)*(rows+cols-2) + tw*m*(p-1)", kMeshNeeds, "2 ts (sqrt p - 1) + tw m (p - 1)"},
+    Card{C::all_gather, A::ring, "Grama et al., Algorithm 4.4", "(ts + tw*m + th)*(p-1)",
+         kRingNeeds, "(ts + tw m)(p - 1)"},
+    Card{C::reduce_scatter, A::hypercube,
+         "Grama et al., Algorithm 4.8 (non-commutative: dimensions 0 .. d-1, strided blocks)",
+         "ts*log p + tw*m*(p-1) + th*H", kHypercubeNeeds, "ts log p + tw m (p - 1)"},
+    Card{C::reduce_scatter, A::mesh, "Grama et al., section 4.2: the dual of Algorithm 4.6",
+         "(ts + th)*(rows+cols-2) + tw*m*(p-1); non-commutative: R(cols, rows*m) + R(rows, m), "
+         "R(n, x) = (ts + th)*(n-1) + tw*x*(2n-3) for n >= 2, R(1, x) = 0",
+         kMeshNeeds, "2 ts (sqrt p - 1) + tw m (p - 1)"},
+    Card{C::reduce_scatter, A::ring, "Grama et al., Algorithm 4.5 (non-commutative: two partials)",
+         "(ts + tw*m + th)*(p-1); non-commutative: (ts + th)*(p-1) + tw*m*(2p-3)", kRingNeeds,
+         "(ts + tw m)(p - 1)"},
+    Card{C::scan, A::hypercube, "Grama et al., Algorithm 4.9", "(ts + tw*m)*log p + th*H",
+         kHypercubeNeeds, "(ts + tw m) log p"},
+    Card{C::scan, A::mesh,
+         "Algorithm 4.9 mapped on a mesh: row chains, the last column's chain, row broadcasts",
+         "(ts + tw*m + th)*(rows+cols-2) + (rows > 1: (ts + tw*m)*c(cols) + th*floor(cols/2))",
+         kMeshNeeds, nullptr},
+    Card{C::scan, A::ring, "a pipeline: VP i passes the prefix of 0..i to i+1",
+         "(ts + tw*m + th)*(p-1)", kRingNeeds, nullptr},
+    Card{C::exscan, A::hypercube, "Grama et al., Algorithm 4.9 (exclusive)",
+         "(ts + tw*m)*log p + th*H", kHypercubeNeeds, "(ts + tw m) log p"},
+    Card{C::exscan, A::mesh, "Algorithm 4.9 mapped on a mesh (exclusive)",
+         "(ts + tw*m + th)*(rows+cols-2) + (rows > 1: (ts + tw*m)*c(cols) + th*floor(cols/2))",
+         kMeshNeeds, nullptr},
+    Card{C::exscan, A::ring, "a pipeline (exclusive)", "(ts + tw*m + th)*(p-1)", kRingNeeds,
+         nullptr},
+    Card{C::scatter, A::hypercube, "Grama et al., section 4.4: binomial tree, recursive halving",
+         "ts*log p + tw*m*(p-1) + th*H", kHypercubeNeeds, "ts log p + tw m (p - 1)"},
+    Card{C::scatter, A::mesh,
+         "Grama et al., section 4.4 on a mesh: column bundles along the root's row, then down "
+         "every column",
+         "S(cols, rows*m) + S(rows, m)", kMeshNeeds, "ts log p + tw m (p - 1)"},
+    Card{C::scatter, A::ring,
+         "Grama et al., section 4.4 on a ring: one message per direction, each VP keeps its block",
+         "S(p, m): p even a*(ts + th) + tw*m*a(a+1)/2, p odd (a+1)*ts + a*th + tw*m*(a + "
+         "a(a+1)/2), a = floor(p/2)",
+         kRingNeeds, "ts log p + tw m (p - 1)"},
+    Card{C::gather, A::hypercube, "Grama et al., section 4.4: binomial tree, recursive doubling",
+         "ts*log p + tw*m*(p-1) + th*H", kHypercubeNeeds, "ts log p + tw m (p - 1)"},
+    Card{C::gather, A::mesh,
+         "Grama et al., section 4.4 on a mesh: every column into the root's row, then that row",
+         "G(rows, m) + G(cols, rows*m)", kMeshNeeds, "ts log p + tw m (p - 1)"},
+    Card{C::gather, A::ring, "Grama et al., section 4.4 on a ring: both directions",
+         "G(p, m) = a*(ts + th) + tw*m*a(a+1)/2, a = floor(p/2)", kRingNeeds,
+         "ts log p + tw m (p - 1)"},
+    Card{C::all_to_all, A::hypercube,
+         "Grama et al., Algorithm 4.10: pairwise exchange, E-cube routed",
+         "(ts + tw*m)*(p-1) + th*(p/2)*log p on a hypercube (m = one block; step i's routes have "
+         "popcount(i) links); routed over a ring or mesh with th > 0: step by step",
+         "p = 2^d; Links::routed (p > 2)", "(ts + tw m)(p - 1)"},
+    Card{C::all_to_all, A::dimension_exchange,
+         "Grama et al., section 4.5.3: one dimension per step, store and forward",
+         "(ts + tw*m*p/2)*log p + th*H (m = one block)", kHypercubeNeeds, "(ts + tw m p/2) log p"},
+    Card{C::all_to_all, A::mesh, "Grama et al., section 4.5.2: row phase, then column phase",
+         "(ts + tw*m*p/2 + th)*(rows+cols-2) (m = one block)", kMeshNeeds,
+         "(2 ts + tw m p)(sqrt p - 1)"},
+    Card{C::all_to_all, A::ring, "Grama et al., section 4.5.1: one direction round the ring",
+         "(ts + tw*m*p/2 + th)*(p-1) (m = one block)", kRingNeeds, "(ts + tw m p/2)(p - 1)"},
+    Card{C::circular_shift, A::hypercube,
+         "Grama et al., section 4.6: E-cube routed (strict: dimension by dimension)",
+         "q = 0: 0; routed: ts + tw*m + th*max over i of hops(i, i+q); strict: (ts + tw*m + "
+         "th)*(log p - v), 2^v the largest power of 2 dividing q",
+         "Links::routed (any p) or a hypercube topology (p = 2^d)",
+         "(ts + tw m)(2 log p - 1); E-cube routed: ts + tw m"},
+    Card{
+        C::circular_shift, A::mesh,
+        "Grama et al., section 4.6: row shift, then column shift (the compensating step folded in)",
+        "(ts + tw*m + th)*(min(qc, cols-qc) + max(min(qr, rows-qr), qc > 0: min(qr', "
+        "rows-qr'))), qc = q mod cols, qr = floor(q/cols), qr' = (qr+1) mod rows",
+        kMeshNeeds, "(ts + tw m)(sqrt p + 1)"},
+    Card{C::circular_shift, A::ring, "Grama et al., section 4.6: min(q, p-q) neighbour steps",
+         "(ts + tw*m + th)*min(q, p-q)", kRingNeeds, "(ts + tw m) min(q, p - q)"},
+    Card{C::barrier, A::hypercube, "butterfly: log p zero-byte exchanges (Algorithm 4.7)",
+         "ts*log p + th*H", kHypercubeNeeds, nullptr},
+    Card{C::barrier, A::mesh,
+         "ring barrier along the rows, then the columns (Links::routed: dissemination)",
+         "strict: (ts + th)*(rows+cols-2); routed: sum over k < ceil(log p) of (ts + "
+         "th*hops(i, i+2^k)) (th > 0: step by step)",
+         kMeshNeeds, nullptr},
+    Card{C::barrier, A::ring,
+         "ring barrier, p-1 rounds (Links::routed: Hensgen, Finkel and Manber's dissemination)",
+         "strict: (ts + th)*(p-1); routed: sum over k < ceil(log p) of (ts + th*min(2^k, p-2^k))",
+         kRingNeeds, nullptr},
 };
 
-double ceil_half(double x) { return std::ceil(x / 2); }
+using detail::Blocks;
+using detail::Group;
 
+// VP i and i+1 (mod p) are topology neighbours, so every message of a ring algorithm crosses one
+// link (select.cpp's ring_adjacent).
+bool ring_native(const Topology& t) noexcept {
+  switch (t.kind()) {
+    case Topology::Kind::ring: return true;
+    case Topology::Kind::mesh: return t.rows() == 1 || t.cols() == 1;
+    case Topology::Kind::hypercube: return t.dimension() <= 1;
+  }
+  return false;
+}
+
+std::vector<Group> whole_machine(const Topology& t) { return {Group::all(t.size())}; }
+std::vector<Group> rows_of(const Topology& t) {
+  std::vector<Group> g;
+  for (int r = 0; r < t.rows(); ++r) g.push_back({r * t.cols(), t.cols(), 1});
+  return g;
+}
+std::vector<Group> columns_of(const Topology& t) {
+  std::vector<Group> g;
+  for (int c = 0; c < t.cols(); ++c) g.push_back({c, t.rows(), t.cols()});
+  return g;
+}
+
+// Bytes of blocks first .. first + count - 1.
+std::size_t range_bytes(const Blocks& b, int first, int count) {
+  return b.offset(first + count) - b.offset(first);
+}
+
+// The model's clock rules (API.md, "Cost model") applied to an algorithm's message schedule, VP
+// by VP, without moving data: the exact cost where the closed form is a maximum over paths
+// (uneven blocks, phases that start on uneven clocks, the order-keeping variants, routes of
+// different lengths). Every VP's clock starts at 0.
+class Clocks {
+ public:
+  Clocks(const Topology& t, const CostModel& model)
+      : t_(t), model_(model), clock_(static_cast<std::size_t>(t.size()), 0.0) {}
+
+  [[nodiscard]] const Topology& topology() const noexcept { return t_; }
+  [[nodiscard]] double cost(std::size_t bytes) const noexcept {
+    return model_.ts + model_.tw * static_cast<double>(bytes);
+  }
+  [[nodiscard]] double hop(int a, int b) const { return model_.th * t_.distance(a, b); }
+  double& at(int v) noexcept { return clock_[static_cast<std::size_t>(v)]; }
+
+  // a sends `bytes` to b now: a's clock moves on by ts + tw*bytes; returns the arrival.
+  double send(int a, int b, std::size_t bytes) {
+    const double arrival = at(a) + cost(bytes) + hop(a, b);
+    at(a) += cost(bytes);
+    return arrival;
+  }
+  void recv(int v, double arrival) noexcept { at(v) = std::max(at(v), arrival); }
+
+  // One round of sendrecv: every VP v sends out(v) bytes to dest(v) (a permutation) and
+  // receives from the VP whose dest it is; the two transfers overlap.
+  template <class Dest, class Out>
+  void round(Dest dest, Out out) {
+    next_.resize(clock_.size());
+    const int p = t_.size();
+    for (int v = 0; v < p; ++v) next_[static_cast<std::size_t>(v)] = at(v) + cost(out(v));
+    for (int v = 0; v < p; ++v) {
+      const int d = dest(v);
+      double& n = next_[static_cast<std::size_t>(d)];
+      n = std::max(n, at(v) + cost(out(v)) + hop(v, d));
+    }
+    clock_.swap(next_);
+  }
+
+  [[nodiscard]] double finish() const noexcept {
+    return *std::max_element(clock_.begin(), clock_.end());
+  }
+
+ private:
+  const Topology& t_;
+  CostModel model_;
+  std::vector<double> clock_;
+  std::vector<double> next_;
+};
+
+// Which group (of a partition of the VPs into equal groups) each VP is in, and its rank there.
+struct Membership {
+  std::vector<int> group, rank;
+  explicit Membership(const std::vector<Group>& groups) {
+    int p = 0;
+    for (const Group& g : groups) p += g.size;
+    group.resize(static_cast<std::size_t>(p));
+    rank.resize(static_cast<std::size_t>(p));
+    for (std::size_t i = 0; i < groups.size(); ++i)
+      for (int k = 0; k < groups[i].size; ++k) {
+        group[static_cast<std::size_t>(groups[i].member(k))] = static_cast<int>(i);
+        rank[static_cast<std::size_t>(groups[i].member(k))] = k;
+      }
+  }
+};
+
+// Algorithm 4.4 in every group at once (all_gather_ring.cpp): step i, member k sends part
+// k-i+1 right. part(g, k): bytes of part k of group g.
+template <class Part>
+void ring_all_gather(Clocks& c, const std::vector<Group>& groups, Part part) {
+  const int n = groups.front().size;
+  const Membership in(groups);
+  for (int i = 1; i < n; ++i) {
+    c.round(
+        [&](int v) {
+          const Group& g = groups[static_cast<std::size_t>(in.group[static_cast<std::size_t>(v)])];
+          return g.right(in.rank[static_cast<std::size_t>(v)]);
+        },
+        [&](int v) {
+          const Group& g = groups[static_cast<std::size_t>(in.group[static_cast<std::size_t>(v)])];
+          return part(g, (in.rank[static_cast<std::size_t>(v)] - i + 1 + n) % n);
+        });
+  }
+}
+
+// Algorithm 4.5 in every group at once (reduce_scatter_ring.cpp): step i, member k sends its
+// partial of part k+i left; a non-commutative operator's partial is two parts' worth once the
+// part's path has wrapped (k > j > 0).
+template <class Part>
+void ring_reduce_scatter(Clocks& c, const std::vector<Group>& groups, Part part, bool commutative) {
+  const int n = groups.front().size;
+  const Membership in(groups);
+  for (int i = 1; i < n; ++i) {
+    c.round(
+        [&](int v) {
+          const Group& g = groups[static_cast<std::size_t>(in.group[static_cast<std::size_t>(v)])];
+          return g.left(in.rank[static_cast<std::size_t>(v)]);
+        },
+        [&](int v) {
+          const Group& g = groups[static_cast<std::size_t>(in.group[static_cast<std::size_t>(v)])];
+          const int k = in.rank[static_cast<std::size_t>(v)];
+          const int j = (k + i) % n;
+          const std::size_t partials = !commutative && j > 0 && j < k ? 2 : 1;
+          return partials * part(g, j);
+        });
+  }
+}
+
+// The two-way ring scatter of rooted_util.hpp over group g from member root_rank: part(k) bytes
+// of member k; one message per arm, the up arm (floor(n/2) members) first.
+template <class Part>
+void ring_scatter(Clocks& c, const Group& g, int root_rank, Part part) {
+  const int n = g.size, a = n / 2, b = (n - 1) / 2;
+  const auto member = [&](int v) { return g.member((root_rank + v) % n); };
+  const auto bytes = [&](int lo, int hi) {  // relative parts lo .. hi-1
+    std::size_t s = 0;
+    for (int v = lo; v < hi; ++v) s += part((root_rank + v) % n);
+    return s;
+  };
+  if (a > 0) {
+    double arrival = c.send(member(0), member(1), bytes(1, a + 1));
+    for (int v = 1; v <= a; ++v) {
+      c.recv(member(v), arrival);
+      if (v < a) arrival = c.send(member(v), member(v + 1), bytes(v + 1, a + 1));
+    }
+  }
+  if (b > 0) {
+    double arrival = c.send(member(0), member(n - 1), bytes(n - b, n));
+    for (int v = n - 1; v >= n - b; --v) {
+      c.recv(member(v), arrival);
+      if (v > n - b) arrival = c.send(member(v), member(v - 1), bytes(n - b, v));
+    }
+  }
+}
+
+// The two-way ring gather (the scatter reversed) over group g into member root_rank.
+template <class Part>
+void ring_gather(Clocks& c, const Group& g, int root_rank, Part part) {
+  const int n = g.size, a = n / 2, b = (n - 1) / 2;
+  const auto member = [&](int v) { return g.member((root_rank + v) % n); };
+  const auto bytes = [&](int lo, int hi) {
+    std::size_t s = 0;
+    for (int v = lo; v < hi; ++v) s += part((root_rank + v) % n);
+    return s;
+  };
+  if (a > 0) {
+    double arrival = c.send(member(a), member(a - 1), bytes(a, a + 1));
+    for (int v = a - 1; v >= 1; --v) {
+      c.recv(member(v), arrival);
+      arrival = c.send(member(v), member(v - 1), bytes(v, a + 1));
+    }
+    c.recv(member(0), arrival);
+  }
+  if (b > 0) {
+    double arrival = c.send(member(n - b), member((n - b + 1) % n), bytes(n - b, n - b + 1));
+    for (int v = n - b + 1; v <= n - 1; ++v) {
+      c.recv(member(v), arrival);
+      arrival = c.send(member(v), member((v + 1) % n), bytes(n - b, v + 1));
+    }
+    c.recv(member(0), arrival);
+  }
+}
+
+// Algorithm 4.7 (all_gather_hypercube.cpp): step i sends the aligned 2^i blocks holding my own.
+void hypercube_all_gather(Clocks& c, const Blocks& blocks) {
+  const int d = detail::log2_of(c.topology().size());
+  for (int i = 0; i < d; ++i) {
+    const int size = 1 << i;
+    c.round([&](int v) { return v ^ size; },
+            [&](int v) { return range_bytes(blocks, v & ~(size - 1), size); });
+  }
+}
+
+// reduce_scatter_hypercube.cpp: Algorithm 4.8 (dimensions d-1 .. 0, contiguous halves) or, for
+// a non-commutative operator, dimensions 0 .. d-1 with the partner's strided blocks packed.
+void hypercube_reduce_scatter(Clocks& c, const Blocks& blocks, bool commutative) {
+  const int p = c.topology().size();
+  const int d = detail::log2_of(p);
+  if (commutative) {
+    std::vector<int> recloc(static_cast<std::size_t>(p), 0);
+    for (int i = d - 1; i >= 0; --i) {
+      const int half = 1 << i;
+      c.round([&](int v) { return v ^ half; },
+              [&](int v) {
+                const int senloc = recloc[static_cast<std::size_t>(v)] + ((v ^ half) & half);
+                return range_bytes(blocks, senloc, half);
+              });
+      for (int v = 0; v < p; ++v) recloc[static_cast<std::size_t>(v)] += v & half;
+    }
+    return;
+  }
+  for (int i = 0; i < d; ++i) {
+    const int stride = 1 << i;
+    c.round([&](int v) { return v ^ stride; },
+            [&](int v) {
+              const int my_bit = (v >> i) & 1, low = v & (stride - 1), count = p >> i;
+              std::size_t sent = 0;
+              for (int j = 0; j < count; ++j)
+                if ((j & 1) != my_bit) sent += blocks.size(low + j * stride);
+              return sent;
+            });
+  }
+}
+
+// scatter_hypercube.cpp: recursive halving on my_id XOR root, 2^i blocks across dimension i.
+void hypercube_scatter(Clocks& c, const Blocks& blocks, int root) {
+  const int p = c.topology().size();
+  for (int i = detail::log2_of(p) - 1; i >= 0; --i) {
+    const int bit = 1 << i;
+    for (int v = 0; v < p; ++v) {
+      const int u = v ^ root;
+      if ((u & (bit - 1)) != 0 || (u & bit) != 0) continue;
+      const int partner = v ^ bit;
+      c.recv(partner, c.send(v, partner, range_bytes(blocks, partner & ~(bit - 1), bit)));
+    }
+  }
+}
+
+// gather_hypercube.cpp: recursive doubling on my_id XOR root.
+void hypercube_gather(Clocks& c, const Blocks& blocks, int root) {
+  const int p = c.topology().size();
+  for (int i = 0; i < detail::log2_of(p); ++i) {
+    const int bit = 1 << i;
+    for (int v = 0; v < p; ++v) {
+      const int u = v ^ root;
+      if ((u & (bit - 1)) != 0 || (u & bit) == 0) continue;
+      const int partner = v ^ bit;
+      c.recv(partner, c.send(v, partner, range_bytes(blocks, v & ~(bit - 1), bit)));
+    }
+  }
+}
+
+// scatter_mesh.cpp: column bundles along the root's row, then down every column.
+void mesh_scatter(Clocks& c, const Blocks& blocks, int root) {
+  const Topology& t = c.topology();
+  const int rows = t.rows(), cols = t.cols();
+  const int root_row = t.row_of(root), root_col = t.col_of(root);
+  const auto block = [&](int r, int col) { return blocks.size(r * cols + col); };
+  if (rows == 1) {
+    ring_scatter(c, rows_of(t)[0], root_col, [&](int k) { return block(0, k); });
+    return;
+  }
+  if (cols > 1)
+    ring_scatter(c, {root_row * cols, cols, 1}, root_col, [&](int k) {
+      std::size_t s = 0;
+      for (int r = 0; r < rows; ++r) s += block(r, k);
+      return s;
+    });
+  for (int col = 0; col < cols; ++col)
+    ring_scatter(c, {col, rows, cols}, root_row, [&](int r) { return block(r, col); });
+}
+
+// gather_mesh.cpp: every column into the root's row, then that row into the root.
+void mesh_gather(Clocks& c, const Blocks& blocks, int root) {
+  const Topology& t = c.topology();
+  const int rows = t.rows(), cols = t.cols();
+  const int root_row = t.row_of(root), root_col = t.col_of(root);
+  const auto block = [&](int r, int col) { return blocks.size(r * cols + col); };
+  if (rows == 1) {
+    ring_gather(c, rows_of(t)[0], root_col, [&](int k) { return block(0, k); });
+    return;
+  }
+  for (int col = 0; col < cols; ++col)
+    ring_gather(c, {col, rows, cols}, root_row, [&](int r) { return block(r, col); });
+  if (cols > 1)
+    ring_gather(c, {root_row * cols, cols, 1}, root_col, [&](int k) {
+      std::size_t s = 0;
+      for (int r = 0; r < rows; ++r) s += block(r, k);
+      return s;
+    });
+}
+
+// all_gather_mesh.cpp: a ring all-gather along every row, then along every column.
+void mesh_all_gather(Clocks& c, const Blocks& blocks) {
+  const Topology& t = c.topology();
+  const int rows = t.rows(), cols = t.cols();
+  if (cols > 1)
+    ring_all_gather(c, rows_of(t), [&](const Group& g, int k) {
+      return blocks.size(t.row_of(g.first) * cols + k);
+    });
+  if (rows > 1)
+    ring_all_gather(c, columns_of(t),
+                    [&](const Group&, int r) { return range_bytes(blocks, r * cols, cols); });
+}
+
+// reduce_scatter_mesh.cpp: ring reduce-scatters of the column bundles along every row, then of
+// the blocks along every column.
+void mesh_reduce_scatter(Clocks& c, const Blocks& blocks, bool commutative) {
+  const Topology& t = c.topology();
+  const int rows = t.rows(), cols = t.cols();
+  if (cols > 1)
+    ring_reduce_scatter(
+        c, rows_of(t),
+        [&](const Group&, int k) {
+          std::size_t s = 0;
+          for (int r = 0; r < rows; ++r) s += blocks.size(r * cols + k);
+          return s;
+        },
+        commutative);
+  if (rows > 1)
+    ring_reduce_scatter(
+        c, columns_of(t), [&](const Group& g, int r) { return blocks.size(r * cols + g.first); },
+        commutative);
+}
+
+// The families of the split-message algorithms (select.cpp: a hypercube when p = 2^d and its
+// links allow it, else a mesh topology's own, else the ring).
+enum class Family { hypercube, ring, mesh };
+Family family_of(const Topology& t, Links links) {
+  if (detail::is_power_of_two(t.size()) &&
+      (t.kind() == Topology::Kind::hypercube || links == Links::routed))
+    return Family::hypercube;
+  return t.kind() == Topology::Kind::mesh ? Family::mesh : Family::ring;
+}
+
+void scatter_of(Clocks& c, Family f, const Blocks& blocks, int root) {
+  switch (f) {
+    case Family::hypercube: return hypercube_scatter(c, blocks, root);
+    case Family::mesh: return mesh_scatter(c, blocks, root);
+    case Family::ring:
+      return ring_scatter(c, Group::all(c.topology().size()), root,
+                          [&](int k) { return blocks.size(k); });
+  }
+}
+void gather_of(Clocks& c, Family f, const Blocks& blocks, int root) {
+  switch (f) {
+    case Family::hypercube: return hypercube_gather(c, blocks, root);
+    case Family::mesh: return mesh_gather(c, blocks, root);
+    case Family::ring:
+      return ring_gather(c, Group::all(c.topology().size()), root,
+                         [&](int k) { return blocks.size(k); });
+  }
+}
+void all_gather_of(Clocks& c, Family f, const Blocks& blocks) {
+  switch (f) {
+    case Family::hypercube: return hypercube_all_gather(c, blocks);
+    case Family::mesh: return mesh_all_gather(c, blocks);
+    case Family::ring:
+      return ring_all_gather(c, whole_machine(c.topology()),
+                             [&](const Group&, int k) { return blocks.size(k); });
+  }
+}
+void reduce_scatter_of(Clocks& c, Family f, const Blocks& blocks, bool commutative) {
+  switch (f) {
+    case Family::hypercube: return hypercube_reduce_scatter(c, blocks, commutative);
+    case Family::mesh: return mesh_reduce_scatter(c, blocks, commutative);
+    case Family::ring:
+      return ring_reduce_scatter(
+          c, whole_machine(c.topology()), [&](const Group&, int k) { return blocks.size(k); },
+          commutative);
+  }
+}
+
+// broadcast_esbt.cpp's schedule (trees.hpp's esbt_move), step by step: k chunks, the larger
+// first; in one step a label sends at most one chunk and receives at most one.
+double esbt_clocks(const Topology& t, const CostModel& model, std::size_t m, int k, int root) {
+  Clocks c(t, model);
+  const int p = t.size(), d = detail::log2_of(p);
+  const std::size_t base = m / static_cast<std::size_t>(k), extra = m % static_cast<std::size_t>(k);
+  const auto chunk = [&](int i) { return base + (static_cast<std::size_t>(i) < extra ? 1 : 0); };
+  std::vector<double> before(static_cast<std::size_t>(p));
+  std::vector<double> arrival(static_cast<std::size_t>(p));
+  for (int step = 0; step < k + d; ++step) {
+    for (int v = 0; v < p; ++v) before[static_cast<std::size_t>(v)] = c.at(v);
+    std::fill(arrival.begin(), arrival.end(), 0.0);
+    for (int x = 0; x < p; ++x) {
+      for (int i = std::max(0, step - d); i <= std::min(k - 1, step); ++i) {
+        const EsbtMove move = esbt_move(d, i % d, step - i, x);
+        if (move.send_to < 0) continue;
+        const int from = x ^ root, to = move.send_to ^ root;
+        const double sent = before[static_cast<std::size_t>(from)] + c.cost(chunk(i));
+        c.at(from) = std::max(c.at(from), sent);
+        double& a = arrival[static_cast<std::size_t>(to)];
+        a = std::max(a, sent + c.hop(from, to));
+      }
+    }
+    for (int v = 0; v < p; ++v) c.recv(v, arrival[static_cast<std::size_t>(v)]);
+  }
+  return c.finish();
+}
 }  // namespace
 
 bool takes_algo(Collective op) noexcept {
@@ -109,7 +636,8 @@ const Card* find_card(Collective op, Algo algo) noexcept {
 
 Algo resolve(Collective op, Algo requested, const Topology& t, Links links, std::size_t bytes) {
   if (!takes_algo(op) && requested != A::automatic)
-    throw AlgorithmError(std::string(to_string(op)) + " takes no algorithm: it always chooses for itself");
+    throw AlgorithmError(std::string(to_string(op)) +
+                         " takes no algorithm: it always chooses for itself");
   const auto algos = detail::algorithms_of(op);
   if (requested == A::automatic) {
     A best = algos.back();
@@ -122,78 +650,430 @@ Algo resolve(Collective op, Algo requested, const Topology& t, Links links, std:
     return best;
   }
   if (std::find(algos.begin(), algos.end(), requested) == algos.end())
-    throw AlgorithmError(std::string(to_string(op)) + " has no " + to_string(requested) + " algorithm");
+    throw AlgorithmError(std::string(to_string(op)) + " has no " + to_string(requested) +
+                         " algorithm");
   if (const char* why = detail::restriction(op, requested, t, links))
     throw AlgorithmError(std::string(to_string(op)) + " with Algo::" + to_string(requested) +
                          " cannot run on " + t.name() + ": " + why);
   return requested;
 }
 
+namespace {
+
+// Algo::automatic resolved; any other algorithm checked against the table's restrictions.
+Algo checked(Collective op, Algo algo, const Topology& t, Links links, std::size_t bytes) {
+  if (algo == A::automatic) return resolve(op, algo, t, links, bytes);
+  const auto algos = detail::algorithms_of(op);
+  if (std::find(algos.begin(), algos.end(), algo) == algos.end())
+    throw AlgorithmError(std::string(to_string(op)) + " has no " + to_string(algo) + " algorithm");
+  if (const char* why = detail::restriction(op, algo, t, links))
+    throw AlgorithmError(std::string(to_string(op)) + " with Algo::" + to_string(algo) +
+                         " cannot run on " + t.name() + ": " + why);
+  return algo;
+}
+
+// Whether every hop term of (op, algo) here is counted exactly (textbook_counts_hops).
+bool counts_hops(Collective op, Algo algo, const Topology& t, Links links) {
+  if (t.size() == 1 || algo != A::ring || ring_native(t)) return true;
+  // Ring algorithms routed over a mesh or hypercube: their hops are counted where textbook_time
+  // follows the schedule step by step.
+  switch (op) {
+    case C::all_reduce:
+    case C::all_gather:
+    case C::reduce_scatter: return true;
+    case C::barrier: return links == Links::routed;  // the dissemination barrier
+    default: return false;
+  }
+}
+
+// The card formulas. m is `bytes` as textbook_time takes it; w = ts + tw*m; every closed form is
+// exact for equal blocks, and a Clocks evaluation of the schedule replaces it where it is not.
+class Formula {
+ public:
+  Formula(Collective op, Algo algo, const Topology& t, Links links, std::size_t bytes,
+          const CostModel& model, const CallShape& shape)
+      : op_(op),
+        algo_(algo),
+        t_(t),
+        links_(links),
+        bytes_(bytes),
+        model_(model),
+        shape_(shape),
+        p_(t.size()),
+        d_(detail::is_power_of_two(t.size()) ? detail::log2_of(t.size()) : 0),
+        ts_(model.ts),
+        tw_(model.tw),
+        th_(model.th),
+        m_(static_cast<double>(bytes)),
+        // th per message of a ring algorithm: counted when VP i and i+1 are neighbours.
+        h_(ring_native(t) ? model.th : 0.0) {}
+
+  double value() const {
+    switch (op_) {
+      case C::broadcast: return broadcast();
+      case C::reduce: return reduce();
+      case C::all_reduce: return all_reduce();
+      case C::all_gather: return all_gather();
+      case C::reduce_scatter: return reduce_scatter();
+      case C::scan:
+      case C::exscan: return scan();
+      case C::scatter: return scatter();
+      case C::gather: return gather();
+      case C::all_to_all: return all_to_all();
+      case C::circular_shift: return circular_shift();
+      case C::barrier: return barrier();
+    }
+    return NAN;
+  }
+
+ private:
+  double w(double bytes) const { return ts_ + tw_ * bytes; }
+  // sum over the dimensions k < d of th * hops(i, i XOR 2^k): the same for every i on a ring, a
+  // mesh or a hypercube of 2^d VPs (1 per dimension on a hypercube).
+  double dimension_hops() const {
+    double s = 0;
+    for (int k = 0; k < d_; ++k) s += th_ * t_.distance(0, 1 << k);
+    return s;
+  }
+  Blocks blocks(int parts) const { return Blocks(bytes_, shape_.elem_size, parts); }
+  static bool even(const Blocks& b) { return b.size(0) == b.size(b.count() - 1); }
+  Clocks clocks() const { return Clocks(t_, model_); }
+  int root() const { return ((shape_.root % p_) + p_) % p_; }
+
+  // Two-way ring broadcast over n members (broadcast_ring.cpp): ceil(n/2) sends on the longer
+  // path, floor(n/2) hops.
+  double ring_broadcast(int n, double bytes, double h) const {
+    return n <= 1 ? 0 : (n + 1) / 2 * w(bytes) + n / 2 * h;
+  }
+  // Steps of the ring reduction over n members with the root at rank r (reduce_ring.cpp).
+  int ring_reduce_steps(int n, int r) const {
+    if (shape_.commutative || r == 0 || r == n - 1) return n / 2;
+    return std::max(r, n - 1 - r);
+  }
+  // S(n, part): two-way ring scatter of n parts (rooted_util.hpp). The up arm's far end
+  // receives after a*(ts + h) + tw*part*a(a+1)/2, the down arm's after (b+1)*ts + b*h +
+  // tw*part*(a + b(b+1)/2), a = floor(n/2), b = floor((n-1)/2): the up arm for even n (b = a-1),
+  // the down arm for odd n (b = a).
+  double ring_scatter_time(int n, double part, double h) const {
+    if (n <= 1) return 0;
+    const double a = n / 2;
+    if (n % 2 == 0) return a * (ts_ + h) + tw_ * part * a * (a + 1) / 2;
+    return (a + 1) * ts_ + a * h + tw_ * part * (a + a * (a + 1) / 2);
+  }
+  // Two-way ring gather: the longer arm, a = floor(n/2).
+  double ring_gather_time(int n, double part, double h) const {
+    const double a = n / 2;
+    return n <= 1 ? 0 : a * (ts_ + h) + tw_ * part * a * (a + 1) / 2;
+  }
+  // Order-keeping ring reduce-scatter of n parts of `part` bytes (reduce_scatter_ring.cpp).
+  double ring_reduce_scatter_time(int n, double part, double h) const {
+    if (n <= 1) return 0;
+    if (shape_.commutative) return (n - 1) * (w(part) + h);
+    return (n - 1) * (ts_ + h) + tw_ * part * (2 * n - 3);
+  }
+
+  double broadcast() const {
+    switch (algo_) {
+      case A::hypercube: return d_ * w(m_) + dimension_hops();
+      case A::esbt: {
+        const int k = static_cast<int>(std::min<std::size_t>(
+            static_cast<std::size_t>(std::max(1, detail::esbt_chunk_count(t_, bytes_))),
+            std::max<std::size_t>(bytes_, 1)));
+        const double chunk = m_ / k;
+        // d = 1: the last of the k + 1 steps is empty; the k chunks cross one link.
+        if (d_ == 1 && bytes_ % static_cast<std::size_t>(k) == 0) return k * w(chunk) + th_;
+        // The pipeline has bubbles: the longest path is k + d steps, but how many of its
+        // messages cross a link (the hop term) and which chunk sizes it carries (uneven chunks)
+        // depend on k and d, so those cases follow the schedule step by step.
+        if (bytes_ % static_cast<std::size_t>(k) != 0 || th_ != 0)
+          return esbt_clocks(t_, model_, bytes_, k, root());
+        return (k + d_) * w(chunk);
+      }
+      case A::two_phase: {
+        const Blocks b = blocks(p_);
+        const Family f = family_of(t_, links_);
+        const double block = static_cast<double>(b.size(0));
+        if (even(b) && (th_ == 0 || f != Family::mesh)) {
+          switch (f) {
+            case Family::hypercube:
+              return 2 * (d_ * ts_ + tw_ * block * (p_ - 1) + dimension_hops());
+            case Family::ring: return ring_scatter_time(p_, block, h_) + (p_ - 1) * (w(block) + h_);
+            case Family::mesh: {
+              const int rows = t_.rows(), cols = t_.cols();
+              return ring_scatter_time(cols, rows * block, 0) + ring_scatter_time(rows, block, 0) +
+                     ts_ * (rows + cols - 2) + tw_ * block * (p_ - 1);
+            }
+          }
+        }
+        Clocks c = clocks();
+        scatter_of(c, f, b, root());
+        all_gather_of(c, f, b);
+        return c.finish();
+      }
+      case A::mesh: return ring_broadcast(t_.cols(), m_, th_) + ring_broadcast(t_.rows(), m_, th_);
+      default: return ring_broadcast(p_, m_, h_);
+    }
+  }
+
+  double reduce() const {
+    switch (algo_) {
+      case A::hypercube: return d_ * w(m_) + dimension_hops();
+      case A::two_phase: {
+        const Blocks b = blocks(p_);
+        const Family f = family_of(t_, links_);
+        const double block = static_cast<double>(b.size(0));
+        if (even(b) && (shape_.commutative || f == Family::hypercube)) {
+          switch (f) {
+            case Family::hypercube:
+              return 2 * (d_ * ts_ + tw_ * block * (p_ - 1) + dimension_hops());
+            case Family::ring: return (p_ - 1) * (w(block) + h_) + ring_gather_time(p_, block, h_);
+            case Family::mesh: {
+              const int rows = t_.rows(), cols = t_.cols();
+              return (ts_ + th_) * (rows + cols - 2) + tw_ * block * (p_ - 1) +
+                     ring_gather_time(rows, block, th_) + ring_gather_time(cols, rows * block, th_);
+            }
+          }
+        }
+        Clocks c = clocks();
+        reduce_scatter_of(c, f, b, shape_.commutative);
+        gather_of(c, f, b, root());
+        return c.finish();
+      }
+      case A::mesh: {
+        const int r = root();
+        return (ring_reduce_steps(t_.cols(), t_.col_of(r)) +
+                ring_reduce_steps(t_.rows(), t_.row_of(r))) *
+               (w(m_) + th_);
+      }
+      default: return ring_reduce_steps(p_, root()) * (w(m_) + h_);
+    }
+  }
+
+  // Ring reduce-scatter then ring all-gather of the n blocks of the vector, in every group.
+  double ring_all_reduce(const std::vector<Group>& groups, double h, Clocks* c) const {
+    const int n = groups.front().size;
+    const Blocks b = blocks(n);
+    if (c == nullptr && shape_.commutative)  // the largest block goes all the way round twice
+      return 2 * (n - 1) * (w(static_cast<double>(b.size(0))) + h);
+    if (c == nullptr && even(b) && th_ == 0)
+      return 2 * ts_ * (n - 1) + tw_ * static_cast<double>(b.size(0)) * (3 * n - 4);
+    Clocks own = clocks();
+    Clocks& k = c != nullptr ? *c : own;
+    const auto part = [&](const Group&, int j) { return b.size(j); };
+    ring_reduce_scatter(k, groups, part, shape_.commutative);
+    ring_all_gather(k, groups, part);
+    return k.finish();
+  }
+
+  double all_reduce() const {
+    switch (algo_) {
+      case A::hypercube: return d_ * w(m_) + dimension_hops();
+      case A::two_phase: {
+        const Family f = family_of(t_, links_);
+        if (f == Family::ring) break;  // all_reduce_ring's formula
+        const Blocks b = blocks(p_);
+        if (f == Family::hypercube && shape_.commutative) {
+          // Each step's largest message is the aligned range holding block 0.
+          double s = 0;
+          for (int i = 0; i < d_; ++i)
+            s += ts_ + tw_ * static_cast<double>(b.offset(1 << i)) + th_ * t_.distance(0, 1 << i);
+          return 2 * s;
+        }
+        if (f == Family::hypercube && even(b))
+          return 2 *
+                 (d_ * ts_ + tw_ * static_cast<double>(b.size(0)) * (p_ - 1) + dimension_hops());
+        if (f == Family::mesh && even(b) && shape_.commutative)
+          return 2 * ((ts_ + th_) * (t_.rows() + t_.cols() - 2) +
+                      tw_ * static_cast<double>(b.size(0)) * (p_ - 1));
+        Clocks c = clocks();
+        reduce_scatter_of(c, f, b, shape_.commutative);
+        all_gather_of(c, f, b);
+        return c.finish();
+      }
+      case A::mesh: {
+        // Each phase over n members: gather-and-fold (n-1 whole vectors) when m*(n-2) <= n*10000,
+        // else ring reduce-scatter + all-gather. Every column's members finish their row phase
+        // together, so the phases add.
+        double total = 0;
+        for (const auto& groups : {rows_of(t_), columns_of(t_)}) {
+          const int n = groups.front().size;
+          if (n == 1) continue;
+          if (bytes_ * static_cast<std::size_t>(n - 2) <= static_cast<std::size_t>(n) * 10'000)
+            total += (n - 1) * (w(m_) + th_);
+          else
+            total += ring_all_reduce(groups, th_, nullptr);
+        }
+        return total;
+      }
+      default: break;
+    }
+    // Algo::ring (and two_phase of the ring family).
+    if (h_ == th_) return ring_all_reduce(whole_machine(t_), h_, nullptr);
+    Clocks c = clocks();
+    return ring_all_reduce(whole_machine(t_), 0, &c);
+  }
+
+  double all_gather() const {
+    switch (algo_) {
+      case A::hypercube: return d_ * ts_ + tw_ * m_ * (p_ - 1) + dimension_hops();
+      case A::mesh: {
+        const int rows = t_.rows(), cols = t_.cols();
+        return (ts_ + th_) * (rows + cols - 2) + tw_ * m_ * (p_ - 1);
+      }
+      default:
+        if (h_ != th_) {
+          Clocks c = clocks();
+          ring_all_gather(c, whole_machine(t_), [&](const Group&, int) { return bytes_; });
+          return c.finish();
+        }
+        return (p_ - 1) * (w(m_) + h_);
+    }
+  }
+
+  double reduce_scatter() const {
+    switch (algo_) {
+      case A::hypercube: return d_ * ts_ + tw_ * m_ * (p_ - 1) + dimension_hops();
+      case A::mesh: {
+        const int rows = t_.rows(), cols = t_.cols();
+        if (shape_.commutative) return (ts_ + th_) * (rows + cols - 2) + tw_ * m_ * (p_ - 1);
+        return ring_reduce_scatter_time(cols, rows * m_, th_) +
+               ring_reduce_scatter_time(rows, m_, th_);
+      }
+      default:
+        if (h_ != th_) {
+          Clocks c = clocks();
+          ring_reduce_scatter(
+              c, whole_machine(t_), [&](const Group&, int) { return bytes_; }, shape_.commutative);
+          return c.finish();
+        }
+        return ring_reduce_scatter_time(p_, m_, h_);
+    }
+  }
+
+  double scan() const {
+    switch (algo_) {
+      case A::hypercube: return d_ * w(m_) + dimension_hops();
+      case A::mesh: {
+        // Row chains, the last column's chain, then (rows > 1) a ring broadcast along each row.
+        const int rows = t_.rows(), cols = t_.cols();
+        return (rows + cols - 2) * (w(m_) + th_) + (rows > 1 ? ring_broadcast(cols, m_, th_) : 0);
+      }
+      default: return (p_ - 1) * (w(m_) + h_);
+    }
+  }
+
+  double scatter() const {
+    switch (algo_) {
+      case A::hypercube: return d_ * ts_ + tw_ * m_ * (p_ - 1) + dimension_hops();
+      case A::mesh: {
+        const int rows = t_.rows(), cols = t_.cols();
+        return ring_scatter_time(cols, rows * m_, th_) + ring_scatter_time(rows, m_, th_);
+      }
+      default: return ring_scatter_time(p_, m_, h_);
+    }
+  }
+
+  double gather() const {
+    switch (algo_) {
+      case A::hypercube: return d_ * ts_ + tw_ * m_ * (p_ - 1) + dimension_hops();
+      case A::mesh: {
+        const int rows = t_.rows(), cols = t_.cols();
+        return ring_gather_time(rows, m_, th_) + ring_gather_time(cols, rows * m_, th_);
+      }
+      default: return ring_gather_time(p_, m_, h_);
+    }
+  }
+
+  double all_to_all() const {
+    const double block = m_ / p_;  // m: the whole in; a block is m/p
+    switch (algo_) {
+      case A::hypercube: {  // Algorithm 4.10: step i pairs VP v with v XOR i
+        // On a hypercube step i's routes have popcount(i) links for every VP, and the popcounts
+        // of 1 .. p-1 add up to (p/2)*log p.
+        if (t_.kind() == Topology::Kind::hypercube || p_ == 2 || th_ == 0)
+          return (p_ - 1) * w(block) + th_ * (p_ / 2) * d_;
+        Clocks c = clocks();
+        for (int i = 1; i < p_; ++i)
+          c.round([i](int v) { return v ^ i; },
+                  [&](int) { return bytes_ / static_cast<std::size_t>(p_); });
+        return c.finish();
+      }
+      case A::dimension_exchange: return d_ * w(block * p_ / 2) + dimension_hops();
+      case A::mesh: return (t_.rows() + t_.cols() - 2) * (w(block * p_ / 2) + th_);
+      default: return (p_ - 1) * (w(block * p_ / 2) + h_);
+    }
+  }
+
+  double circular_shift() const {
+    const int q = ((shape_.shift % p_) + p_) % p_;
+    if (q == 0) return 0;  // the message stays
+    switch (algo_) {
+      case A::hypercube: {
+        if (links_ == Links::routed) {  // one message each, E-cube routed: the longest route
+          int hops = 0;
+          for (int v = 0; v < p_; ++v) hops = std::max(hops, t_.distance(v, (v + q) % p_));
+          return w(m_) + th_ * hops;
+        }
+        // Strict: one exchange per dimension from the lowest set bit of q up.
+        return (d_ - std::countr_zero(static_cast<unsigned>(q))) * (w(m_) + th_);
+      }
+      case A::mesh: {
+        const int rows = t_.rows(), cols = t_.cols();
+        const int qc = q % cols, qr = q / cols;
+        const auto shorter = [](int s, int n) { return std::min(s, n - s); };
+        int column_steps = shorter(qr, rows);
+        if (qc > 0) column_steps = std::max(column_steps, shorter((qr + 1) % rows, rows));
+        return (shorter(qc, cols) + column_steps) * (w(m_) + th_);
+      }
+      default: return std::min(q, p_ - q) * (w(m_) + h_);
+    }
+  }
+
+  double barrier() const {
+    if (algo_ == A::hypercube) return d_ * ts_ + dimension_hops();
+    if (links_ == Links::routed) {  // the dissemination barrier, whatever the table chose
+      if (t_.kind() != Topology::Kind::mesh || th_ == 0) {
+        double s = 0;  // round k: distance 2^k, the same for every VP on a ring
+        for (int k = 1; k < p_; k *= 2) s += ts_ + th_ * t_.distance(0, k);
+        return s;
+      }
+      Clocks c = clocks();
+      for (int k = 1; k < p_; k *= 2)
+        c.round([&](int v) { return (v + k) % p_; }, [](int) { return std::size_t{0}; });
+      return c.finish();
+    }
+    if (algo_ == A::mesh) return (t_.rows() + t_.cols() - 2) * (ts_ + th_);
+    return (p_ - 1) * (ts_ + h_);
+  }
+
+  Collective op_;
+  Algo algo_;
+  const Topology& t_;
+  Links links_;
+  std::size_t bytes_;
+  CostModel model_;
+  CallShape shape_;
+  int p_, d_;
+  double ts_, tw_, th_, m_, h_;
+};
+
+}  // namespace
+
+double textbook_time(Collective op, Algo algo, const Topology& t, Links links, std::size_t bytes,
+                     const CostModel& model, const CallShape& shape) {
+  const Algo a = checked(op, algo, t, links, bytes);
+  if (t.size() == 1) return 0;
+  return Formula(op, a, t, links, bytes, model, shape).value();
+}
+
 double textbook_time(Collective op, Algo algo, const Topology& t, Links links, std::size_t bytes,
                      const CostModel& model, int shift) {
-  const double ts = model.ts, tw = model.tw;
-  const double p = t.size(), m = static_cast<double>(bytes);
-  const double lg = std::log2(p), rows = t.rows(), cols = t.cols();
-  if (t.size() == 1) return 0;
-  (void)links;
-  (void)shift;
-  switch (op) {
-    case C::broadcast:
-    case C::reduce:
-      switch (algo) {
-        case A::hypercube: return (ts + tw * m) * lg;
-        case A::esbt: {
-          const double k = std::max(1.0, std::round(std::sqrt(m * std::max(1.0, lg) * 1e-10 / 1e-6)));
-          return (k + lg) * (ts + tw * m / k);
-        }
-        case A::two_phase: return 2 * ts * lg + 2 * tw * m * (p - 1) / p;
-        case A::mesh: return (ts + tw * m) * (ceil_half(cols - 1) + ceil_half(rows - 1));
-        default: return (ts + tw * m) * ceil_half(p - 1);
-      }
-    case C::all_reduce:
-      switch (algo) {
-        case A::hypercube: return (ts + tw * m) * lg;
-        case A::two_phase: return 2 * ts * lg + 2 * tw * m * (p - 1) / p;
-        case A::mesh:
-          return 2 * ts * (rows - 1 + cols - 1) + 2 * tw * m * ((cols - 1) / cols + (rows - 1) / rows);
-        default: return 2 * (p - 1) * (ts + tw * m / p);
-      }
-    case C::all_gather:
-    case C::reduce_scatter:
-      switch (algo) {
-        case A::hypercube: return ts * lg + tw * m * (p - 1);
-        case A::mesh: return ts * (rows - 1 + cols - 1) + tw * m * (p - 1);
-        default: return (ts + tw * m) * (p - 1);
-      }
-    case C::scan:
-    case C::exscan:
-      switch (algo) {
-        case A::hypercube: return (ts + tw * m) * lg;
-        case A::mesh: return (ts + tw * m) * (cols - 1 + rows - 1 + ceil_half(cols - 1));
-        default: return (ts + tw * m) * (p - 1);
-      }
-    case C::scatter:
-    case C::gather: return ts * lg + tw * m * (p - 1);
-    case C::all_to_all: {
-      const double block = m / p;
-      switch (algo) {
-        case A::hypercube: return (ts + tw * block) * (p - 1);
-        case A::dimension_exchange: return (ts + tw * block * p / 2) * lg;
-        case A::mesh: return (2 * ts + tw * block * p) * (std::sqrt(p) - 1);
-        default: return (ts + tw * block * p / 2) * (p - 1);
-      }
-    }
-    case C::circular_shift: {
-      const int q = ((shift % t.size()) + t.size()) % t.size();
-      switch (algo) {
-        case A::hypercube: return ts + tw * m;
-        case A::ring: return (ts + tw * m) * std::min(q, t.size() - q);
-        default: return (ts + tw * m) * (std::sqrt(p) + 1);
-      }
-    }
-    case C::barrier: return ts * std::ceil(lg);
-  }
-  return NAN;
+  return textbook_time(op, algo, t, links, bytes, model, CallShape{.shift = shift});
+}
+
+bool textbook_counts_hops(Collective op, Algo algo, const Topology& t, Links links,
+                          std::size_t bytes) {
+  return counts_hops(op, checked(op, algo, t, links, bytes), t, links);
 }
 
 }  // namespace hypercomm

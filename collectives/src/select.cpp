@@ -76,13 +76,15 @@ bool ring_adjacent(const Topology& t) noexcept {
 
 double log2p(const Topology& t) { return std::log2(static_cast<double>(t.size())); }
 
-int esbt_chunks(const Topology& t, std::size_t bytes) {
+int esbt_chunks(const Topology& t, std::size_t bytes) { return esbt_chunk_count(t, bytes); }
+
+}  // namespace
+
+int esbt_chunk_count(const Topology& t, std::size_t bytes) {
   const double d = std::max(1.0, log2p(t));
   const double k = std::round(std::sqrt(static_cast<double>(bytes) * d * kTw / kTs));
   return static_cast<int>(std::clamp(k, 1.0, std::max(1.0, static_cast<double>(bytes))));
 }
-
-}  // namespace
 
 std::span<const Algo> algorithms_of(Collective op) noexcept {
   switch (op) {
@@ -130,60 +132,136 @@ const char* restriction(Collective op, Algo algo, const Topology& t, Links links
   return "unknown algorithm";
 }
 
+// The cards' exact formulas (cards.cpp, textbook_time) for th = 0, a commutative operator and
+// blocks of m/p bytes, on the reference machine. What this function cannot see is bounded:
+// the split-message family is taken as the hypercube one whenever p = 2^d (true on a hypercube
+// and under the default Links::routed; under Links::strict on a ring or mesh of 2^d VPs the
+// ring or mesh pair runs), and the circular shift, whose q is not known here, is costed at its
+// worst q. The sums are taken in units of 0.1 ns (ts = 10000, tw = 1 per byte), where they are
+// exact for whole byte counts, so that algorithms of equal cost compare equal and the table's
+// order decides (not rounding), and scaled to seconds at the end.
 double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t bytes) {
-  const double p = t.size(), m = static_cast<double>(bytes), lg = std::max(1.0, log2p(t));
-  const double rows = t.rows(), cols = t.cols();
-  const double ring_steps = std::floor(p / 2), mesh_steps = std::floor(rows / 2) + std::floor(cols / 2);
-  switch (op) {
-    case Collective::broadcast:
-    case Collective::reduce:
-      switch (algo) {
-        case Algo::hypercube: return (kTs + kTw * m) * lg;
-        case Algo::esbt: {
-          const double k = esbt_chunks(t, bytes);
-          return (k + lg) * (kTs + kTw * m / k) + kTs;  // + kTs: prefer 4.1 when equal
+  constexpr double ts = 10'000, tw = 1, seconds = 1e-10;  // kTs and kTw in units of kTw
+  const int n = t.size(), rows = t.rows(), cols = t.cols();
+  const double p = n, m = static_cast<double>(bytes), lg = std::max(1.0, log2p(t));
+  const auto w = [](double b) { return ts + tw * b; };
+  // Two-way ring broadcast over k members: ceil(k/2) sends on its longer path.
+  const auto ring_broadcast = [](int k) { return k <= 1 ? 0.0 : static_cast<double>((k + 1) / 2); };
+  // Two-way ring scatter / gather of k parts of `part` bytes (rooted_util.hpp).
+  const auto ring_scatter = [](int k, double part) {
+    if (k <= 1) return 0.0;
+    const double a = k / 2, b = (k - 1) / 2;
+    const double up = a * ts + tw * part * a * (a + 1) / 2;
+    return b == 0 ? up : std::max(up, (b + 1) * ts + tw * part * (a + b * (b + 1) / 2));
+  };
+  const auto ring_gather = [](int k, double part) {
+    const double a = k / 2;
+    return k <= 1 ? 0.0 : a * ts + tw * part * a * (a + 1) / 2;
+  };
+  const double block = m / p;
+  const bool hypercube_family = power_of_two(n);
+  const bool mesh_family = !hypercube_family && t.kind() == Topology::Kind::mesh;
+  const auto units = [&]() -> double {
+    switch (op) {
+      case Collective::broadcast:
+        switch (algo) {
+          case Algo::hypercube: return w(m) * lg;
+          case Algo::esbt: {
+            const double k = esbt_chunks(t, bytes);
+            return (lg == 1 ? k : k + lg) * w(m / k);
+          }
+          case Algo::two_phase:
+            if (hypercube_family) return 2 * (ts * lg + tw * block * (p - 1));
+            if (mesh_family)
+              return ring_scatter(cols, rows * block) + ring_scatter(rows, block) +
+                     ts * (rows + cols - 2) + tw * block * (p - 1);
+            return ring_scatter(n, block) + (p - 1) * w(block);
+          case Algo::mesh: return w(m) * (ring_broadcast(cols) + ring_broadcast(rows));
+          default: return w(m) * ring_broadcast(n);
         }
-        case Algo::two_phase: return 2 * (kTs * lg + kTw * m * (p - 1) / p);
-        case Algo::mesh: return (kTs + kTw * m) * mesh_steps;
-        default: return (kTs + kTw * m) * ring_steps;
-      }
-    case Collective::all_reduce:
-      switch (algo) {
-        case Algo::hypercube: return (kTs + kTw * m) * lg;
-        case Algo::two_phase: return 2 * (kTs * lg + kTw * m * (p - 1) / p);
-        case Algo::mesh: return 2 * (kTs * (rows + cols - 2) + kTw * m * 2);
-        default: return 2 * (kTs + kTw * m / p) * (p - 1);
-      }
-    case Collective::all_gather:
-    case Collective::reduce_scatter:
-      switch (algo) {
-        case Algo::hypercube: return kTs * lg + kTw * m * (p - 1);
-        case Algo::mesh: return kTs * (rows + cols - 2) + kTw * m * (p - 1);
-        default: return (kTs + kTw * m) * (p - 1);
-      }
-    case Collective::all_to_all: {
-      const double block = m / p;
-      switch (algo) {
-        case Algo::hypercube: return (kTs + kTw * block) * (p - 1);
-        case Algo::dimension_exchange: return (kTs + kTw * block * p / 2) * lg;
-        case Algo::mesh: return (2 * kTs + kTw * block * p) * (std::max(rows, cols) - 1);
-        default: return (kTs + kTw * block * p / 2) * (p - 1);
-      }
+      case Collective::reduce:
+        switch (algo) {
+          case Algo::hypercube: return w(m) * lg;
+          case Algo::two_phase:
+            if (hypercube_family) return 2 * (ts * lg + tw * block * (p - 1));
+            if (mesh_family)
+              return ts * (rows + cols - 2) + tw * block * (p - 1) + ring_gather(rows, block) +
+                     ring_gather(cols, rows * block);
+            return (p - 1) * w(block) + ring_gather(n, block);
+          case Algo::mesh: return w(m) * (cols / 2 + rows / 2);
+          default: return w(m) * (n / 2);
+        }
+      case Collective::all_reduce:
+        switch (algo) {
+          case Algo::hypercube: return w(m) * lg;
+          case Algo::two_phase:
+            if (hypercube_family) return 2 * (ts * lg + tw * block * (p - 1));
+            if (mesh_family) return 2 * (ts * (rows + cols - 2) + tw * block * (p - 1));
+            return 2 * (p - 1) * w(block);
+          case Algo::mesh: {  // all_reduce_mesh.cpp: each phase gathers and folds, or splits
+            double cost = 0;
+            for (const int k : {cols, rows}) {
+              if (k == 1) continue;
+              const auto members = static_cast<std::size_t>(k);
+              if (bytes * (members - 2) <= members * 10'000)
+                cost += (k - 1) * w(m);
+              else
+                cost += 2 * (k - 1) * w(m / k);
+            }
+            return cost;
+          }
+          default: return 2 * (p - 1) * w(block);
+        }
+      case Collective::all_gather:
+      case Collective::reduce_scatter:
+        switch (algo) {
+          case Algo::hypercube: return ts * lg + tw * m * (p - 1);
+          case Algo::mesh: return ts * (rows + cols - 2) + tw * m * (p - 1);
+          default: return w(m) * (p - 1);
+        }
+      case Collective::all_to_all:
+        switch (algo) {
+          case Algo::hypercube: return w(block) * (p - 1);
+          case Algo::dimension_exchange: return w(m / 2) * lg;
+          case Algo::mesh: return w(m / 2) * (rows + cols - 2);
+          default: return w(m / 2) * (p - 1);
+        }
+      case Collective::circular_shift:
+        switch (algo) {
+          case Algo::hypercube:  // strict: one exchange per dimension at worst; routed: one message
+            return t.kind() == Topology::Kind::hypercube ? w(m) * lg : w(m);
+          case Algo::mesh: return w(m) * (cols / 2 + rows / 2);
+          default: return w(m) * (n / 2);
+        }
+      case Collective::scan:
+      case Collective::exscan:
+        switch (algo) {
+          case Algo::hypercube: return w(m) * lg;
+          case Algo::mesh: return w(m) * (rows + cols - 2 + (rows > 1 ? ring_broadcast(cols) : 0));
+          default: return w(m) * (p - 1);
+        }
+      case Collective::scatter:
+        switch (algo) {
+          case Algo::hypercube: return ts * lg + tw * m * (p - 1);
+          case Algo::mesh: return ring_scatter(cols, rows * m) + ring_scatter(rows, m);
+          default: return ring_scatter(n, m);
+        }
+      case Collective::gather:
+        switch (algo) {
+          case Algo::hypercube: return ts * lg + tw * m * (p - 1);
+          case Algo::mesh: return ring_gather(rows, m) + ring_gather(cols, rows * m);
+          default: return ring_gather(n, m);
+        }
+      case Collective::barrier:  // under Links::routed anything but the butterfly disseminates
+        switch (algo) {
+          case Algo::hypercube: return ts * lg;
+          case Algo::mesh: return ts * (rows + cols - 2);
+          default: return ts * (p - 1);
+        }
     }
-    case Collective::circular_shift:
-      switch (algo) {
-        case Algo::hypercube:  // routed: one message; strict: up to log p exchanges
-          return t.kind() == Topology::Kind::hypercube ? (kTs + kTw * m) * lg : kTs + kTw * m;
-        case Algo::mesh: return (kTs + kTw * m) * mesh_steps;
-        default: return (kTs + kTw * m) * ring_steps;
-      }
-    default:
-      switch (algo) {
-        case Algo::hypercube: return (kTs + kTw * m) * lg;
-        case Algo::mesh: return (kTs + kTw * m) * (rows + cols);
-        default: return (kTs + kTw * m) * (p - 1);
-      }
-  }
+    return INFINITY;
+  };
+  return units() * seconds;
 }
 
 namespace {

@@ -28,4 +28,8 @@ struct Choice {
 // the choice should suit the hardware, not the model being taught).
 [[nodiscard]] double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t bytes);
 
+// ESBT pipeline depth for a broadcast of `bytes`: k = clamp(round(sqrt(m*d*tw/ts)), 1, max(m, 1))
+// on the reference machine (d = max(1, log p)); the broadcast and its card use this one k.
+[[nodiscard]] int esbt_chunk_count(const Topology& t, std::size_t bytes);
+
 }  // namespace hypercomm::detail

@@ -3,10 +3,10 @@
 // its wall time and model time.
 #pragma once
 
+#include <cstddef>
 #include <hypercomm/detail/core.hpp>
 #include <hypercomm/options.hpp>
 #include <hypercomm/topology.hpp>
-
 #include <optional>
 #include <span>
 #include <string>
@@ -23,8 +23,11 @@ struct Card {
   Collective op;
   Algo algo;
   const char* source;        // "Grama et al., Algorithm 4.1"
-  const char* formula;       // "(ts + tw*m) * log p", m as the card defines it
+  const char* formula;       // the exact cost, m as the card defines it (ALGORITHMS.md)
   const char* restrictions;  // "p = 2^d; a hypercube topology or Links::routed"
+  // The book's formula for the operation on this topology (shared/reference/textbook.md, the
+  // cut-through table: hop term dropped), or nullptr where the book gives none.
+  const char* book = nullptr;
 };
 
 // Whether the collective takes an Algo argument (scan, exscan, scatter, gather, circular_shift
@@ -40,10 +43,42 @@ struct Card {
 [[nodiscard]] Algo resolve(Collective op, Algo requested, const Topology& t, Links links,
                            std::size_t bytes);
 
-// The card's cost formula for this machine and message: `bytes` is what one VP passes (the
-// whole buffer for broadcast/reduce/all_reduce/scan, one block for all_gather/reduce_scatter/
-// scatter/gather, the whole in for all_to_all/circular_shift); `shift` is circular_shift's.
+// What else a call's cost depends on besides the machine and the message size.
+struct CallShape {
+  int root = 0;               // broadcast, reduce, scatter, gather
+  int shift = 0;              // circular_shift (any integer; taken mod p)
+  std::size_t elem_size = 1;  // bytes per element: where a vector is cut into p blocks
+  bool commutative = true;    // the reduction operator (hypercomm::is_commutative_v<Op>)
+};
+
+// The card's cost formula for this machine and message, exactly: it equals Report::model_time
+// of a run that makes this one call on every VP (tests/test_fidelity.cpp checks it). `bytes`
+// is what one VP passes (the whole buffer for broadcast/reduce/all_reduce/scan/exscan, one
+// block for all_gather/reduce_scatter/scatter/gather, the whole in for all_to_all/
+// circular_shift, 0 for barrier). Algo::automatic is resolved first (resolve); any other
+// algorithm must be able to run here (else AlgorithmError), and the operations without an Algo
+// argument accept their cards' names too. The hop term th*hops is counted where
+// textbook_counts_hops says so; elsewhere the formula leaves it out, as the book's cut-through
+// formulas do. The overload without a CallShape takes root 0, 1-byte elements and a commutative
+// operator: exact whenever those do not matter (they matter for a non-commutative operator, and
+// for the element size only where p blocks of a vector come out uneven).
+[[nodiscard]] double textbook_time(Collective op, Algo algo, const Topology& t, Links links,
+                                   std::size_t bytes, const CostModel& model,
+                                   const CallShape& shape);
 [[nodiscard]] double textbook_time(Collective op, Algo algo, const Topology& t, Links links,
                                    std::size_t bytes, const CostModel& model, int shift = 0);
+
+// Whether textbook_time counts the hop term exactly here. It does wherever it can: when every
+// message crosses one link (an algorithm on its own topology), when a step's routes have the
+// same length for every VP (the hypercube algorithms routed over a ring or mesh of 2^d VPs, the
+// dissemination barrier on a ring, the pairwise all-to-all on a hypercube), for the routed
+// circular shift (its longest route), and where it follows the schedule step by step (ESBT, the
+// split-message algorithms, ring all-gather / reduce-scatter / all-reduce routed over a mesh or
+// hypercube, the pairwise all-to-all and the dissemination barrier on a mesh). It does not for
+// the other ring algorithms (broadcast, reduce, scan, scatter, gather, all_to_all,
+// circular_shift) routed over a mesh or a hypercube, whose routes differ in length from VP to
+// VP: there the formula leaves th out, as the book's cut-through formulas do.
+[[nodiscard]] bool textbook_counts_hops(Collective op, Algo algo, const Topology& t, Links links,
+                                        std::size_t bytes);
 
 }  // namespace hypercomm

@@ -7,6 +7,7 @@
 #include <hypercomm/machine.hpp>
 #include <hypercomm/ops.hpp>
 #include <hypercomm/options.hpp>
+#include <hypercomm/picture.hpp>
 #include <hypercomm/proc.hpp>
 #include <hypercomm/report.hpp>
 #include <hypercomm/topology.hpp>
