@@ -84,7 +84,8 @@ struct Report {
   [[nodiscard]] Replay replay(const ReplayModel& model) const;
   [[nodiscard]] Replay replay(const ReplayModel& model, const Topology& on) const;
 
-  // Chrome/Perfetto trace JSON: one track per VP.
+  // Chrome/Perfetto trace JSON: one track per VP in a "wall time" and a "model time" process,
+  // a span per collective, send, receive and wait, and a flow arrow per message.
   void write_chrome_trace(const std::string& path) const;
 };
 
