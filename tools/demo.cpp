@@ -8,6 +8,9 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
 #include <functional>
 #include <string>
 #include <vector>
@@ -19,6 +22,8 @@ namespace {
 
 constexpr std::size_t kCount = 1024;  // elements per VP for the whole-buffer operations
 constexpr std::size_t kBlock = 128;   // elements per block for the p-block operations
+constexpr int root = 1;                // of broadcast, reduce, scatter and gather
+constexpr int shift = 3;               // of circular_shift
 
 std::int64_t value(int vp, std::size_t k) { return (vp * 31 + static_cast<std::int64_t>(k) * 7) % 1000; }
 Vec input(int vp, std::size_t n) {
@@ -37,7 +42,6 @@ struct Case {
 };
 
 std::vector<Case> cases() {
-  const int root = 1, shift = 3;
   auto sum_over = [](int p, std::size_t n, std::size_t offset, int upto) {
     Vec s(n, 0);
     for (int v = 0; v < upto && v < p; ++v)
@@ -148,16 +152,67 @@ std::vector<Case> cases() {
   };
 }
 
+// The model file `hypercomm calibrate` writes: lines "ts = <s>", "tw = <s/byte>", "th = <s>".
+hc::CostModel read_model(const std::string& path, hc::CostModel model) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read the model file " + path);
+  std::string name, equals;
+  double value = 0;
+  while (in >> name >> equals >> value) {
+    if (name == "ts") model.ts = value;
+    else if (name == "tw") model.tw = value;
+    else if (name == "th") model.th = value;
+  }
+  return model;
+}
+
+// One traced run of ring all-gather on ring:8 (Algorithm 4.4, Figure 4.8 of the book): its
+// Chrome/Perfetto trace and its step picture.
+void write_trace_and_picture(const hc::Options& base, const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  hc::Options options = base;
+  options.trace = true;
+  const hc::Topology ring = hc::Topology::parse("ring:8");
+  hc::Machine machine(ring, options);
+  const hc::Report report = machine.run([](hc::Proc& vp) {
+    Vec all(kBlock * static_cast<std::size_t>(vp.size()));
+    hc::all_gather(vp, input(vp.id(), kBlock), all, hc::Algo::ring);
+  });
+  const std::string trace = dir + "/ring8_all_gather.trace.json";
+  const std::string svg = dir + "/ring8_all_gather.svg";
+  report.write_chrome_trace(trace);
+  hc::write_svg(report, ring, svg);
+  std::printf("\ntrace:   %s (open it at https://ui.perfetto.dev)\npicture: %s", trace.c_str(),
+              svg.c_str());
+  const std::string png = dir + "/ring8_all_gather.png";
+  if (hc::svg_to_png(svg, png)) std::printf(" and %s", png.c_str());
+  std::printf("\n");
+}
+
 }  // namespace
 
-int main() {
+// demo [--model FILE] [--out DIR]: the model from `hypercomm calibrate`'s file (else 1 us per
+// message and 10 GB/s), the trace and the picture into DIR (else out/demo).
+int main(int argc, char** argv) {
   hc::Options options;
   options.model = {.ts = 1e-6, .tw = 1e-10, .th = 0};  // seconds; `hypercomm calibrate` measures them
   options.pinning = hc::Pinning::compact;
+  std::string model_file, out_dir = "out/demo";
+  for (int i = 1; i < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--model" && i + 1 < argc) model_file = argv[i + 1];
+    else if (flag == "--out" && i + 1 < argc) out_dir = argv[i + 1];
+    else {
+      std::fprintf(stderr, "usage: demo [--model FILE] [--out DIR]\n");
+      return 2;
+    }
+  }
+  if (!model_file.empty()) options.model = read_model(model_file, options.model);
   std::printf("hypercomm demo: every collective, verified against a sequential result\n");
-  std::printf("model: ts = %.3g s, tw = %.3g s/byte, th = %.3g s; %zu-element buffers, %zu-element blocks (int64)\n\n",
-              options.model.ts, options.model.tw, options.model.th, kCount, kBlock);
-  std::printf("%-15s %-12s %-19s %9s %6s %11s %11s %11s\n", "operation", "topology", "algorithm",
+  std::printf("model%s: ts = %.3g s, tw = %.3g s/byte, th = %.3g s; %zu-element buffers, %zu-element blocks (int64)\n\n",
+              model_file.empty() ? " (not calibrated)" : " (calibrated)", options.model.ts,
+              options.model.tw, options.model.th, kCount, kBlock);
+  std::printf("%-15s %-12s %-24s %9s %6s %11s %11s %11s\n", "operation", "topology", "algorithm",
               "bytes", "check", "wall (us)", "model (us)", "formula (us)");
   int failures = 0, rows = 0;
   for (const char* shape : {"ring:8", "mesh:4x4", "hypercube:4"}) {
@@ -198,10 +253,11 @@ int main() {
           });
           best = std::min(best, *std::max_element(took.begin(), took.end()));
         }
-        const double formula = hc::textbook_time(c.op, algo, topology, options.links, bytes, options.model, 3);
+        const hc::CallShape call{.root = root, .shift = shift, .elem_size = sizeof(std::int64_t)};
+        const double formula = hc::textbook_time(c.op, algo, topology, options.links, bytes, options.model, call);
         std::string name = hc::to_string(algo);
         if (requested == hc::Algo::automatic) name = "auto=" + name;
-        std::printf("%-15s %-12s %-19s %9zu %6s %11.2f %11.2f %11.2f\n", hc::to_string(c.op), shape,
+        std::printf("%-15s %-12s %-24s %9zu %6s %11.2f %11.2f %11.2f\n", hc::to_string(c.op), shape,
                     name.c_str(), bytes, ok ? "ok" : "WRONG", best * 1e6, report.model_time * 1e6,
                     formula * 1e6);
         failures += !ok;
@@ -210,5 +266,6 @@ int main() {
     }
   }
   std::printf("\n%d runs, %d verified, %d wrong\n", rows, rows - failures, failures);
+  write_trace_and_picture(options, out_dir);
   return failures == 0 ? 0 : 1;
 }

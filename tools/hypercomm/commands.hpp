@@ -1,0 +1,41 @@
+// The subcommands of the `hypercomm` command. Each registers its options on the CLI11 app and
+// runs after parsing; a bad argument throws UsageError (exit code 2).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "model_file.hpp"
+
+namespace hypercomm::cli {
+
+class Command {
+ public:
+  virtual ~Command() = default;
+  // Runs the subcommand with the parsed options; returns the exit code.
+  virtual int execute() = 0;
+  // The CLI11 subcommand, to see whether it was given.
+  [[nodiscard]] CLI::App* app() const noexcept { return app_; }
+
+ protected:
+  CLI::App* app_ = nullptr;
+};
+
+[[nodiscard]] std::unique_ptr<Command> make_run_command(CLI::App& parent);
+[[nodiscard]] std::unique_ptr<Command> make_list_command(CLI::App& parent);
+[[nodiscard]] std::unique_ptr<Command> make_calibrate_command(CLI::App& parent);
+[[nodiscard]] std::unique_ptr<Command> make_sweep_command(CLI::App& parent);
+
+// --ts, --tw, --th, shared by run and sweep.
+class ModelOptions {
+ public:
+  void add_to(CLI::App& app);
+  [[nodiscard]] ModelOverrides overrides() const;
+
+ private:
+  double ts_ = 0, tw_ = 0, th_ = 0;
+  CLI::Option *ts_option_ = nullptr, *tw_option_ = nullptr, *th_option_ = nullptr;
+};
+
+}  // namespace hypercomm::cli
