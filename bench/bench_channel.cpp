@@ -24,23 +24,26 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr int kRoundTrips = 2000;
+constexpr int kWarmUp = 20000;  // round trips before the clock starts: threads placed, lines hot
 
 int second_cpu() {
   const auto cpus = hc::detail::allowed_cpus();
   return cpus.size() > 1 ? cpus[1] : cpus[0];
 }
 
-// Runs `partner` on another pinned thread while the calling thread (pinned) runs `self`.
+// Runs `partner(first, last)` on another pinned thread while the calling thread (pinned) runs
+// `self(first, last)`, round trips first..last: kWarmUp of them untimed, then kRoundTrips timed.
 template <class Self, class Partner>
 double ping_pong_seconds(Self self, Partner partner) {
-  const auto cpus = hc::detail::allowed_cpus();
+  const auto& cpus = hc::detail::allowed_cpus();
   std::thread other([&] {
     hc::detail::pin_current_thread(second_cpu());
-    partner();
+    partner(1, kWarmUp + kRoundTrips);
   });
   hc::detail::pin_current_thread(cpus[0]);
+  self(1, kWarmUp);
   const auto start = Clock::now();
-  self();
+  self(kWarmUp + 1, kWarmUp + kRoundTrips);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   other.join();
   return seconds;
@@ -52,17 +55,17 @@ void report_one_way(benchmark::State& state, double seconds, int round_trips) {
 
 void BM_AtomicFlagFloor(benchmark::State& state) {
   for (auto _ : state) {
-    alignas(64) std::atomic<int> ping{0};
-    alignas(64) std::atomic<int> pong{0};
+    alignas(128) std::atomic<int> ping{0};  // 128: apart from the adjacent-line prefetcher
+    alignas(128) std::atomic<int> pong{0};
     const double s = ping_pong_seconds(
-        [&] {
-          for (int i = 1; i <= kRoundTrips; ++i) {
+        [&](int first, int last) {
+          for (int i = first; i <= last; ++i) {
             ping.store(i, std::memory_order_release);
             while (pong.load(std::memory_order_acquire) != i) hc::detail::cpu_relax();
           }
         },
-        [&] {
-          for (int i = 1; i <= kRoundTrips; ++i) {
+        [&](int first, int last) {
+          for (int i = first; i <= last; ++i) {
             while (ping.load(std::memory_order_acquire) != i) hc::detail::cpu_relax();
             pong.store(i, std::memory_order_release);
           }
@@ -75,16 +78,16 @@ void BM_BoostSpscQueue(benchmark::State& state) {
   for (auto _ : state) {
     boost::lockfree::spsc_queue<std::uint64_t, boost::lockfree::capacity<1024>> there, back;
     const double s = ping_pong_seconds(
-        [&] {
+        [&](int first, int last) {
           std::uint64_t v = 0;
-          for (std::uint64_t i = 1; i <= kRoundTrips; ++i) {
-            while (!there.push(i)) hc::detail::cpu_relax();
+          for (int i = first; i <= last; ++i) {
+            while (!there.push(static_cast<std::uint64_t>(i))) hc::detail::cpu_relax();
             while (!back.pop(v)) hc::detail::cpu_relax();
           }
         },
-        [&] {
+        [&](int first, int last) {
           std::uint64_t v = 0;
-          for (int i = 1; i <= kRoundTrips; ++i) {
+          for (int i = first; i <= last; ++i) {
             while (!there.pop(v)) hc::detail::cpu_relax();
             while (!back.push(v)) hc::detail::cpu_relax();
           }
@@ -107,12 +110,12 @@ void BM_HypercommSendRecv(benchmark::State& state) {
       std::uint64_t word = 0;
       std::span<std::uint64_t, 1> msg(&word, 1);
       if (vp.id() == 0) {
-        vp.send(1, msg), vp.recv(1, msg);  // warm the channel
+        for (int i = 0; i < kWarmUp; ++i) vp.send(1, msg), vp.recv(1, msg);
         const auto start = Clock::now();
         for (int i = 0; i < kRoundTrips; ++i) vp.send(1, msg), vp.recv(1, msg);
         seconds = std::chrono::duration<double>(Clock::now() - start).count();
       } else {
-        for (int i = 0; i <= kRoundTrips; ++i) vp.recv(0, msg), vp.send(0, msg);
+        for (int i = 0; i < kWarmUp + kRoundTrips; ++i) vp.recv(0, msg), vp.send(0, msg);
       }
     });
     report_one_way(state, seconds, kRoundTrips);

@@ -29,13 +29,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::vector<int> allowed_cpus() {
-  std::vector<int> cpus;
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  if (cpus.empty()) cpus.push_back(0);
+// The process's CPUs, read once before the main thread pins itself (body(0) does).
+const std::vector<int>& allowed_cpus() {
+  static const std::vector<int> cpus = [] {
+    std::vector<int> all;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) all.push_back(c);
+    if (all.empty()) all.push_back(0);
+    return all;
+  }();
   return cpus;
 }
 
@@ -67,7 +71,7 @@ void measure(const std::string& op, int p, std::size_t bytes, const peer::Args& 
   std::vector<double> elapsed(static_cast<std::size_t>(p), 0.0);
   std::vector<double> batch(static_cast<std::size_t>(args.batches), 0.0);
   long reps = 0;
-  const auto cpus = allowed_cpus();
+  const auto& cpus = allowed_cpus();
 
   auto body = [&](int id) {
     if (args.bind != "none") pin(cpus[static_cast<std::size_t>(id) % cpus.size()]);

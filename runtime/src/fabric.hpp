@@ -25,14 +25,17 @@ namespace hypercomm::detail {
 
 enum VpStatus : std::uint32_t { kRunning, kBlocked, kFinished };
 
-// One VP's shared state, on its own cache line.
+// One VP's shared state on two cache lines: what its senders read on every message (whether
+// it sleeps) apart from what it writes each time it waits, so that a message moves one line
+// between the cores, not two.
 struct alignas(kCacheLine) VpState {
   std::atomic<std::uint32_t> wake{0};      // futex word the VP sleeps on
   std::atomic<std::uint32_t> sleeping{0};  // senders wake the VP only when set
-  std::atomic<std::uint32_t> status{kRunning};
+  alignas(kCacheLine) std::atomic<std::uint32_t> status{kRunning};
   std::atomic<int> waiting_for{-1};
   std::atomic<const char*> operation{nullptr};
   std::atomic<std::uint64_t> received{0};  // messages taken; the watchdog's sign of progress
+  std::atomic<std::uint32_t> mail{0};      // oversubscribed: a message came since the VP blocked
 };
 
 struct alignas(16) LinkCounter {
@@ -71,9 +74,14 @@ class Fabric {
   void count_link(int from, int to, std::uint64_t bytes) noexcept;
   [[nodiscard]] double seconds_since_start() const noexcept;
 
-  // How long a waiting VP spins before it yields or sleeps.
+  // How long a waiting VP spins, then how long it keeps yielding its core, before it sleeps.
   [[nodiscard]] std::chrono::nanoseconds spin_time() const noexcept { return spin_time_; }
-  [[nodiscard]] int yields_before_sleep() const noexcept { return yields_before_sleep_; }
+  [[nodiscard]] std::chrono::nanoseconds yield_time() const noexcept { return yield_time_; }
+  [[nodiscard]] bool oversubscribed() const noexcept { return core_share_ > 0; }
+  // Oversubscribed: whether another VP pinned to vp's core can use it now (it is not blocked,
+  // or a message came for it), so that a waiting vp should yield rather than spin. Without
+  // pinning, or with many VPs per core, always true.
+  [[nodiscard]] bool core_wanted(int vp) const noexcept;
 
  private:
   Channel& create_channel(int src, int dst);
@@ -90,7 +98,9 @@ class Fabric {
   int size_;
   std::size_t channel_capacity_;
   std::chrono::nanoseconds spin_time_;
-  int yields_before_sleep_;
+  std::chrono::nanoseconds yield_time_;
+  int core_share_ = 0;   // oversubscribed: VPs per core (else 0)
+  int core_count_ = 1;   // cores the VPs are pinned to, round robin
 
   std::unique_ptr<VpState[]> states_;
   std::vector<std::unique_ptr<Proc>> procs_;

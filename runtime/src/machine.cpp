@@ -38,10 +38,14 @@ Fabric::Fabric(Topology topology, Options options)
 
   const std::vector<int> cpus = allowed_cpus();
   const bool oversubscribed = p > cpus.size();
-  // One VP per core: spin long, a message is a cache-line transfer away. Oversubscribed: the
-  // VP we wait for may need this very core, so spin briefly, yield, then sleep.
-  spin_time_ = oversubscribed ? std::chrono::microseconds(2) : std::chrono::microseconds(200);
-  yields_before_sleep_ = oversubscribed ? 3 : 0;
+  // One VP per core: spin long, a message is a cache-line transfer away, and sleep after.
+  // Oversubscribed: the VP we wait for may need this very core, so hand the core to a VP that
+  // can run, or poll when none can, and sleep only after a long wait (a futex sleep and wake-up
+  // cost several times a switch between two VPs of one core).
+  spin_time_ = oversubscribed ? std::chrono::microseconds(0) : std::chrono::microseconds(200);
+  yield_time_ = oversubscribed ? std::chrono::microseconds(1000) : std::chrono::microseconds(0);
+  core_count_ = static_cast<int>(cpus.size());
+  core_share_ = oversubscribed ? (size_ + core_count_ - 1) / core_count_ : 0;
 
   states_ = std::make_unique<VpState[]>(p);
   rows_ = std::make_unique<std::atomic<ChannelRow*>[]>(p);
@@ -95,12 +99,27 @@ Channel& Fabric::create_channel(int src, int dst) {
 }
 
 void Fabric::notify(int vp) noexcept {
-  store_load_fence();  // pairs with the sleeper's fence
   VpState& s = state(vp);
+  if (core_share_ > 0) s.mail.store(1, std::memory_order_relaxed);
+  store_load_fence();  // pairs with the sleeper's fence
   if (s.sleeping.load(std::memory_order_relaxed) != 0) {
     s.wake.fetch_add(1, std::memory_order_release);
     futex_wake(s.wake, 1);
   }
+}
+
+bool Fabric::core_wanted(int vp) const noexcept {
+  // Beyond this many VPs per core the scan costs more than a needless yield.
+  constexpr int kMostScanned = 16;
+  if (options_.pinning != Pinning::compact || core_share_ > kMostScanned) return true;
+  for (int other = vp % core_count_; other < size_; other += core_count_) {
+    if (other == vp) continue;
+    const VpState& s = states_[static_cast<std::size_t>(other)];
+    const std::uint32_t status = s.status.load(std::memory_order_relaxed);
+    if (status == kRunning || (status == kBlocked && s.mail.load(std::memory_order_relaxed) != 0))
+      return true;
+  }
+  return false;
 }
 
 void Fabric::count_link(int from, int to, std::uint64_t bytes) noexcept {

@@ -7,7 +7,9 @@
 
 namespace hypercomm::detail {
 
-std::vector<int> allowed_cpus() {
+namespace {
+
+std::vector<int> affinity_of_this_thread() {
   std::vector<int> cpus;
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -21,6 +23,18 @@ std::vector<int> allowed_cpus() {
   }
   return cpus;
 }
+
+}  // namespace
+
+const std::vector<int>& allowed_cpus() {
+  static const std::vector<int> cpus = affinity_of_this_thread();
+  return cpus;
+}
+
+namespace {
+// Read while the library is loaded, before main can pin its thread.
+[[maybe_unused]] const bool read_at_load = !allowed_cpus().empty();
+}  // namespace
 
 void pin_current_thread(int cpu) noexcept {
   cpu_set_t set;

@@ -124,19 +124,31 @@ Proc::Wait Proc::wait_until(int src, Ready&& ready) {
     ~Unblock() { state.status.store(detail::kRunning, std::memory_order_relaxed); }
   } unblock{me};
 
-  const auto spin_until = std::chrono::steady_clock::now() + fabric_->spin_time();
-  for (unsigned i = 1;; ++i) {
-    if (ready()) return Wait::ready;
-    detail::cpu_relax();
-    if ((i & 63) == 0) {
-      if (fabric_->aborted()) return Wait::aborted;
-      if (std::chrono::steady_clock::now() >= spin_until) break;
+  if (fabric_->spin_time().count() > 0) {
+    const auto spin_until = std::chrono::steady_clock::now() + fabric_->spin_time();
+    for (unsigned i = 1;; ++i) {
+      if (ready()) return Wait::ready;
+      detail::cpu_relax();
+      if ((i & 63) == 0) {
+        if (fabric_->aborted()) return Wait::aborted;
+        if (std::chrono::steady_clock::now() >= spin_until) break;
+      }
     }
   }
-  for (int i = 0; i < fabric_->yields_before_sleep(); ++i) {
-    if (ready()) return Wait::ready;
-    if (fabric_->aborted()) return Wait::aborted;
-    sched_yield();
+  if (fabric_->yield_time().count() > 0) {
+    // Oversubscribed: hand the core to a VP on it that can run, else poll; a message from
+    // another core is seen at once, without the cost of a sleep and a wake-up.
+    const auto yield_until = std::chrono::steady_clock::now() + fabric_->yield_time();
+    for (unsigned i = 1;; ++i) {
+      me.mail.store(0, std::memory_order_relaxed);
+      if (ready()) return Wait::ready;
+      if ((i & 15) == 0) {
+        if (fabric_->aborted()) return Wait::aborted;
+        if (std::chrono::steady_clock::now() >= yield_until) break;
+      }
+      if (fabric_->core_wanted(id_)) sched_yield();
+      else detail::cpu_relax();
+    }
   }
   const detail::VpState& peer = fabric_->state(src);
   for (;;) {
