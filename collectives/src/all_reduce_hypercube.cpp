@@ -17,7 +17,7 @@
 //
 // in may be out.
 
-#include <vector>
+#include <functional>
 
 #include "symmetric.hpp"
 
@@ -26,16 +26,27 @@ namespace hypercomm::detail {
 void all_reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op) {
   const int my_id = c.id();
   const int d = log2_of(c.p());
-  copy_bytes(out, in);  // result := my_msg; a no-op when in is out
-  std::vector<std::byte> msg(out.size());
+  // result := my_msg, but step 0 reads in straight away rather than a copy of it in out (one
+  // pass less over a large vector), unless in and out overlap without being the same.
+  ConstBytes result = in;
+  const std::less<const std::byte*> before;
+  const bool partly_overlapping = in.data() != out.data() &&
+                                  before(in.data(), out.data() + out.size()) &&
+                                  before(out.data(), in.data() + in.size());
+  if (partly_overlapping) {
+    copy_bytes(out, in);
+    result = out;
+  }
+  Buffer msg(out.size());
   for (int i = 0; i < d; ++i) {
     const int partner = my_id ^ (1 << i);
-    c.sendrecv(partner, out, msg);
+    c.sendrecv(partner, result, msg);
     if (partner < my_id) {
-      op(out.data(), msg.data(), out.data(), out.size());
+      op(out.data(), msg.data(), result.data(), out.size());
     } else {
-      op(out.data(), out.data(), msg.data(), out.size());
+      op(out.data(), result.data(), msg.data(), out.size());
     }
+    result = out;
   }
 }
 

@@ -50,9 +50,9 @@ void gather_and_fold(const Comm& c, Bytes result, const Group& g, const Reducer&
   const int left = g.left(my_rank);
   const int right = g.right(my_rank);
   const std::size_t m = result.size();
-  std::vector<std::byte> first_buffer(m);
-  std::vector<std::byte> second_buffer(m);
-  std::vector<std::byte> high;  // x(my_rank+1) op ... op x(n-1), once the first has arrived
+  Buffer first_buffer(m);
+  Buffer second_buffer(m);
+  Buffer high;  // x(my_rank+1) op ... op x(n-1), once the first has arrived
   bool has_high = false;
   Bytes incoming = first_buffer;
   Bytes spare = second_buffer;

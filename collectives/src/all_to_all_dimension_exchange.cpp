@@ -34,8 +34,8 @@ void all_to_all_dimension_exchange(const Comm& c, ConstBytes in, Bytes out, std:
   const std::size_t half = static_cast<std::size_t>(p / 2) * block;
 
   copy_bytes(out, in);  // out is the working buffer: position = destination for now
-  std::vector<std::byte> outgoing(half);
-  std::vector<std::byte> incoming(d > 1 ? half : 0);  // the first step needs none
+  Buffer outgoing(half);
+  Buffer incoming(d > 1 ? half : 0);  // the first step needs none
 
   for (int k = d - 1; k >= 0; --k) {
     const int mask = 1 << k;

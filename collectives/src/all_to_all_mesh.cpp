@@ -33,19 +33,19 @@ void all_to_all_mesh(const Comm& c, ConstBytes in, Bytes out, std::size_t block)
   };
 
   // by_column[c'][r'] = in[r'*cols + c']: bundles for the row phase.
-  std::vector<std::byte> by_column(in.size());
+  Buffer by_column(in.size());
   for (int r = 0; r < rows; ++r) {
     for (int col = 0; col < cols; ++col) {
       copy_bytes(at(Bytes(by_column), col * rows + r), at(in, r * cols + col));
     }
   }
   // from_row[c''][r'] = the block of (my row, c'') for (r', my column).
-  std::vector<std::byte> from_row(in.size());
+  Buffer from_row(in.size());
   ring_all_to_all(c, row_group(t, c.id()), by_column, from_row,
                   static_cast<std::size_t>(rows) * block);
 
   // by_row[r'][c''] = from_row[c''][r']: bundles for the column phase (by_column is free again).
-  std::vector<std::byte>& by_row = by_column;
+  Buffer& by_row = by_column;
   for (int r = 0; r < rows; ++r) {
     for (int col = 0; col < cols; ++col) {
       copy_bytes(at(Bytes(by_row), r * cols + col), at(ConstBytes(from_row), col * rows + r));

@@ -39,8 +39,8 @@ void ring_all_to_all(const Comm& c, const Group& g, ConstBytes in, Bytes out, st
   const int left = g.left(my_rank);
 
   // Two buffers of p-1 bundles: the one holding the travelling bundles, the one receiving.
-  std::vector<std::byte> first_buffer(static_cast<std::size_t>(n - 1) * bundle);
-  std::vector<std::byte> second_buffer(first_buffer.size());
+  Buffer first_buffer(static_cast<std::size_t>(n - 1) * bundle);
+  Buffer second_buffer(first_buffer.size());
   Bytes holding = first_buffer;
   Bytes receiving = second_buffer;
   // msg: my own bundles for my_rank+1, ..., my_rank+n-1, in the order they will be dropped off.

@@ -55,7 +55,7 @@ void circular_shift_hypercube(const Comm& c, ConstBytes in, Bytes out, int shift
     return static_cast<int>((source + q) & all_bits);
   };
 
-  std::vector<std::byte> buffers[2];  // messages in transit alternate between these
+  Buffer buffers[2];  // messages in transit alternate between these
   int moves = 0;
   ConstBytes msg = in;
   for (int k = 0; k < d; ++k) {
@@ -67,7 +67,7 @@ void circular_shift_hypercube(const Comm& c, ConstBytes in, Bytes out, int shift
     // The message I get is mine when its destination agrees with me on every bit now.
     Bytes incoming = out;
     if (held_destination(k + 1) != my_id) {
-      std::vector<std::byte>& spare = buffers[moves % 2];
+      Buffer& spare = buffers[moves % 2];
       spare.resize(in.size());
       incoming = spare;
     }

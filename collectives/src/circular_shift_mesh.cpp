@@ -41,7 +41,7 @@ void circular_shift_mesh(const Comm& c, ConstBytes in, Bytes out, int shift) {
     ring_shift(c, column, in, out, col_shift);
     return;
   }
-  std::vector<std::byte> moved(in.size());
+  Buffer moved(in.size());
   ring_shift(c, row, in, moved, row_shift);
   // Columns 0 .. qc-1 hold the messages that wrapped round the row end: one row further.
   const int wrapped = t.col_of(c.id()) < row_shift ? 1 : 0;

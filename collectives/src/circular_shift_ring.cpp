@@ -30,7 +30,7 @@ void ring_shift(const Comm& c, const Group& g, ConstBytes in, Bytes out, int shi
   const int prev = up ? g.left(my_rank) : g.right(my_rank);
 
   // Messages in transit alternate between two buffers; the last step lands in out.
-  std::vector<std::byte> buffers[2];
+  Buffer buffers[2];
   if (steps > 1) {
     buffers[0].resize(in.size());
     buffers[1].resize(in.size());

@@ -71,7 +71,7 @@ class Call {
 };
 
 // A private copy of `in` when it overlaps `out`, so that algorithms may read in after writing out.
-ConstBytes separate(ConstBytes in, ConstBytes out, std::vector<std::byte>& storage) {
+ConstBytes separate(ConstBytes in, ConstBytes out, Buffer& storage) {
   if (!overlaps(in, out)) return in;
   storage.assign(in.begin(), in.end());
   return storage;
@@ -101,7 +101,7 @@ void reduce(Proc& vp, ConstBytes in, Bytes out, const Reducer& op, int root, Alg
                    " elements but in holds " + std::to_string(elements(in.size(), op.elem_size)) +
                    (vp.id() == root ? " (the root's out must match in)"
                                     : " (a non-root's out must be empty or match in)"));
-  std::vector<std::byte> storage;
+  Buffer storage;
   in = separate(in, out, storage);
   const Call call(vp, Collective::reduce, algo, in.size(), root);
   if (call.alone()) return copy_bytes(out, in);
@@ -137,7 +137,7 @@ void all_gather(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, Algo 
                "out holds " + std::to_string(elements(out.size(), elem_size)) +
                    " elements but p * in = " + std::to_string(p) + " * " +
                    std::to_string(elements(in.size(), elem_size)) + " are needed");
-  std::vector<std::byte> storage;
+  Buffer storage;
   in = separate(in, out, storage);
   const Call call(vp, Collective::all_gather, algo, in.size());
   const Blocks blocks(out.size(), elem_size, p);
@@ -158,7 +158,7 @@ void reduce_scatter(Proc& vp, ConstBytes in, Bytes out, const Reducer& op, Algo 
                "in holds " + std::to_string(elements(in.size(), op.elem_size)) +
                    " elements but p * out = " + std::to_string(p) + " * " +
                    std::to_string(elements(out.size(), op.elem_size)) + " are needed");
-  std::vector<std::byte> storage;
+  Buffer storage;
   in = separate(in, out, storage);
   const Call call(vp, Collective::reduce_scatter, algo, out.size());
   if (call.alone()) return copy_bytes(out, in);
@@ -177,7 +177,7 @@ void scan(Proc& vp, ConstBytes in, Bytes out, const Reducer& op, bool exclusive)
     size_error(vp, kind,
                "out holds " + std::to_string(elements(out.size(), op.elem_size)) +
                    " elements but in holds " + std::to_string(elements(in.size(), op.elem_size)));
-  std::vector<std::byte> storage;
+  Buffer storage;
   in = separate(in, out, storage);
   const Call call(vp, kind, Algo::automatic, in.size());
   if (call.alone()) {
@@ -200,7 +200,7 @@ void scatter(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, int root
                "the root's in holds " + std::to_string(elements(in.size(), elem_size)) +
                    " elements but p * out = " + std::to_string(p) + " * " +
                    std::to_string(elements(out.size(), elem_size)) + " are needed");
-  std::vector<std::byte> storage;
+  Buffer storage;
   if (vp.id() == root) in = separate(in, out, storage);
   const Call call(vp, Collective::scatter, Algo::automatic, out.size(), root);
   if (call.alone()) return copy_bytes(out, in);
@@ -221,7 +221,7 @@ void gather(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, int root)
                "the root's out holds " + std::to_string(elements(out.size(), elem_size)) +
                    " elements but p * in = " + std::to_string(p) + " * " +
                    std::to_string(elements(in.size(), elem_size)) + " are needed");
-  std::vector<std::byte> storage;
+  Buffer storage;
   if (vp.id() == root) in = separate(in, out, storage);
   const Call call(vp, Collective::gather, Algo::automatic, in.size(), root);
   if (call.alone()) return copy_bytes(out, in);
@@ -241,7 +241,7 @@ void all_to_all(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, Algo 
                "in holds " + std::to_string(elements(in.size(), elem_size)) + " and out " +
                    std::to_string(elements(out.size(), elem_size)) +
                    " elements; both must hold p = " + std::to_string(p) + " equal blocks");
-  std::vector<std::byte> storage;
+  Buffer storage;
   in = separate(in, out, storage);
   const Call call(vp, Collective::all_to_all, algo, in.size());
   if (call.alone()) return copy_bytes(out, in);
@@ -262,7 +262,7 @@ void circular_shift(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, i
                "out holds " + std::to_string(elements(out.size(), elem_size)) +
                    " elements but in holds " + std::to_string(elements(in.size(), elem_size)));
   const int q = ((shift % p) + p) % p;
-  std::vector<std::byte> storage;
+  Buffer storage;
   in = separate(in, out, storage);
   const Call call(vp, Collective::circular_shift, Algo::automatic, in.size(), q);
   if (call.alone() || q == 0) return copy_bytes(out, in);

@@ -27,7 +27,7 @@ void gather_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blo
 
   // held: room for the blocks of real ids held_first .. held_first + 2^t - 1, where 2^t is the
   // lowest set bit of my_virtual_id (all of them at the root): what this VP sends at step t.
-  std::vector<std::byte> storage;
+  Buffer storage;
   Bytes held = out;
   int held_first = 0;
   if (my_virtual_id != 0) {

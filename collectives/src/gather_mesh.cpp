@@ -35,7 +35,7 @@ void gather_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, 
                       RingArms::balanced(rows));
     return;
   }
-  std::vector<std::byte> bundle;
+  Buffer bundle;
   if (t.row_of(my_id) == root_row) bundle.resize(column_offsets.back());
   ring_gather_parts(c, column_group(t, my_id), root_row, column_offsets, in, bundle,
                     RingArms::balanced(rows));
@@ -46,7 +46,7 @@ void gather_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, 
     for (int r = 0; r < rows; ++r) bytes += block_of(r, col);
     return bytes;
   });
-  std::vector<std::byte> packed(my_id == root ? bundle_offsets.back() : 0);
+  Buffer packed(my_id == root ? bundle_offsets.back() : 0);
   ring_gather_parts(c, row_group(t, my_id), root_col, bundle_offsets, bundle, packed,
                     RingArms::balanced(cols));
   if (my_id != root) return;

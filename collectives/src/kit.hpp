@@ -6,6 +6,8 @@
 #include <hypercomm/detail/core.hpp>
 #include <hypercomm/proc.hpp>
 
+#include "scratch.hpp"
+
 #include <bit>
 #include <cstddef>
 #include <cstring>

@@ -26,8 +26,8 @@ void reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op
 
   // sum: the fold so far. It starts as this VP's own input; the first combine moves it to the
   // root's out or to a temporary (VPs with an odd virtual id send before receiving anything).
-  std::vector<std::byte> sum_storage;
-  std::vector<std::byte> msg;
+  Buffer sum_storage;
+  Buffer msg;
   Bytes sum = out;
   if (my_virtual_id != 0 && (my_virtual_id & 1) == 0) {
     sum_storage.resize(m);

@@ -23,7 +23,7 @@ void reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int
 
   // This row's result, kept by the row's member in the root's column: the root keeps it in out
   // (reduce_ring lets in alias out at the root), the others in a temporary.
-  std::vector<std::byte> row_storage;
+  Buffer row_storage;
   Bytes row_result;
   if (my_id == root) {
     row_result = out;

@@ -35,7 +35,7 @@ void reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int
   const bool ordered_arms = !op.commutative && r != 0 && r != n - 1;
   const RingArms arms = ordered_arms ? RingArms{n, n - 1 - r, r} : RingArms::balanced(n);
 
-  std::vector<std::byte> msg(v == arms.up || v == arms.down_end() ? 0 : m);
+  Buffer msg(v == arms.up || v == arms.down_end() ? 0 : m);
   if (v == 0) {
     if (n == 1) {
       copy_bytes(out, in);

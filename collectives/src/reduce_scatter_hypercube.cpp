@@ -42,8 +42,8 @@ void recursive_halving(const Comm& c, ConstBytes in, Bytes out, const Blocks& bl
                        const Reducer& op) {
   const int my_id = c.id();
   const int d = log2_of(c.p());
-  std::vector<std::byte> work(in.size());  // my partial sums, at the blocks' own offsets
-  std::vector<std::byte> temp(blocks.offset(c.p() / 2));  // the largest half: blocks shrink
+  Buffer work(in.size());  // my partial sums, at the blocks' own offsets
+  Buffer temp(blocks.offset(c.p() / 2));  // the largest half: blocks shrink
   ConstBytes msg = in;  // the book's msg: in before the first combine, work after
   int recloc = 0;       // first block of my current range
   for (int i = d - 1; i >= 0; --i) {
@@ -70,10 +70,10 @@ void recursive_halving_in_order(const Comm& c, ConstBytes in, Bytes out, const B
   const int my_id = c.id();
   const int p = c.p();
   const int d = log2_of(p);
-  std::vector<std::byte> first_buffer(in.size());
-  std::vector<std::byte> second_buffer(in.size());
-  std::vector<std::byte> send_buffer(in.size());
-  std::vector<std::byte> recv_buffer(in.size());
+  Buffer first_buffer(in.size());
+  Buffer second_buffer(in.size());
+  Buffer send_buffer(in.size());
+  Buffer recv_buffer(in.size());
   // Before step i, msg packs blocks low + j*2^i for j = 0 .. p/2^i - 1, low = my_id mod 2^i.
   ConstBytes msg = in;
   Bytes next = first_buffer;

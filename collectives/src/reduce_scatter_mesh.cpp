@@ -43,7 +43,7 @@ void reduce_scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& 
   // Row phase parts: part k = blocks k, cols + k, ..., (rows-1)*cols + k, in that order. With
   // one row or one column that is in's own layout, so no packing is needed.
   std::vector<std::size_t> row_offsets(static_cast<std::size_t>(cols) + 1);
-  std::vector<std::byte> packed;
+  Buffer packed;
   ConstBytes row_in = in;
   if (rows > 1 && cols > 1) {
     packed.resize(in.size());
@@ -79,7 +79,7 @@ void reduce_scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& 
     reduce_scatter_ring_group(c, in, out, column_offsets, column_group(t, my_id), op);
     return;
   }
-  std::vector<std::byte> row_result(column_offsets.back());
+  Buffer row_result(column_offsets.back());
   reduce_scatter_ring_group(c, row_in, row_result, row_offsets, row_group(t, my_id), op);
   reduce_scatter_ring_group(c, row_result, out, column_offsets, column_group(t, my_id), op);
 }

@@ -57,8 +57,8 @@ void reduce_scatter_ring_group(const Comm& c, ConstBytes in, Bytes out,
   std::size_t largest = 0;
   for (int k = 0; k < n; ++k) largest = std::max(largest, size_of(k));
   const std::size_t room = split ? 2 * largest : largest;
-  std::vector<std::byte> first_buffer(room);
-  std::vector<std::byte> second_buffer(room);
+  Buffer first_buffer(room);
+  Buffer second_buffer(room);
   Bytes recv = first_buffer;    // the partial received in the previous step, built on in place
   Bytes spare = second_buffer;  // where the next one is received
 

@@ -28,7 +28,7 @@ void reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer& op
   const Blocks blocks(in.size(), op.elem_size, c.p());
   // This VP's block of the result. A temporary everywhere: out may be empty off the root, and
   // at the root in may overlap out, which the reduce-scatter still reads.
-  std::vector<std::byte> own(blocks.size(c.id()));
+  Buffer own(blocks.size(c.id()));
   switch (f) {
     case Family::hypercube:
       reduce_scatter_hypercube(c, in, own, blocks, op);

@@ -50,7 +50,7 @@ class RelativeParts {
   // The relative parts lo .. hi-1 of member-order `all`, in relative order: a view of `all`
   // when they are contiguous there, else packed into scratch.
   [[nodiscard]] ConstBytes view(ConstBytes all, int lo, int hi,
-                                std::vector<std::byte>& scratch) const {
+                                Buffer& scratch) const {
     if (contiguous(lo, hi)) return all.subspan(start(lo), bytes(lo, hi));
     const std::size_t head = off_[n_] - off_[r_ + lo];
     scratch.resize(bytes(lo, hi));
@@ -61,7 +61,7 @@ class RelativeParts {
   // Receives the relative parts lo .. hi-1 from src into member-order `all`: straight into
   // place when contiguous, else through scratch.
   void recv_into(const Comm& c, int src, Bytes all, int lo, int hi,
-                 std::vector<std::byte>& scratch) const {
+                 Buffer& scratch) const {
     if (contiguous(lo, hi)) {
       c.recv(src, all.subspan(start(lo), bytes(lo, hi)));
       return;
@@ -102,7 +102,7 @@ inline void ring_scatter_parts(const Comm& c, const Group& g, int root_rank,
   const int v = relative_rank(k, root_rank, n);
   const RelativeParts rel(offsets, root_rank);
   if (v == 0) {
-    std::vector<std::byte> scratch;  // send copies the message, so one scratch serves both
+    Buffer scratch;  // send copies the message, so one scratch serves both
     if (arms.up > 0) c.send(g.right(k), rel.view(all, 1, arms.up + 1, scratch));
     if (arms.down > 0) c.send(g.left(k), rel.view(all, arms.down_end(), n, scratch));
     copy_bytes(own, all.subspan(offsets[k], own.size()));
@@ -113,7 +113,7 @@ inline void ring_scatter_parts(const Comm& c, const Group& g, int root_rank,
       c.recv(g.left(k), own);
       return;
     }
-    std::vector<std::byte> held(rel.bytes(v, arms.up + 1));
+    Buffer held(rel.bytes(v, arms.up + 1));
     c.recv(g.left(k), held);
     c.send(g.right(k), ConstBytes(held).subspan(own.size()));
     copy_bytes(own, ConstBytes(held).first(own.size()));
@@ -122,7 +122,7 @@ inline void ring_scatter_parts(const Comm& c, const Group& g, int root_rank,
       c.recv(g.right(k), own);
       return;
     }
-    std::vector<std::byte> held(rel.bytes(arms.down_end(), v + 1));
+    Buffer held(rel.bytes(arms.down_end(), v + 1));
     c.recv(g.right(k), held);
     c.send(g.left(k), ConstBytes(held).first(held.size() - own.size()));
     copy_bytes(own, ConstBytes(held).last(own.size()));
@@ -140,7 +140,7 @@ inline void ring_gather_parts(const Comm& c, const Group& g, int root_rank,
   const int v = relative_rank(k, root_rank, n);
   const RelativeParts rel(offsets, root_rank);
   if (v == 0) {
-    std::vector<std::byte> scratch;
+    Buffer scratch;
     if (arms.up > 0) rel.recv_into(c, g.right(k), all, 1, arms.up + 1, scratch);
     if (arms.down > 0) rel.recv_into(c, g.left(k), all, arms.down_end(), n, scratch);
     copy_bytes(all.subspan(offsets[k], own.size()), own);
@@ -151,7 +151,7 @@ inline void ring_gather_parts(const Comm& c, const Group& g, int root_rank,
       c.send(g.left(k), own);
       return;
     }
-    std::vector<std::byte> held(rel.bytes(v, arms.up + 1));
+    Buffer held(rel.bytes(v, arms.up + 1));
     copy_bytes(Bytes(held).first(own.size()), own);
     c.recv(g.right(k), Bytes(held).subspan(own.size()));
     c.send(g.left(k), held);
@@ -160,7 +160,7 @@ inline void ring_gather_parts(const Comm& c, const Group& g, int root_rank,
       c.send(g.right(k), own);
       return;
     }
-    std::vector<std::byte> held(rel.bytes(arms.down_end(), v + 1));
+    Buffer held(rel.bytes(arms.down_end(), v + 1));
     c.recv(g.left(k), Bytes(held).first(held.size() - own.size()));
     copy_bytes(Bytes(held).last(own.size()), own);
     c.send(g.right(k), held);

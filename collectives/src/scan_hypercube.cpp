@@ -30,8 +30,8 @@ void scan_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, 
   const int my_id = c.id();
   const int d = log2_of(c.p());
   const std::size_t m = in.size();
-  std::vector<std::byte> msg(in.begin(), in.end());
-  std::vector<std::byte> number(m);
+  Buffer msg(in.begin(), in.end());
+  Buffer number(m);
   bool has_result = !exclusive;
   if (has_result) copy_bytes(out, in);  // result lives in out
   for (int i = 0; i < d; ++i) {

@@ -28,8 +28,8 @@ void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool 
   const std::size_t m = in.size();
 
   // 1. Row chain.
-  std::vector<std::byte> row_before(m);  // fold of the VPs left of me in my row
-  std::vector<std::byte> row_through(in.begin(), in.end());  // ... and me
+  Buffer row_before(m);  // fold of the VPs left of me in my row
+  Buffer row_through(in.begin(), in.end());  // ... and me
   if (my_col > 0) {
     c.recv(t.id_at(my_row, my_col - 1), row_before);
     op(row_through.data(), row_before.data(), in.data(), m);
@@ -37,12 +37,12 @@ void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool 
   if (my_col < cols - 1) c.send(t.id_at(my_row, my_col + 1), row_through);
 
   // 2. The last column carries the totals of the rows above.
-  std::vector<std::byte> rows_above(m);  // E_r
+  Buffer rows_above(m);  // E_r
   const int last = t.id_at(my_row, cols - 1);
   if (my_col == cols - 1) {
     if (my_row > 0) c.recv(t.id_at(my_row - 1, cols - 1), rows_above);
     if (my_row < rows - 1) {
-      std::vector<std::byte> down(row_through);
+      Buffer down(row_through);
       if (my_row > 0) op(down.data(), rows_above.data(), row_through.data(), m);
       c.send(t.id_at(my_row + 1, cols - 1), down);
     }

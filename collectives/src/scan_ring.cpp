@@ -37,7 +37,7 @@ void scan_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool 
   }
 
   // Receiving into out would overwrite in when they are the same buffer: keep a copy.
-  std::vector<std::byte> own;
+  Buffer own;
   ConstBytes mine = in;
   if (in.data() == out.data() && m > 0) {
     own.assign(in.begin(), in.end());
@@ -46,7 +46,7 @@ void scan_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool 
   c.recv(my_id - 1, out);  // the fold of 0..my_id-1
   if (exclusive) {
     if (last) return;
-    std::vector<std::byte> prefix(m);
+    Buffer prefix(m);
     op(prefix.data(), out.data(), mine.data(), m);
     c.send(my_id + 1, prefix);
   } else {

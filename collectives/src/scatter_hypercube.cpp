@@ -25,7 +25,7 @@ void scatter_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& bl
   const int my_virtual_id = my_id ^ root;
 
   // held: the blocks of real ids held_first .. held_first + held_count - 1, in id order.
-  std::vector<std::byte> storage;
+  Buffer storage;
   ConstBytes held = in;
   int held_first = 0;
   auto held_range = [&](int first, int count) {

@@ -32,7 +32,7 @@ void scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
     return;
   }
   const auto column_offsets = part_offsets(rows, [&](int r) { return block_of(r, my_col); });
-  std::vector<std::byte> bundle;
+  Buffer bundle;
   ConstBytes column_data = in;  // cols == 1: the root's column bundle is all of in
   if (cols > 1) {
     if (t.row_of(my_id) == root_row) {
@@ -41,7 +41,7 @@ void scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
         for (int r = 0; r < rows; ++r) bytes += block_of(r, col);
         return bytes;
       });
-      std::vector<std::byte> packed;  // the root's blocks in bundle order
+      Buffer packed;  // the root's blocks in bundle order
       if (my_id == root) {
         packed.resize(in.size());
         std::size_t at = 0;
