@@ -139,9 +139,13 @@ const char* restriction(Collective op, Algo algo, const Topology& t, Links links
 // ring or mesh pair runs), and the circular shift, whose q is not known here, is costed at its
 // worst q. The sums are taken in units of 0.1 ns (ts = 10000, tw = 1 per byte), where they are
 // exact for whole byte counts, so that algorithms of equal cost compare equal and the table's
-// order decides (not rounding), and scaled to seconds at the end.
+// order decides (not rounding), and scaled to seconds at the end. To the book's formulas the
+// reductions add the time to combine what arrives, tc per byte on a VP's critical path (tc = tw
+// on the reference machine: a combine streams memory like a copy), which the book leaves out
+// but which decides, for large vectors, between folding the whole vector log p times
+// (hypercube) and each VP folding one block (reduce-scatter first: two_phase, ring).
 double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t bytes) {
-  constexpr double ts = 10'000, tw = 1, seconds = 1e-10;  // kTs and kTw in units of kTw
+  constexpr double ts = 10'000, tw = 1, tc = tw, seconds = 1e-10;  // kTs, kTw in units of kTw
   const int n = t.size(), rows = t.rows(), cols = t.cols();
   const double p = n, m = static_cast<double>(bytes), lg = std::max(1.0, log2p(t));
   const auto w = [](double b) { return ts + tw * b; };
@@ -181,36 +185,37 @@ double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t b
         }
       case Collective::reduce:
         switch (algo) {
-          case Algo::hypercube: return w(m) * lg;
+          case Algo::hypercube: return w(m) * lg + tc * m * lg;
           case Algo::two_phase:
-            if (hypercube_family) return 2 * (ts * lg + tw * block * (p - 1));
+            if (hypercube_family) return 2 * (ts * lg + tw * block * (p - 1)) + tc * block * (p - 1);
             if (mesh_family)
               return ts * (rows + cols - 2) + tw * block * (p - 1) + ring_gather(rows, block) +
-                     ring_gather(cols, rows * block);
-            return (p - 1) * w(block) + ring_gather(n, block);
-          case Algo::mesh: return w(m) * (cols / 2 + rows / 2);
-          default: return w(m) * (n / 2);
+                     ring_gather(cols, rows * block) + tc * block * (p - 1);
+            return (p - 1) * w(block) + ring_gather(n, block) + tc * block * (p - 1);
+          case Algo::mesh: return (w(m) + tc * m) * (cols / 2 + rows / 2);
+          default: return (w(m) + tc * m) * (n / 2);
         }
       case Collective::all_reduce:
         switch (algo) {
-          case Algo::hypercube: return w(m) * lg;
+          case Algo::hypercube: return w(m) * lg + tc * m * lg;
           case Algo::two_phase:
-            if (hypercube_family) return 2 * (ts * lg + tw * block * (p - 1));
-            if (mesh_family) return 2 * (ts * (rows + cols - 2) + tw * block * (p - 1));
-            return 2 * (p - 1) * w(block);
+            if (hypercube_family) return 2 * (ts * lg + tw * block * (p - 1)) + tc * block * (p - 1);
+            if (mesh_family)
+              return 2 * (ts * (rows + cols - 2) + tw * block * (p - 1)) + tc * block * (p - 1);
+            return 2 * (p - 1) * w(block) + tc * block * (p - 1);
           case Algo::mesh: {  // all_reduce_mesh.cpp: each phase gathers and folds, or splits
             double cost = 0;
             for (const int k : {cols, rows}) {
               if (k == 1) continue;
               const auto members = static_cast<std::size_t>(k);
               if (bytes * (members - 2) <= members * 10'000)
-                cost += (k - 1) * w(m);
+                cost += (k - 1) * (w(m) + tc * m);
               else
-                cost += 2 * (k - 1) * w(m / k);
+                cost += 2 * (k - 1) * w(m / k) + tc * (k - 1) * (m / k);
             }
             return cost;
           }
-          default: return 2 * (p - 1) * w(block);
+          default: return 2 * (p - 1) * w(block) + tc * block * (p - 1);
         }
       case Collective::all_gather:
       case Collective::reduce_scatter:
