@@ -113,6 +113,48 @@ TEST_CASE("large messages arrive intact whether the receiver waits or comes late
   CHECK(ok[1] == 1);
 }
 
+TEST_CASE("large sends that wait for their receivers never wait on each other") {
+  // Every VP sends a large message to the next before it receives from the previous: a cycle in
+  // which no receiver posts until its own send is done. The senders must give up waiting and
+  // queue, at once rather than after their bounded wait.
+  constexpr std::size_t n = (256 << 10) / sizeof(std::uint64_t);
+  for (const int p : {2, 3, 8}) {
+    CAPTURE(p);
+    std::vector<int> ok(static_cast<std::size_t>(p), 0);
+    hc::run(hc::Topology::ring(p), [&](hc::Proc& vp) {
+      const int next = (vp.id() + 1) % p, prev = (vp.id() + p - 1) % p;
+      for (int round = 0; round < 20; ++round) {
+        std::vector<std::uint64_t> out(n, static_cast<std::uint64_t>(vp.id() * 100 + round));
+        std::vector<std::uint64_t> in(n);
+        vp.send(next, out);
+        vp.recv(prev, in);
+        ok[static_cast<std::size_t>(vp.id())] +=
+            in.front() == static_cast<std::uint64_t>(prev * 100 + round) && in.back() == in.front();
+      }
+    }, test_options());
+    for (int v = 0; v < p; ++v) CHECK(ok[static_cast<std::size_t>(v)] == 20);
+  }
+}
+
+TEST_CASE("a sender of many large messages to a slow receiver delivers them all in order") {
+  constexpr std::size_t n = (128 << 10) / sizeof(std::uint64_t);
+  std::vector<int> good(1, 0);
+  hc::run(hc::Topology::ring(2), [&](hc::Proc& vp) {
+    std::vector<std::uint64_t> buf(n);
+    for (int k = 0; k < 40; ++k) {
+      if (vp.id() == 0) {
+        std::fill(buf.begin(), buf.end(), static_cast<std::uint64_t>(k));
+        vp.send(1, buf);
+      } else {
+        if (k % 10 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        vp.recv(0, buf);
+        good[0] += buf.front() == static_cast<std::uint64_t>(k) && buf.back() == buf.front();
+      }
+    }
+  }, test_options());
+  CHECK(good[0] == 40);
+}
+
 TEST_CASE("bad ids, sends to oneself and strict non-neighbour sends throw LinkError") {
   auto expect_link_error = [](const hc::Topology& t, hc::Links links, auto body, const char* needle) {
     hc::Options o = test_options();

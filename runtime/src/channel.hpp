@@ -56,6 +56,9 @@ static_assert(kSlotSize - kInlineBytes + 16 <= kCacheLine,
 
 // Messages of at least this many bytes are handed straight to a receiver already waiting.
 inline constexpr std::size_t kHandOverBytes = 4096;
+// A sender of at least this many bytes whose receiver is not waiting yet waits a while for it
+// (Proc::post_send), rather than copy the message into a block that the receiver copies again.
+inline constexpr std::size_t kRendezvousBytes = 64 * 1024;
 
 class Channel {
  public:
@@ -67,6 +70,10 @@ class Channel {
   // ---- producer side (the sending VP only)
   // Copies the payload straight into a matching posted receive; false when there is none.
   bool try_hand_over(const Envelope& envelope, std::span<const std::byte> payload) noexcept;
+  // Whether the receiver has posted a receive that no sender has taken yet.
+  [[nodiscard]] bool receiver_posted() const noexcept {
+    return posted_.state.load(std::memory_order_acquire) == kPosted;
+  }
   // Appends to the ring, or to the overflow list when the ring is full; never waits.
   void push(const Envelope& envelope, std::span<const std::byte> payload);
 

@@ -36,6 +36,7 @@ struct alignas(kCacheLine) VpState {
   std::atomic<const char*> operation{nullptr};
   std::atomic<std::uint64_t> received{0};  // messages taken; the watchdog's sign of progress
   std::atomic<std::uint32_t> mail{0};      // oversubscribed: a message came since the VP blocked
+  std::atomic<std::uint32_t> lending{0};   // waiting for a receiver to post (Proc::post_send)
 };
 
 struct alignas(16) LinkCounter {

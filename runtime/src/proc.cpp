@@ -75,6 +75,43 @@ void Proc::throw_tag_mismatch(int src, const MessageTag& got, const MessageTag& 
                            describe_tag(got) + ": the VPs disagree on the collective");
 }
 
+namespace {
+
+// A large message whose receiver has not posted its receive yet: wait a while for it to, so
+// that the payload is copied once, into the receiver's buffer, rather than into a block and out
+// again (which also lets a sender in a loop run ahead and pile up blocks). Bounded by about the
+// time the receiver takes to copy a message this size (1 ns a byte, at least 200 us), and never
+// while the receiver itself waits so, which breaks every cycle of such waits; afterwards the
+// message is queued as any other. True when handed over.
+bool await_receiver(detail::Fabric& fabric, int me, int dest, detail::Channel& channel,
+                    const detail::Envelope& envelope, std::span<const std::byte> data) {
+  detail::VpState& mine = fabric.state(me);
+  const detail::VpState& peer = fabric.state(dest);
+  mine.lending.store(1, std::memory_order_seq_cst);
+  struct Done {
+    detail::VpState& state;
+    ~Done() { state.lending.store(0, std::memory_order_release); }
+  } done{mine};
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::max<std::chrono::nanoseconds>(std::chrono::microseconds(200),
+                                         std::chrono::nanoseconds(data.size()));
+  constexpr unsigned kSpins = 1024;  // then yield: the receiver may need this core
+  for (unsigned i = 1;; ++i) {
+    if (channel.receiver_posted()) return channel.try_hand_over(envelope, data);
+    if (peer.lending.load(std::memory_order_seq_cst) != 0 ||
+        peer.status.load(std::memory_order_acquire) == detail::kFinished || fabric.aborted())
+      return false;
+    if ((i & 63) == 0 && std::chrono::steady_clock::now() >= deadline) return false;
+    if (i > kSpins || fabric.oversubscribed())
+      sched_yield();
+    else
+      detail::cpu_relax();
+  }
+}
+
+}  // namespace
+
 void Proc::post_send(int dest, std::span<const std::byte> data, const MessageTag& tag,
                      double start) {
   const CostModel& model = options().model;
@@ -85,8 +122,12 @@ void Proc::post_send(int dest, std::span<const std::byte> data, const MessageTag
   const Envelope envelope{data.size(), start + model.ts + model.tw * m + model.th * hops, tag};
 
   Channel& channel = fabric_->channel(id_, dest);
-  if (data.size() < detail::kHandOverBytes || !channel.try_hand_over(envelope, data))
-    channel.push(envelope, data);
+  const bool delivered =
+      data.size() >= detail::kHandOverBytes &&
+      (channel.try_hand_over(envelope, data) ||
+       (data.size() >= detail::kRendezvousBytes &&
+        await_receiver(*fabric_, id_, dest, channel, envelope, data)));
+  if (!delivered) channel.push(envelope, data);
   fabric_->notify(dest);
 
   // A routed message counts on every link of its route.
