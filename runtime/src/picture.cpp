@@ -7,6 +7,7 @@
 #include "trace_json.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <utility>
@@ -14,6 +15,13 @@
 namespace hypercomm {
 
 namespace {
+
+// A model time in the model's own units (seconds once calibrated), three significant digits.
+std::string model_time_text(double t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", t);
+  return buf;
+}
 
 using detail::kNoEvent;
 using detail::picture::Layout;
@@ -129,7 +137,7 @@ Steps find_steps(const Report& r, int p) {
 std::string bytes_text(std::uint64_t b) {
   if (b >= 10u << 20) return std::to_string(b >> 20) + " MiB";
   if (b >= 10u << 10) return std::to_string(b >> 10) + " KiB";
-  return std::to_string(b) + (b == 1 ? " byte" : " bytes");
+  return std::to_string(b) + " B";
 }
 
 constexpr double kLabel = 11;  // font size of the knowledge labels
@@ -196,7 +204,7 @@ void draw_step(Svg& svg, const Topology& t, const Layout& l, const Panel& panel,
   svg.text({at.x + 10, at.y + 33},
            "step " + std::to_string(step.number) + " of " + std::to_string(step.of) + " \u00b7 " +
                std::to_string(step.messages.size()) + " msg \u00b7 " + bytes_text(bytes) +
-               " \u00b7 model t = " + num(step.model),
+               " \u00b7 t = " + model_time_text(step.model),
            10.5, "start", "fill=\"#555\"");
   const Point origin{at.x + panel.shift.x, at.y + panel.shift.y};
   std::vector<std::string> fills(static_cast<std::size_t>(t.size()), "white");
@@ -255,7 +263,7 @@ void write_svg(const Report& report, const Topology& topology, const std::string
   const std::string head = topology.name() + ": " + std::to_string(all.steps.size()) +
                            (all.steps.size() == 1 ? " step, " : " steps, ") +
                            std::to_string(all.traced.messages.size()) + " messages, model time " +
-                           detail::picture::num(report.model_time);
+                           model_time_text(report.model_time);
   svg.text({kGap, 22}, head, 15, "start", "font-weight=\"bold\"");
   svg.text({kGap, 42},
            "Red arrows: the step's messages (dashed: routed over several links). Blue, beside "
