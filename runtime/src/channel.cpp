@@ -11,8 +11,8 @@ namespace hypercomm::detail {
 namespace {
 constexpr std::size_t kBlockGranule = 4096;
 
-// Vyukov's sequence scheme needs two slots at least: with one, "full at position i" and "free
-// at position i + 1" would read the same.
+// Two slots at least: with one, a slot's sequence from the last lap (position - 1 + 1) would read
+// as full at the next position.
 std::size_t ring_capacity(std::size_t n) noexcept { return n <= 2 ? 2 : std::bit_ceil(n); }
 }  // namespace
 
@@ -55,8 +55,9 @@ void Channel::fill(Slot& slot, const Envelope& envelope, std::span<const std::by
 
 void Channel::push(const Envelope& envelope, std::span<const std::byte> payload) {
   if (overflow_count_.load(std::memory_order_acquire) == 0) {
-    Slot& slot = slots_[head_ & mask_];
-    if (slot.sequence.load(std::memory_order_acquire) == head_) {
+    if (head_ - consumed_seen_ >= capacity_) consumed_seen_ = consumed_.load(std::memory_order_acquire);
+    if (head_ - consumed_seen_ < capacity_) {
+      Slot& slot = slots_[head_ & mask_];
       fill(slot, envelope, payload);
       slot.sequence.store(head_ + 1, std::memory_order_release);
       ++head_;
@@ -127,8 +128,8 @@ void Channel::take_front(std::span<std::byte> dest) noexcept {
       recycle(slot.block);
       slot.block = nullptr;
     }
-    slot.sequence.store(tail_ + capacity_, std::memory_order_release);
     ++tail_;
+    consumed_.store(tail_, std::memory_order_release);
   } else {
     Pending pending;
     {
@@ -186,8 +187,8 @@ std::vector<Envelope> Channel::drain() {
       Slot& slot = slots_[tail_ & mask_];
       recycle(slot.block);
       slot.block = nullptr;
-      slot.sequence.store(tail_ + capacity_, std::memory_order_release);
       ++tail_;
+      consumed_.store(tail_, std::memory_order_release);
       ++dequeued_;
     } else {
       const std::lock_guard lock(overflow_mutex_);

@@ -1,5 +1,7 @@
 // One directed channel (src -> dst): a single-producer single-consumer ring of cache-line-sized
-// slots whose consumer polls only the slot's own sequence word (Vyukov style), an overflow list
+// slots whose consumer polls only the slot's own sequence word (Vyukov style) and whose producer
+// writes a slot without reading it first (it counts free slots from the consumer's published
+// position, read once per lap), so that a message moves one cache line, once; an overflow list
 // so that send never waits for buffer space, and a posted receive through which a large message
 // is copied once, straight from the sender's buffer into the waiting receiver's.
 //
@@ -44,7 +46,8 @@ inline constexpr std::size_t kInlineBytes =
     kSlotSize - sizeof(std::atomic<std::uint64_t>) - sizeof(Envelope) - sizeof(Block*);
 
 struct alignas(kSlotSize) Slot {
-  // Vyukov: == position when free for the producer, == position + 1 when full.
+  // == position + 1 once the producer has filled the slot for that position; written by the
+  // producer only (the consumer frees slots through Channel::consumed_).
   std::atomic<std::uint64_t> sequence{0};
   Envelope envelope;
   Block* block = nullptr;  // owned by the slot while full and size > kInlineBytes
@@ -113,7 +116,12 @@ class Channel {
 
   // Producer-only state.
   alignas(kCacheLine) std::uint64_t head_ = 0;
-  std::uint64_t enqueued_ = 0;  // messages put in the ring or the overflow list
+  std::uint64_t enqueued_ = 0;        // messages put in the ring or the overflow list
+  std::uint64_t consumed_seen_ = 0;   // the last value of consumed_ the producer read
+
+  // The consumer's position: every slot before it is free again (release after its payload is
+  // copied out). On its own line: the producer reads it only when its count of free slots ends.
+  alignas(kCacheLine) std::atomic<std::uint64_t> consumed_{0};
 
   // Consumer-only state.
   alignas(kCacheLine) std::uint64_t tail_ = 0;

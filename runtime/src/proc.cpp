@@ -112,16 +112,32 @@ bool await_receiver(detail::Fabric& fabric, int me, int dest, detail::Channel& c
 
 }  // namespace
 
+Proc::Route& Proc::route_to(int dest) {
+  Route& route = out_routes_[static_cast<std::size_t>(dest) % kRoutes];
+  if (route.peer != dest) {
+    const Topology& topo = topology();
+    const int slot = topo.link_slot(id_, dest);
+    route = Route{dest, slot, slot >= 0 ? 1 : topo.distance(id_, dest), &fabric_->channel(id_, dest)};
+  }
+  return route;
+}
+
+Channel& Proc::channel_from(int src) {
+  Route& route = in_routes_[static_cast<std::size_t>(src) % kRoutes];
+  if (route.peer != src) route = Route{src, -1, 0, &fabric_->channel(src, id_)};
+  return *route.channel;
+}
+
 void Proc::post_send(int dest, std::span<const std::byte> data, const MessageTag& tag,
                      double start) {
   const CostModel& model = options().model;
   const Topology& topo = topology();
   const auto m = static_cast<double>(data.size());
-  const int slot = topo.link_slot(id_, dest);
-  const int hops = slot >= 0 ? 1 : topo.distance(id_, dest);
-  const Envelope envelope{data.size(), start + model.ts + model.tw * m + model.th * hops, tag};
+  const Route& route = route_to(dest);
+  const int slot = route.slot;
+  const Envelope envelope{data.size(), start + model.ts + model.tw * m + model.th * route.hops, tag};
 
-  Channel& channel = fabric_->channel(id_, dest);
+  Channel& channel = *route.channel;
   const bool delivered =
       data.size() >= detail::kHandOverBytes &&
       (channel.try_hand_over(envelope, data) ||
@@ -223,7 +239,7 @@ void Proc::recv_bytes(int src, std::span<std::byte> data, const MessageTag& tag)
   check_peer(src, "recv", data.size());
   const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
   const double model_begin = clock_;
-  Channel& channel = fabric_->channel(src, id_);
+  Channel& channel = channel_from(src);
   const double arrival = receive(channel, src, data, tag, false);
   clock_ = std::max(clock_, arrival);
   if (recording_) operations_.push_back({CommOp::Kind::recv, -1, src, 0, data.size()});
@@ -236,7 +252,7 @@ void Proc::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
   check_peer(src, "sendrecv", in.size());
   const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
   const double start = clock_;
-  Channel& in_channel = fabric_->channel(src, id_);
+  Channel& in_channel = channel_from(src);
   // Post the receive first, so that a partner sending at the same time copies its message
   // straight into `in`.
   const bool posted = in.size() >= detail::kHandOverBytes && in_channel.front() == nullptr;

@@ -6,6 +6,7 @@
 #include <hypercomm/report.hpp>
 #include <hypercomm/topology.hpp>
 
+#include <array>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -105,7 +106,21 @@ class alignas(64) Proc {
   Wait wait_until(int src, Ready&& ready);
   [[noreturn]] void throw_abandoned(int src) const;
 
+  // The last peers' routes and channels, so that a message to a recent peer skips the
+  // topology arithmetic and the channel table (channels live as long as the Machine).
+  struct Route {
+    int peer = -1;
+    int slot = -1;  // the link slot from this VP (send side), -1 when not a neighbour
+    int hops = 0;
+    detail::Channel* channel = nullptr;
+  };
+  static constexpr std::size_t kRoutes = 8;
+  Route& route_to(int dest);
+  detail::Channel& channel_from(int src);
+
   detail::Fabric* fabric_;
+  std::array<Route, kRoutes> out_routes_{};
+  std::array<Route, kRoutes> in_routes_{};
   int id_;
   int size_;
   double clock_ = 0;
