@@ -166,10 +166,11 @@ void Proc::send_bytes(int dest, std::span<const std::byte> data, const MessageTa
   if (options().trace) record(Event::Kind::send, dest, data.size(), wall_begin, start, "send");
 }
 
-// Blocks until ready() holds; false when the run was aborted meanwhile. Spins briefly (cheapest
-// when the sender runs on another core), then yields (when VPs outnumber cores the sender may
-// be waiting for this core), then sleeps on the VP's futex word with the sleeping flag set so
-// that a sender wakes it only when it really sleeps.
+// Blocks until ready() holds; Wait::aborted when the run was aborted meanwhile. With one VP per
+// core it spins (the sender runs on another core: a message is a cache-line transfer away);
+// when VPs outnumber cores it hands the core to a VP of this core that can run, or polls when
+// none can (Fabric::core_wanted); then it sleeps on the VP's futex word with the sleeping flag
+// set, so that a sender wakes it only when it really sleeps.
 template <class Ready>
 Proc::Wait Proc::wait_until(int src, Ready&& ready) {
   detail::VpState& me = fabric_->state(id_);
