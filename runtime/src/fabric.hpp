@@ -73,6 +73,8 @@ class Fabric {
   // After publishing a message for vp: wake it if it sleeps.
   void notify(int vp) noexcept;
   void count_link(int from, int to, std::uint64_t bytes) noexcept;
+  // The same for the link in slot `slot` of `from` (Topology::link_slot).
+  void count_link_slot(int from, int slot, std::uint64_t bytes) noexcept;
   [[nodiscard]] double seconds_since_start() const noexcept;
 
   // How long a waiting VP spins, then how long it keeps yielding its core, before it sleeps.

@@ -123,7 +123,10 @@ bool Fabric::core_wanted(int vp) const noexcept {
 }
 
 void Fabric::count_link(int from, int to, std::uint64_t bytes) noexcept {
-  const int slot = topology_.link_slot(from, to);
+  count_link_slot(from, topology_.link_slot(from, to), bytes);
+}
+
+void Fabric::count_link_slot(int from, int slot, std::uint64_t bytes) noexcept {
   LinkCounter& c = links_[static_cast<std::size_t>(from) * link_stride_ + static_cast<std::size_t>(slot)];
   c.messages.fetch_add(1, std::memory_order_relaxed);
   c.bytes.fetch_add(bytes, std::memory_order_relaxed);

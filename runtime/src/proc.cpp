@@ -147,10 +147,14 @@ void Proc::post_send(int dest, std::span<const std::byte> data, const MessageTag
   fabric_->notify(dest);
 
   // A routed message counts on every link of its route.
-  for (int from = id_; from != dest;) {
-    const int to = slot >= 0 ? dest : topo.next_hop(from, dest);
-    fabric_->count_link(from, to, data.size());
-    from = to;
+  if (slot >= 0) {
+    fabric_->count_link_slot(id_, slot, data.size());
+  } else {
+    for (int from = id_; from != dest;) {
+      const int to = topo.next_hop(from, dest);
+      fabric_->count_link(from, to, data.size());
+      from = to;
+    }
   }
   ++messages_sent_;
   bytes_sent_ += data.size();
