@@ -4,19 +4,18 @@
 //   * the same over a bare atomic flag per direction (the floor: one cache-line handoff),
 //   * bandwidth for 1 KiB .. 64 MiB messages, beside single-thread memcpy of the same size.
 // Real time throughout; the Machine is built once, outside the timing loop.
-#include <hypercomm/hypercomm.hpp>
-
 #include <benchmark/benchmark.h>
+
+#include <atomic>
 #include <boost/lockfree/spsc_queue.hpp>
+#include <chrono>
+#include <cstring>
+#include <hypercomm/hypercomm.hpp>
+#include <thread>
+#include <vector>
 
 #include "futex.hpp"
 #include "pinning.hpp"
-
-#include <atomic>
-#include <chrono>
-#include <cstring>
-#include <thread>
-#include <vector>
 
 namespace hc = hypercomm;
 using Clock = std::chrono::steady_clock;
@@ -173,7 +172,17 @@ void BM_Memcpy(benchmark::State& state) {
 BENCHMARK(BM_AtomicFlagFloor)->UseManualTime()->Unit(benchmark::kNanosecond)->Iterations(30);
 BENCHMARK(BM_BoostSpscQueue)->UseManualTime()->Unit(benchmark::kNanosecond)->Iterations(30);
 BENCHMARK(BM_HypercommSendRecv)->UseManualTime()->Unit(benchmark::kNanosecond)->Iterations(30);
-BENCHMARK(BM_HypercommBandwidth)->UseManualTime()->RangeMultiplier(8)->Range(1 << 10, 64 << 20)->Arg(16 << 20)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Memcpy)->RangeMultiplier(8)->Range(1 << 10, 64 << 20)->Arg(16 << 20)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_HypercommBandwidth)
+    ->UseManualTime()
+    ->RangeMultiplier(8)
+    ->Range(1 << 10, 64 << 20)
+    ->Arg(16 << 20)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Memcpy)
+    ->RangeMultiplier(8)
+    ->Range(1 << 10, 64 << 20)
+    ->Arg(16 << 20)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -1,6 +1,7 @@
 // Every collective x topology x p x message size x algorithm, timed inside the VP bodies.
 //
-//   hypercomm/<op>/<topology>/<size>/<algo>[/unpinned]     e.g. hypercomm/all_reduce/hypercube:1/8B/auto
+//   hypercomm/<op>/<topology>/<size>/<algo>[/unpinned]     e.g.
+//   hypercomm/all_reduce/hypercube:1/8B/auto
 //
 // How one benchmark is measured (DESIGN.md, example 9):
 //   * the hypercomm::Machine is built once per (topology, pinning) and reused by every benchmark
@@ -28,8 +29,6 @@
 //                          messages in flight, see footprint()) exceeds M MiB (default 4096)
 //   --model_ts=S --model_tw=S   cost model in seconds and seconds per byte (default: calibrated)
 //   --list                 print the registered names and exit (same as --benchmark_list_tests)
-#include <hypercomm/hypercomm.hpp>
-
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -39,6 +38,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <hypercomm/hypercomm.hpp>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -57,10 +57,10 @@ namespace {
 
 struct Settings {
   bool full = false;
-  int batches = 0;        // 0: by mode
-  double batch_ms = 0;    // 0: by mode
+  int batches = 0;      // 0: by mode
+  double batch_ms = 0;  // 0: by mode
   double max_total_mib = 4096;
-  double model_ts = -1;   // < 0: calibrate
+  double model_ts = -1;  // < 0: calibrate
   double model_tw = -1;
 };
 Settings g_settings;
@@ -70,8 +70,17 @@ hc::CostModel g_model{};
 // The cases
 
 enum class Op {
-  broadcast, reduce, all_reduce, all_gather, reduce_scatter, scan, all_to_all, barrier,
-  gather, scatter, circular_shift,
+  broadcast,
+  reduce,
+  all_reduce,
+  all_gather,
+  reduce_scatter,
+  scan,
+  all_to_all,
+  barrier,
+  gather,
+  scatter,
+  circular_shift,
 };
 
 const char* op_name(Op op) {
@@ -91,20 +100,20 @@ const char* op_name(Op op) {
   return "?";
 }
 
-const char* algo_name(hc::Algo a) {
-  return a == hc::Algo::automatic ? "auto" : hc::to_string(a);
-}
+const char* algo_name(hc::Algo a) { return a == hc::Algo::automatic ? "auto" : hc::to_string(a); }
 
 // The algorithms each collective accepts (API.md, "Algo"); the others choose by themselves.
 std::vector<hc::Algo> algorithms_of(Op op) {
   using A = hc::Algo;
   switch (op) {
-    case Op::broadcast: return {A::automatic, A::hypercube, A::esbt, A::two_phase, A::mesh, A::ring};
+    case Op::broadcast:
+      return {A::automatic, A::hypercube, A::esbt, A::two_phase, A::mesh, A::ring};
     case Op::reduce:
     case Op::all_reduce: return {A::automatic, A::hypercube, A::two_phase, A::mesh, A::ring};
     case Op::all_gather:
     case Op::reduce_scatter: return {A::automatic, A::hypercube, A::mesh, A::ring};
-    case Op::all_to_all: return {A::automatic, A::hypercube, A::dimension_exchange, A::mesh, A::ring};
+    case Op::all_to_all:
+      return {A::automatic, A::hypercube, A::dimension_exchange, A::mesh, A::ring};
     default: return {A::automatic};
   }
 }
@@ -269,8 +278,8 @@ void run_case(benchmark::State& state, const Case& c) {
         }
       }
     });
-    const int reps = static_cast<int>(
-        std::clamp(batch_seconds / std::max(per_call, 1e-9), 1.0, 200000.0));
+    const int reps =
+        static_cast<int>(std::clamp(batch_seconds / std::max(per_call, 1e-9), 1.0, 200000.0));
 
     // Run 2: the measurement.
     std::vector<double> seconds(static_cast<std::size_t>(batches) * static_cast<std::size_t>(p));
@@ -296,9 +305,8 @@ void run_case(benchmark::State& state, const Case& c) {
     }
 
     // Run 3: one call alone, for the model time.
-    const hc::Report one = machine.run([&](hc::Proc& vp) {
-      call(c.op, vp, buffers[static_cast<std::size_t>(vp.id())], c.algo);
-    });
+    const hc::Report one = machine.run(
+        [&](hc::Proc& vp) { call(c.op, vp, buffers[static_cast<std::size_t>(vp.id())], c.algo); });
 
     for (auto _ : state) state.SetIterationTime(t);  // every run is done: report
     state.counters["p"] = p;
@@ -311,7 +319,8 @@ void run_case(benchmark::State& state, const Case& c) {
     state.counters["batches"] = batches;
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
-    for (auto _ : state) {}
+    for (auto _ : state) {
+    }
   }
   // A machine's channels keep the buffers of the largest messages they carried (measured: a
   // hypercube:3 machine reached 24 GB after the 64 MiB cases of the full grid, though no case
@@ -335,10 +344,13 @@ hc::CostModel calibrate() {
     for (int round = 0; round < 2; ++round) {  // the first round warms up
       const auto t0 = Clock::now();
       for (int i = 0; i < kTrips; ++i) {
-        if (vp.id() == 0) vp.send(1, word), vp.recv(1, word);
-        else vp.recv(0, word), vp.send(0, word);
+        if (vp.id() == 0)
+          vp.send(1, word), vp.recv(1, word);
+        else
+          vp.recv(0, word), vp.send(0, word);
       }
-      if (vp.id() == 0) latency = std::chrono::duration<double>(Clock::now() - t0).count() / kTrips / 2;
+      if (vp.id() == 0)
+        latency = std::chrono::duration<double>(Clock::now() - t0).count() / kTrips / 2;
     }
   });
   constexpr std::size_t kBytes = 16u << 20;
@@ -379,10 +391,11 @@ void add(std::vector<Case>& cases, Op op, const std::string& topology, std::size
   cases.push_back(c);
 }
 
-const std::vector<Op> kAllOps{Op::broadcast, Op::reduce, Op::all_reduce, Op::all_gather,
-                              Op::reduce_scatter, Op::scan, Op::all_to_all, Op::barrier,
-                              Op::gather, Op::scatter, Op::circular_shift};
-const std::vector<std::size_t> kSweep{8, 64, 512, 4 * KiB, 32 * KiB, 256 * KiB, 1 * MiB, 8 * MiB, 64 * MiB};
+const std::vector<Op> kAllOps{Op::broadcast,      Op::reduce,  Op::all_reduce,    Op::all_gather,
+                              Op::reduce_scatter, Op::scan,    Op::all_to_all,    Op::barrier,
+                              Op::gather,         Op::scatter, Op::circular_shift};
+const std::vector<std::size_t> kSweep{8,         64,      512,     4 * KiB, 32 * KiB,
+                                      256 * KiB, 1 * MiB, 8 * MiB, 64 * MiB};
 
 // The quick set: what scripts/bench's table and scripts/plot need.
 std::vector<Case> quick_cases() {
@@ -395,9 +408,9 @@ std::vector<Case> quick_cases() {
     for (std::size_t b : {std::size_t{8}, 1 * MiB}) add(cs, op, two, b);
   add(cs, Op::barrier, two, 0);
   // Oversubscribed: hypercube (the table's row), ring and mesh (the plot's other lines).
-  for (const char* t : {"hypercube:3", "ring:8", "hypercube:4", "ring:16", "mesh:4x4", "hypercube:6",
-                        "ring:64", "mesh:8x8", "hypercube:8", "ring:256", "mesh:16x16",
-                        "hypercube:10", "ring:1024"}) {
+  for (const char* t :
+       {"hypercube:3", "ring:8", "hypercube:4", "ring:16", "mesh:4x4", "hypercube:6", "ring:64",
+        "mesh:8x8", "hypercube:8", "ring:256", "mesh:16x16", "hypercube:10", "ring:1024"}) {
     add(cs, Op::all_reduce, t, 8);
     add(cs, Op::barrier, t, 0);
   }
@@ -408,9 +421,10 @@ std::vector<Case> quick_cases() {
 // plus the unpinned machine for every oversubscribed automatic case.
 std::vector<Case> full_cases() {
   std::vector<Case> cs = quick_cases();
-  const std::vector<std::string> topologies{
-      "hypercube:1", "ring:2", "hypercube:3", "ring:8", "hypercube:4", "ring:16", "mesh:4x4",
-      "hypercube:6", "ring:64", "mesh:8x8", "hypercube:8", "ring:256", "mesh:16x16"};
+  const std::vector<std::string> topologies{"hypercube:1", "ring:2",   "hypercube:3", "ring:8",
+                                            "hypercube:4", "ring:16",  "mesh:4x4",    "hypercube:6",
+                                            "ring:64",     "mesh:8x8", "hypercube:8", "ring:256",
+                                            "mesh:16x16"};
   for (const std::string& t : topologies) {
     const int p = hc::Topology::parse(t).size();
     for (Op op : kAllOps)
@@ -427,7 +441,8 @@ std::vector<Case> full_cases() {
       for (std::size_t b : {std::size_t{8}, 4 * KiB}) add(cs, op, t, b);
   // Group by machine: the cache keeps the machine in use only.
   std::stable_sort(cs.begin(), cs.end(), [](const Case& a, const Case& b) {
-    const int pa = hc::Topology::parse(a.topology).size(), pb = hc::Topology::parse(b.topology).size();
+    const int pa = hc::Topology::parse(a.topology).size(),
+              pb = hc::Topology::parse(b.topology).size();
     if (pa != pb) return pa < pb;
     if (a.topology != b.topology) return a.topology < b.topology;
     return a.pinning < b.pinning;
@@ -454,15 +469,24 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     std::string v;
-    if (a == "--full") g_settings.full = true;
-    else if (a == "--quick") g_settings.full = false;
-    else if (a == "--list") list = true;
-    else if (take_flag(a, "--batches", &v)) g_settings.batches = std::stoi(v);
-    else if (take_flag(a, "--batch_ms", &v)) g_settings.batch_ms = std::stod(v);
-    else if (take_flag(a, "--max_total_mib", &v)) g_settings.max_total_mib = std::stod(v);
-    else if (take_flag(a, "--model_ts", &v)) g_settings.model_ts = std::stod(v);
-    else if (take_flag(a, "--model_tw", &v)) g_settings.model_tw = std::stod(v);
-    else rest.push_back(argv[i]);
+    if (a == "--full")
+      g_settings.full = true;
+    else if (a == "--quick")
+      g_settings.full = false;
+    else if (a == "--list")
+      list = true;
+    else if (take_flag(a, "--batches", &v))
+      g_settings.batches = std::stoi(v);
+    else if (take_flag(a, "--batch_ms", &v))
+      g_settings.batch_ms = std::stod(v);
+    else if (take_flag(a, "--max_total_mib", &v))
+      g_settings.max_total_mib = std::stod(v);
+    else if (take_flag(a, "--model_ts", &v))
+      g_settings.model_ts = std::stod(v);
+    else if (take_flag(a, "--model_tw", &v))
+      g_settings.model_tw = std::stod(v);
+    else
+      rest.push_back(argv[i]);
   }
   if (g_settings.batches <= 0) g_settings.batches = 7;
   if (g_settings.batch_ms <= 0) g_settings.batch_ms = 20;
@@ -504,7 +528,8 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("model_tw_seconds_per_byte", g(g_model.tw));
   benchmark::AddCustomContext("batches", std::to_string(g_settings.batches));
   benchmark::AddCustomContext("batch_ms", std::to_string(g_settings.batch_ms));
-  benchmark::AddCustomContext("hardware_concurrency", std::to_string(std::thread::hardware_concurrency()));
+  benchmark::AddCustomContext("hardware_concurrency",
+                              std::to_string(std::thread::hardware_concurrency()));
 
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

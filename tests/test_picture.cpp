@@ -3,17 +3,16 @@
 // the heat map has one element per used link, and the errors are clear.
 #include <doctest/doctest.h>
 
-#include <hypercomm/hypercomm.hpp>
-#include <hypercomm/picture.hpp>
-
-#include "support.hpp"
-
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <hypercomm/hypercomm.hpp>
+#include <hypercomm/picture.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "support.hpp"
 
 namespace hc = hypercomm;
 

@@ -2,20 +2,19 @@
 // the cost-model clocks and the Report. VP bodies write per-VP slots; the test thread asserts.
 #include <doctest/doctest.h>
 
-#include <hypercomm/hypercomm.hpp>
-
-#include "support.hpp"
-
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <hypercomm/hypercomm.hpp>
 #include <numeric>
 #include <sstream>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "support.hpp"
 
 namespace hc = hypercomm;
 using hctest::test_options;
@@ -25,11 +24,14 @@ TEST_CASE("every VP runs the body once and knows its id, the size and the topolo
     CAPTURE(t.name());
     std::vector<int> ids(static_cast<std::size_t>(t.size()), -1), sizes(ids.size(), -1);
     std::vector<std::string> names(ids.size());
-    hc::run(t, [&](hc::Proc& vp) {
-      ids[static_cast<std::size_t>(vp.id())] = vp.id();
-      sizes[static_cast<std::size_t>(vp.id())] = vp.size();
-      names[static_cast<std::size_t>(vp.id())] = vp.topology().name();
-    }, test_options());
+    hc::run(
+        t,
+        [&](hc::Proc& vp) {
+          ids[static_cast<std::size_t>(vp.id())] = vp.id();
+          sizes[static_cast<std::size_t>(vp.id())] = vp.size();
+          names[static_cast<std::size_t>(vp.id())] = vp.topology().name();
+        },
+        test_options());
     for (int i = 0; i < t.size(); ++i) {
       CHECK(ids[static_cast<std::size_t>(i)] == i);
       CHECK(sizes[static_cast<std::size_t>(i)] == t.size());
@@ -41,41 +43,48 @@ TEST_CASE("every VP runs the body once and knows its id, the size and the topolo
 TEST_CASE("send and recv pass messages around a ring in FIFO order, any range type") {
   const auto t = hc::Topology::ring(5);
   std::vector<std::vector<long>> got(5);
-  hc::run(t, [&](hc::Proc& vp) {
-    const int right = (vp.id() + 1) % vp.size(), left = (vp.id() + vp.size() - 1) % vp.size();
-    for (long k = 0; k < 300; ++k) {
-      std::vector<long> out{vp.id() * 1000L + k, k};
-      vp.send(right, out);
-    }
-    std::array<long, 2> in{};
-    for (long k = 0; k < 300; ++k) {
-      vp.recv(left, in);
-      got[static_cast<std::size_t>(vp.id())].push_back(in[0]);
-    }
-    std::vector<double> x(3, vp.id());
-    vp.send(right, std::span<const double>(x));
-    std::vector<double> y(3);
-    vp.recv(left, std::span<double>(y));
-    if (y[0] != left) throw std::runtime_error("span message wrong");
-  }, test_options());
+  hc::run(
+      t,
+      [&](hc::Proc& vp) {
+        const int right = (vp.id() + 1) % vp.size(), left = (vp.id() + vp.size() - 1) % vp.size();
+        for (long k = 0; k < 300; ++k) {
+          std::vector<long> out{vp.id() * 1000L + k, k};
+          vp.send(right, out);
+        }
+        std::array<long, 2> in{};
+        for (long k = 0; k < 300; ++k) {
+          vp.recv(left, in);
+          got[static_cast<std::size_t>(vp.id())].push_back(in[0]);
+        }
+        std::vector<double> x(3, vp.id());
+        vp.send(right, std::span<const double>(x));
+        std::vector<double> y(3);
+        vp.recv(left, std::span<double>(y));
+        if (y[0] != left) throw std::runtime_error("span message wrong");
+      },
+      test_options());
   for (int i = 0; i < 5; ++i) {
     const int left = (i + 4) % 5;
     REQUIRE(got[static_cast<std::size_t>(i)].size() == 300);
-    for (long k = 0; k < 300; ++k) CHECK(got[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] == left * 1000L + k);
+    for (long k = 0; k < 300; ++k)
+      CHECK(got[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] == left * 1000L + k);
   }
 }
 
 TEST_CASE("sendrecv exchanges with a partner and with distinct dest and source") {
   std::vector<int> from_partner(8), from_left(8);
-  hc::run(hc::Topology::hypercube(3), [&](hc::Proc& vp) {
-    const int partner = vp.id() ^ 4;
-    std::vector<int> out{vp.id()}, in(1);
-    vp.sendrecv(partner, out, in);
-    from_partner[static_cast<std::size_t>(vp.id())] = in[0];
-    const int right = (vp.id() + 1) % 8, left = (vp.id() + 7) % 8;
-    vp.sendrecv(right, out, left, in);
-    from_left[static_cast<std::size_t>(vp.id())] = in[0];
-  }, test_options());
+  hc::run(
+      hc::Topology::hypercube(3),
+      [&](hc::Proc& vp) {
+        const int partner = vp.id() ^ 4;
+        std::vector<int> out{vp.id()}, in(1);
+        vp.sendrecv(partner, out, in);
+        from_partner[static_cast<std::size_t>(vp.id())] = in[0];
+        const int right = (vp.id() + 1) % 8, left = (vp.id() + 7) % 8;
+        vp.sendrecv(right, out, left, in);
+        from_left[static_cast<std::size_t>(vp.id())] = in[0];
+      },
+      test_options());
   for (int i = 0; i < 8; ++i) {
     CHECK(from_partner[static_cast<std::size_t>(i)] == (i ^ 4));
     CHECK(from_left[static_cast<std::size_t>(i)] == (i + 7) % 8);
@@ -85,30 +94,36 @@ TEST_CASE("sendrecv exchanges with a partner and with distinct dest and source")
 TEST_CASE("large messages arrive intact whether the receiver waits or comes late") {
   constexpr std::size_t n = (1 << 20) / sizeof(std::uint64_t) + 3;
   std::vector<int> ok(2, 0);
-  hc::run(hc::Topology::ring(2), [&](hc::Proc& vp) {
-    std::vector<std::uint64_t> buf(n);
-    if (vp.id() == 0) {
-      for (int round = 0; round < 6; ++round) {
-        std::iota(buf.begin(), buf.end(), static_cast<std::uint64_t>(round) * 7);
-        if (round % 2 == 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // receiver waits
-        vp.send(1, buf);
-      }
-      std::vector<std::uint64_t> back(n);
-      vp.sendrecv(1, buf, back);
-      ok[0] = back[n - 1] == n - 1 + 1000;
-    } else {
-      int good = 0;
-      for (int round = 0; round < 6; ++round) {
-        if (round % 2 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // sender early
-        vp.recv(0, buf);
-        good += buf[0] == static_cast<std::uint64_t>(round) * 7 && buf[n - 1] == n - 1 + static_cast<std::uint64_t>(round) * 7;
-      }
-      std::vector<std::uint64_t> mine(n), theirs(n);
-      std::iota(mine.begin(), mine.end(), std::uint64_t{1000});
-      vp.sendrecv(0, mine, theirs);
-      ok[1] = good == 6 && theirs[0] == 35;
-    }
-  }, test_options());
+  hc::run(
+      hc::Topology::ring(2),
+      [&](hc::Proc& vp) {
+        std::vector<std::uint64_t> buf(n);
+        if (vp.id() == 0) {
+          for (int round = 0; round < 6; ++round) {
+            std::iota(buf.begin(), buf.end(), static_cast<std::uint64_t>(round) * 7);
+            if (round % 2 == 1)
+              std::this_thread::sleep_for(std::chrono::milliseconds(5));  // receiver waits
+            vp.send(1, buf);
+          }
+          std::vector<std::uint64_t> back(n);
+          vp.sendrecv(1, buf, back);
+          ok[0] = back[n - 1] == n - 1 + 1000;
+        } else {
+          int good = 0;
+          for (int round = 0; round < 6; ++round) {
+            if (round % 2 == 0)
+              std::this_thread::sleep_for(std::chrono::milliseconds(5));  // sender early
+            vp.recv(0, buf);
+            good += buf[0] == static_cast<std::uint64_t>(round) * 7 &&
+                    buf[n - 1] == n - 1 + static_cast<std::uint64_t>(round) * 7;
+          }
+          std::vector<std::uint64_t> mine(n), theirs(n);
+          std::iota(mine.begin(), mine.end(), std::uint64_t{1000});
+          vp.sendrecv(0, mine, theirs);
+          ok[1] = good == 6 && theirs[0] == 35;
+        }
+      },
+      test_options());
   CHECK(ok[0] == 1);
   CHECK(ok[1] == 1);
 }
@@ -121,17 +136,21 @@ TEST_CASE("large sends that wait for their receivers never wait on each other") 
   for (const int p : {2, 3, 8}) {
     CAPTURE(p);
     std::vector<int> ok(static_cast<std::size_t>(p), 0);
-    hc::run(hc::Topology::ring(p), [&](hc::Proc& vp) {
-      const int next = (vp.id() + 1) % p, prev = (vp.id() + p - 1) % p;
-      for (int round = 0; round < 20; ++round) {
-        std::vector<std::uint64_t> out(n, static_cast<std::uint64_t>(vp.id() * 100 + round));
-        std::vector<std::uint64_t> in(n);
-        vp.send(next, out);
-        vp.recv(prev, in);
-        ok[static_cast<std::size_t>(vp.id())] +=
-            in.front() == static_cast<std::uint64_t>(prev * 100 + round) && in.back() == in.front();
-      }
-    }, test_options());
+    hc::run(
+        hc::Topology::ring(p),
+        [&](hc::Proc& vp) {
+          const int next = (vp.id() + 1) % p, prev = (vp.id() + p - 1) % p;
+          for (int round = 0; round < 20; ++round) {
+            std::vector<std::uint64_t> out(n, static_cast<std::uint64_t>(vp.id() * 100 + round));
+            std::vector<std::uint64_t> in(n);
+            vp.send(next, out);
+            vp.recv(prev, in);
+            ok[static_cast<std::size_t>(vp.id())] +=
+                in.front() == static_cast<std::uint64_t>(prev * 100 + round) &&
+                in.back() == in.front();
+          }
+        },
+        test_options());
     for (int v = 0; v < p; ++v) CHECK(ok[static_cast<std::size_t>(v)] == 20);
   }
 }
@@ -139,24 +158,28 @@ TEST_CASE("large sends that wait for their receivers never wait on each other") 
 TEST_CASE("a sender of many large messages to a slow receiver delivers them all in order") {
   constexpr std::size_t n = (128 << 10) / sizeof(std::uint64_t);
   std::vector<int> good(1, 0);
-  hc::run(hc::Topology::ring(2), [&](hc::Proc& vp) {
-    std::vector<std::uint64_t> buf(n);
-    for (int k = 0; k < 40; ++k) {
-      if (vp.id() == 0) {
-        std::fill(buf.begin(), buf.end(), static_cast<std::uint64_t>(k));
-        vp.send(1, buf);
-      } else {
-        if (k % 10 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-        vp.recv(0, buf);
-        good[0] += buf.front() == static_cast<std::uint64_t>(k) && buf.back() == buf.front();
-      }
-    }
-  }, test_options());
+  hc::run(
+      hc::Topology::ring(2),
+      [&](hc::Proc& vp) {
+        std::vector<std::uint64_t> buf(n);
+        for (int k = 0; k < 40; ++k) {
+          if (vp.id() == 0) {
+            std::fill(buf.begin(), buf.end(), static_cast<std::uint64_t>(k));
+            vp.send(1, buf);
+          } else {
+            if (k % 10 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            vp.recv(0, buf);
+            good[0] += buf.front() == static_cast<std::uint64_t>(k) && buf.back() == buf.front();
+          }
+        }
+      },
+      test_options());
   CHECK(good[0] == 40);
 }
 
 TEST_CASE("bad ids, sends to oneself and strict non-neighbour sends throw LinkError") {
-  auto expect_link_error = [](const hc::Topology& t, hc::Links links, auto body, const char* needle) {
+  auto expect_link_error = [](const hc::Topology& t, hc::Links links, auto body,
+                              const char* needle) {
     hc::Options o = test_options();
     o.links = links;
     try {
@@ -168,43 +191,69 @@ TEST_CASE("bad ids, sends to oneself and strict non-neighbour sends throw LinkEr
     }
   };
   std::vector<int> one{1};
-  expect_link_error(hc::Topology::ring(4), hc::Links::routed, [&](hc::Proc& vp) {
-    if (vp.id() == 2) vp.send(4, one);
-  }, "VP 2");
-  expect_link_error(hc::Topology::ring(4), hc::Links::routed, [&](hc::Proc& vp) {
-    if (vp.id() == 1) vp.send(-1, one);
-  }, "outside [0, 4)");
-  expect_link_error(hc::Topology::ring(4), hc::Links::routed, [&](hc::Proc& vp) {
-    if (vp.id() == 3) vp.send(3, one);
-  }, "itself");
-  expect_link_error(hc::Topology::ring(4), hc::Links::routed, [&](hc::Proc& vp) {
-    std::vector<int> in(1);
-    if (vp.id() == 3) vp.recv(7, in);
-  }, "VP 7");
-  expect_link_error(hc::Topology::ring(6), hc::Links::strict, [&](hc::Proc& vp) {
-    if (vp.id() == 0) vp.send(3, one);
-  }, "not a neighbour");
-  expect_link_error(hc::Topology::hypercube(3), hc::Links::strict, [&](hc::Proc& vp) {
-    std::vector<int> in(1);
-    if (vp.id() == 0) vp.sendrecv(3, one, in);
-  }, "not a neighbour");
+  expect_link_error(
+      hc::Topology::ring(4), hc::Links::routed,
+      [&](hc::Proc& vp) {
+        if (vp.id() == 2) vp.send(4, one);
+      },
+      "VP 2");
+  expect_link_error(
+      hc::Topology::ring(4), hc::Links::routed,
+      [&](hc::Proc& vp) {
+        if (vp.id() == 1) vp.send(-1, one);
+      },
+      "outside [0, 4)");
+  expect_link_error(
+      hc::Topology::ring(4), hc::Links::routed,
+      [&](hc::Proc& vp) {
+        if (vp.id() == 3) vp.send(3, one);
+      },
+      "itself");
+  expect_link_error(
+      hc::Topology::ring(4), hc::Links::routed,
+      [&](hc::Proc& vp) {
+        std::vector<int> in(1);
+        if (vp.id() == 3) vp.recv(7, in);
+      },
+      "VP 7");
+  expect_link_error(
+      hc::Topology::ring(6), hc::Links::strict,
+      [&](hc::Proc& vp) {
+        if (vp.id() == 0) vp.send(3, one);
+      },
+      "not a neighbour");
+  expect_link_error(
+      hc::Topology::hypercube(3), hc::Links::strict,
+      [&](hc::Proc& vp) {
+        std::vector<int> in(1);
+        if (vp.id() == 0) vp.sendrecv(3, one, in);
+      },
+      "not a neighbour");
   // Routed links let any pair talk.
   std::vector<int> got(6, -1);
-  hc::run(hc::Topology::ring(6), [&](hc::Proc& vp) {
-    std::vector<int> in(1);
-    if (vp.id() == 0) vp.send(3, one);
-    if (vp.id() == 3) vp.recv(0, in), got[3] = in[0];
-  }, test_options());
+  hc::run(
+      hc::Topology::ring(6),
+      [&](hc::Proc& vp) {
+        std::vector<int> in(1);
+        if (vp.id() == 0) vp.send(3, one);
+        if (vp.id() == 3) vp.recv(0, in), got[3] = in[0];
+      },
+      test_options());
   CHECK(got[3] == 1);
 }
 
 TEST_CASE("a receive whose size differs from the message throws SizeMismatch") {
   try {
-    hc::run(hc::Topology::ring(2), [](hc::Proc& vp) {
-      std::vector<double> out(4, 1.0), in(3);
-      if (vp.id() == 0) vp.send(1, out);
-      else vp.recv(0, in);
-    }, test_options());
+    hc::run(
+        hc::Topology::ring(2),
+        [](hc::Proc& vp) {
+          std::vector<double> out(4, 1.0), in(3);
+          if (vp.id() == 0)
+            vp.send(1, out);
+          else
+            vp.recv(0, in);
+        },
+        test_options());
     FAIL("no error");
   } catch (const hc::SizeMismatch& e) {
     const std::string what = e.what();
@@ -224,24 +273,28 @@ TEST_CASE("an exception in one VP releases every blocked VP with Aborted, and ru
   std::vector<int> aborted(16, 0);
   const auto start = std::chrono::steady_clock::now();
   try {
-    hc::run(hc::Topology::hypercube(4), [&](hc::Proc& vp) {
-      if (vp.id() == 5) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        throw Boom("VP 5 failed on purpose");
-      }
-      std::vector<int> in(1);
-      try {
-        vp.recv(vp.id() ^ 1, in);  // never sent
-      } catch (const hc::Aborted&) {
-        aborted[static_cast<std::size_t>(vp.id())] = 1;
-        throw;
-      }
-    }, o);
+    hc::run(
+        hc::Topology::hypercube(4),
+        [&](hc::Proc& vp) {
+          if (vp.id() == 5) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            throw Boom("VP 5 failed on purpose");
+          }
+          std::vector<int> in(1);
+          try {
+            vp.recv(vp.id() ^ 1, in);  // never sent
+          } catch (const hc::Aborted&) {
+            aborted[static_cast<std::size_t>(vp.id())] = 1;
+            throw;
+          }
+        },
+        o);
     FAIL("no error");
   } catch (const Boom& e) {
     CHECK(std::string(e.what()) == "VP 5 failed on purpose");
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(seconds < 5.0);  // generous on a loaded machine; the watchdog would take 60 s
   for (int i = 0; i < 16; ++i)
     if (i != 5) CHECK(aborted[static_cast<std::size_t>(i)] == 1);
@@ -251,12 +304,15 @@ TEST_CASE("a deadlock raises Deadlock naming who waits for whom") {
   hc::Options o = test_options();
   o.deadlock_timeout = std::chrono::milliseconds(200);
   try {
-    hc::run(hc::Topology::ring(3), [](hc::Proc& vp) {
-      std::vector<int> in(1);
-      if (vp.id() == 0) vp.recv(1, in);
-      if (vp.id() == 1) vp.recv(0, in);
-      if (vp.id() == 2) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }, o);
+    hc::run(
+        hc::Topology::ring(3),
+        [](hc::Proc& vp) {
+          std::vector<int> in(1);
+          if (vp.id() == 0) vp.recv(1, in);
+          if (vp.id() == 1) vp.recv(0, in);
+          if (vp.id() == 2) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        },
+        o);
     FAIL("no error");
   } catch (const hc::Deadlock& e) {
     const std::string what = e.what();
@@ -267,10 +323,13 @@ TEST_CASE("a deadlock raises Deadlock naming who waits for whom") {
   }
   // Waiting for a VP that has already finished can never succeed.
   try {
-    hc::run(hc::Topology::ring(2), [](hc::Proc& vp) {
-      std::vector<int> in(1);
-      if (vp.id() == 0) vp.recv(1, in);
-    }, o);
+    hc::run(
+        hc::Topology::ring(2),
+        [](hc::Proc& vp) {
+          std::vector<int> in(1);
+          if (vp.id() == 0) vp.recv(1, in);
+        },
+        o);
     FAIL("no error");
   } catch (const hc::Deadlock& e) {
     const std::string what = e.what();
@@ -297,7 +356,8 @@ TEST_CASE("a Machine runs 1000 bodies on the same threads and survives failed ru
         if (vp.id() == 2) throw std::logic_error("fail");
         std::vector<int> in(1);
         if (vp.id() == 3) vp.recv(2, in);
-      }), std::logic_error);
+      }),
+                      std::logic_error);
     }
   }
   CHECK(total == 4L * 999 * 1000 / 2);
@@ -316,17 +376,20 @@ TEST_CASE("256 VPs on 2 cores pass tokens around and exchange with neighbours") 
     hc::Options o;
     o.pinning = pinning;
     std::vector<long> sum(256, 0);
-    const auto r = hc::run(hc::Topology::ring(256), [&](hc::Proc& vp) {
-      const int p = vp.size(), right = (vp.id() + 1) % p, left = (vp.id() + p - 1) % p;
-      std::vector<long> token{vp.id()}, in(1);
-      long acc = 0;
-      for (int step = 0; step < 20; ++step) {
-        vp.sendrecv(right, token, left, in);
-        acc += in[0];
-        token = in;
-      }
-      sum[static_cast<std::size_t>(vp.id())] = acc;
-    }, o);
+    const auto r = hc::run(
+        hc::Topology::ring(256),
+        [&](hc::Proc& vp) {
+          const int p = vp.size(), right = (vp.id() + 1) % p, left = (vp.id() + p - 1) % p;
+          std::vector<long> token{vp.id()}, in(1);
+          long acc = 0;
+          for (int step = 0; step < 20; ++step) {
+            vp.sendrecv(right, token, left, in);
+            acc += in[0];
+            token = in;
+          }
+          sum[static_cast<std::size_t>(vp.id())] = acc;
+        },
+        o);
     for (long i = 0; i < 256; ++i) {
       long expect = 0;
       for (long s = 1; s <= 20; ++s) expect += (i - s + 256) % 256;
@@ -339,19 +402,22 @@ TEST_CASE("256 VPs on 2 cores pass tokens around and exchange with neighbours") 
 TEST_CASE("the model clocks follow the contract's rules") {
   hc::Options o = test_options();
   o.model = {.ts = 2.0, .tw = 0.5, .th = 0.25};
-  const auto r = hc::run(hc::Topology::ring(8), [](hc::Proc& vp) {
-    std::vector<std::byte> eight(8), sixteen(16);
-    if (vp.id() == 0) {
-      vp.send(1, eight);   // clock 0 -> 2 + 4 = 6; arrives 6 + 0.25 = 6.25
-      vp.send(4, sixteen);  // clock 6 -> 6 + 2 + 8 = 16; 4 hops: arrives 16 + 1 = 17
-    }
-    if (vp.id() == 1) vp.recv(0, eight);    // max(0, 6.25)
-    if (vp.id() == 4) vp.recv(0, sixteen);  // max(0, 17)
-    if (vp.id() == 6 || vp.id() == 7) {     // overlap: max(c + ts + tw*m_out, arrival_in)
-      std::vector<std::byte> out(vp.id() == 6 ? 8 : 4), in(vp.id() == 6 ? 4 : 8);
-      vp.sendrecv(vp.id() == 6 ? 7 : 6, out, in);
-    }
-  }, o);
+  const auto r = hc::run(
+      hc::Topology::ring(8),
+      [](hc::Proc& vp) {
+        std::vector<std::byte> eight(8), sixteen(16);
+        if (vp.id() == 0) {
+          vp.send(1, eight);    // clock 0 -> 2 + 4 = 6; arrives 6 + 0.25 = 6.25
+          vp.send(4, sixteen);  // clock 6 -> 6 + 2 + 8 = 16; 4 hops: arrives 16 + 1 = 17
+        }
+        if (vp.id() == 1) vp.recv(0, eight);    // max(0, 6.25)
+        if (vp.id() == 4) vp.recv(0, sixteen);  // max(0, 17)
+        if (vp.id() == 6 || vp.id() == 7) {     // overlap: max(c + ts + tw*m_out, arrival_in)
+          std::vector<std::byte> out(vp.id() == 6 ? 8 : 4), in(vp.id() == 6 ? 4 : 8);
+          vp.sendrecv(vp.id() == 6 ? 7 : 6, out, in);
+        }
+      },
+      o);
   CHECK(r.clocks[0] == doctest::Approx(16.0));
   CHECK(r.clocks[1] == doctest::Approx(6.25));
   CHECK(r.clocks[4] == doctest::Approx(17.0));
@@ -376,19 +442,25 @@ TEST_CASE("the model clocks follow the contract's rules") {
 }
 
 TEST_CASE("the mesh and hypercube route messages XY and E-cube in the link traffic") {
-  const auto mesh = hc::run(hc::Topology::mesh(3, 3), [](hc::Proc& vp) {
-    std::vector<int> one{1};
-    if (vp.id() == 0) vp.send(4, one);  // (0,0) -> (0,1) -> (1,1)
-    if (vp.id() == 4) vp.recv(0, one);
-  }, test_options());
+  const auto mesh = hc::run(
+      hc::Topology::mesh(3, 3),
+      [](hc::Proc& vp) {
+        std::vector<int> one{1};
+        if (vp.id() == 0) vp.send(4, one);  // (0,0) -> (0,1) -> (1,1)
+        if (vp.id() == 4) vp.recv(0, one);
+      },
+      test_options());
   CHECK(mesh.link_traffic.count({0, 1}) == 1);
   CHECK(mesh.link_traffic.count({1, 4}) == 1);
   CHECK(mesh.link_traffic.size() == 2);
-  const auto cube = hc::run(hc::Topology::hypercube(3), [](hc::Proc& vp) {
-    std::vector<int> one{1};
-    if (vp.id() == 0) vp.send(7, one);  // 0 -> 1 -> 3 -> 7
-    if (vp.id() == 7) vp.recv(0, one);
-  }, test_options());
+  const auto cube = hc::run(
+      hc::Topology::hypercube(3),
+      [](hc::Proc& vp) {
+        std::vector<int> one{1};
+        if (vp.id() == 0) vp.send(7, one);  // 0 -> 1 -> 3 -> 7
+        if (vp.id() == 7) vp.recv(0, one);
+      },
+      test_options());
   CHECK(cube.link_traffic.count({0, 1}) == 1);
   CHECK(cube.link_traffic.count({1, 3}) == 1);
   CHECK(cube.link_traffic.count({3, 7}) == 1);
@@ -398,11 +470,14 @@ TEST_CASE("the mesh and hypercube route messages XY and E-cube in the link traff
 TEST_CASE("traced runs record events and write a Chrome trace") {
   hc::Options o = test_options();
   o.trace = true;
-  const auto r = hc::run(hc::Topology::ring(3), [](hc::Proc& vp) {
-    std::vector<int> out{1}, in(1);
-    vp.sendrecv((vp.id() + 1) % 3, out, (vp.id() + 2) % 3, in);
-    hc::barrier(vp);
-  }, o);
+  const auto r = hc::run(
+      hc::Topology::ring(3),
+      [](hc::Proc& vp) {
+        std::vector<int> out{1}, in(1);
+        vp.sendrecv((vp.id() + 1) % 3, out, (vp.id() + 2) % 3, in);
+        hc::barrier(vp);
+      },
+      o);
   REQUIRE(r.events.size() >= 6);
   int sendrecvs = 0, collectives = 0;
   for (const auto& e : r.events) {

@@ -9,13 +9,12 @@
 #include "support.hpp"
 
 #if __has_include(<nlohmann/json.hpp>)
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <tuple>

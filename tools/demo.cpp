@@ -1,19 +1,20 @@
 // The main demonstration: every collective on ring:8, mesh:4x4 and hypercube:4, with every
 // algorithm that can run there, each result verified against a sequential computation, and the
 // wall time, the model time and the card's textbook formula side by side.
-#include <hypercomm/hypercomm.hpp>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <stdexcept>
 #include <functional>
+#include <hypercomm/hypercomm.hpp>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "args.hpp"
+#include "model_file.hpp"
 
 namespace hc = hypercomm;
 using Vec = std::vector<std::int64_t>;
@@ -22,10 +23,12 @@ namespace {
 
 constexpr std::size_t kCount = 1024;  // elements per VP for the whole-buffer operations
 constexpr std::size_t kBlock = 128;   // elements per block for the p-block operations
-constexpr int root = 1;                // of broadcast, reduce, scatter and gather
-constexpr int shift = 3;               // of circular_shift
+constexpr int root = 1;               // of broadcast, reduce, scatter and gather
+constexpr int shift = 3;              // of circular_shift
 
-std::int64_t value(int vp, std::size_t k) { return (vp * 31 + static_cast<std::int64_t>(k) * 7) % 1000; }
+std::int64_t value(int vp, std::size_t k) {
+  return (vp * 31 + static_cast<std::int64_t>(k) * 7) % 1000;
+}
 Vec input(int vp, std::size_t n) {
   Vec v(n);
   for (std::size_t k = 0; k < n; ++k) v[k] = value(vp, k);
@@ -103,12 +106,14 @@ std::vector<Case> cases() {
       {hc::Collective::scatter, kBlock * 8,
        [](hc::Proc& vp, hc::Algo, Vec& out) {
          out.assign(kBlock, 0);
-         const Vec all = vp.id() == root ? input(root, kBlock * static_cast<std::size_t>(vp.size())) : Vec{};
+         const Vec all =
+             vp.id() == root ? input(root, kBlock * static_cast<std::size_t>(vp.size())) : Vec{};
          hc::scatter(vp, all, out, root);
        },
        [](int i, int) {
          Vec b(kBlock);
-         for (std::size_t k = 0; k < kBlock; ++k) b[k] = value(root, static_cast<std::size_t>(i) * kBlock + k);
+         for (std::size_t k = 0; k < kBlock; ++k)
+           b[k] = value(root, static_cast<std::size_t>(i) * kBlock + k);
          return b;
        }},
       {hc::Collective::gather, kBlock * 8,
@@ -129,7 +134,8 @@ std::vector<Case> cases() {
        [](hc::Proc& vp, hc::Algo a, Vec& out) {
          const std::size_t n = kBlock * static_cast<std::size_t>(vp.size());
          Vec in(n);
-         for (std::size_t k = 0; k < n; ++k) in[k] = vp.id() * 100000 + static_cast<std::int64_t>(k);
+         for (std::size_t k = 0; k < n; ++k)
+           in[k] = vp.id() * 100000 + static_cast<std::int64_t>(k);
          out.assign(n, 0);
          hc::all_to_all(vp, in, out, a);
        },
@@ -150,20 +156,6 @@ std::vector<Case> cases() {
       {hc::Collective::barrier, 0, [](hc::Proc& vp, hc::Algo, Vec&) { hc::barrier(vp); },
        [](int, int) { return Vec{}; }},
   };
-}
-
-// The model file `hypercomm calibrate` writes: lines "ts = <s>", "tw = <s/byte>", "th = <s>".
-hc::CostModel read_model(const std::string& path, hc::CostModel model) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read the model file " + path);
-  std::string name, equals;
-  double value = 0;
-  while (in >> name >> equals >> value) {
-    if (name == "ts") model.ts = value;
-    else if (name == "tw") model.tw = value;
-    else if (name == "th") model.th = value;
-  }
-  return model;
 }
 
 // One traced run of ring all-gather on ring:8 (Algorithm 4.4, Figure 4.8 of the book): its
@@ -195,23 +187,41 @@ void write_trace_and_picture(const hc::Options& base, const std::string& dir) {
 // message and 10 GB/s), the trace and the picture into DIR (else out/demo).
 int main(int argc, char** argv) {
   hc::Options options;
-  options.model = {.ts = 1e-6, .tw = 1e-10, .th = 0};  // seconds; `hypercomm calibrate` measures them
+  options.model = {
+      .ts = 1e-6, .tw = 1e-10, .th = 0};  // seconds; `hypercomm calibrate` measures them
   options.pinning = hc::Pinning::compact;
   std::string model_file, out_dir = "out/demo";
   for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--model" && i + 1 < argc) model_file = argv[i + 1];
-    else if (flag == "--out" && i + 1 < argc) out_dir = argv[i + 1];
+    if (flag == "--model" && i + 1 < argc)
+      model_file = argv[i + 1];
+    else if (flag == "--out" && i + 1 < argc)
+      out_dir = argv[i + 1];
     else {
       std::fprintf(stderr, "usage: demo [--model FILE] [--out DIR]\n");
       return 2;
     }
   }
-  if (!model_file.empty()) options.model = read_model(model_file, options.model);
+  if (!model_file.empty()) {
+    std::optional<hc::CostModel> calibrated;
+    try {
+      calibrated = hc::cli::load_model(model_file);
+    } catch (const hc::cli::UsageError& e) {
+      std::fprintf(stderr, "demo: %s\n", e.what());
+      return 2;
+    }
+    if (!calibrated) {
+      std::fprintf(stderr, "demo: no model file %s\n", model_file.c_str());
+      return 2;
+    }
+    options.model = *calibrated;
+  }
   std::printf("hypercomm demo: every collective, verified against a sequential result\n");
-  std::printf("model%s: ts = %.3g s, tw = %.3g s/byte, th = %.3g s; %zu-element buffers, %zu-element blocks (int64)\n\n",
-              model_file.empty() ? " (not calibrated)" : " (calibrated)", options.model.ts,
-              options.model.tw, options.model.th, kCount, kBlock);
+  std::printf(
+      "model%s: ts = %.3g s, tw = %.3g s/byte, th = %.3g s; %zu-element buffers, %zu-element "
+      "blocks (int64)\n\n",
+      model_file.empty() ? " (not calibrated)" : " (calibrated)", options.model.ts,
+      options.model.tw, options.model.th, kCount, kBlock);
   std::printf("%-15s %-12s %-24s %9s %6s %11s %11s %11s\n", "operation", "topology", "algorithm",
               "bytes", "check", "wall (us)", "model (us)", "formula (us)");
   int failures = 0, rows = 0;
@@ -221,14 +231,17 @@ int main(int argc, char** argv) {
     hc::Machine machine(topology, options);
     for (const Case& c : cases()) {
       // Automatic's choice, then every other algorithm of the operation that can run here.
-      const std::size_t bytes = c.op == hc::Collective::all_to_all ? kBlock * 8 * static_cast<std::size_t>(p) : c.bytes;
-      const hc::Algo automatic = hc::resolve(c.op, hc::Algo::automatic, topology, options.links, bytes);
+      const std::size_t bytes =
+          c.op == hc::Collective::all_to_all ? kBlock * 8 * static_cast<std::size_t>(p) : c.bytes;
+      const hc::Algo automatic =
+          hc::resolve(c.op, hc::Algo::automatic, topology, options.links, bytes);
       std::vector<std::pair<hc::Algo, hc::Algo>> runs{{hc::Algo::automatic, automatic}};
       if (hc::takes_algo(c.op))
         for (const hc::Card& card : hc::cards()) {
           if (card.op != c.op || card.algo == automatic) continue;
           try {
-            runs.emplace_back(card.algo, hc::resolve(c.op, card.algo, topology, options.links, bytes));
+            runs.emplace_back(card.algo,
+                              hc::resolve(c.op, card.algo, topology, options.links, bytes));
           } catch (const hc::AlgorithmError&) {  // cannot run on this topology
           }
         }
@@ -238,7 +251,8 @@ int main(int argc, char** argv) {
           c.body(vp, requested, results[static_cast<std::size_t>(vp.id())]);
         });
         bool ok = true;
-        for (int i = 0; i < p; ++i) ok = ok && results[static_cast<std::size_t>(i)] == c.expect(i, p);
+        for (int i = 0; i < p; ++i)
+          ok = ok && results[static_cast<std::size_t>(i)] == c.expect(i, p);
         // Wall time: the slowest VP's time for the call, best of 5 runs (barrier first).
         double best = 1e9;
         for (int rep = 0; rep < 5; ++rep) {
@@ -254,7 +268,8 @@ int main(int argc, char** argv) {
           best = std::min(best, *std::max_element(took.begin(), took.end()));
         }
         const hc::CallShape call{.root = root, .shift = shift, .elem_size = sizeof(std::int64_t)};
-        const double formula = hc::textbook_time(c.op, algo, topology, options.links, bytes, options.model, call);
+        const double formula =
+            hc::textbook_time(c.op, algo, topology, options.links, bytes, options.model, call);
         std::string name = hc::to_string(algo);
         if (requested == hc::Algo::automatic) name = "auto=" + name;
         std::printf("%-15s %-12s %-24s %9zu %6s %11.2f %11.2f %11.2f\n", hc::to_string(c.op), shape,

@@ -14,8 +14,6 @@
 // Command line and output: peer_common.hpp.  Example:
 //   barrier_bench --op barrier,all_reduce --p 2,8,64 --bytes 8
 //   barrier_bench --op memcpy --bytes 64M
-#include "peer_common.hpp"
-
 #include <pthread.h>
 #include <sched.h>
 
@@ -24,6 +22,8 @@
 #include <cstring>
 #include <functional>
 #include <thread>
+
+#include "peer_common.hpp"
 
 namespace {
 
@@ -66,8 +66,8 @@ void measure(const std::string& op, int p, std::size_t bytes, const peer::Args& 
   std::vector<std::vector<double>> slots(static_cast<std::size_t>(p));
   std::vector<double> result(n, 0.0);
   std::barrier<Reduction> reduce_bar(p, Reduction{&slots, &result});
-  std::barrier<> bar(p);    // the measured barrier
-  std::barrier<> ctl(p);    // the harness's own synchronisation
+  std::barrier<> bar(p);  // the measured barrier
+  std::barrier<> ctl(p);  // the harness's own synchronisation
   std::vector<double> elapsed(static_cast<std::size_t>(p), 0.0);
   std::vector<double> batch(static_cast<std::size_t>(args.batches), 0.0);
   long reps = 0;
@@ -93,7 +93,8 @@ void measure(const std::string& op, int p, std::size_t bytes, const peer::Args& 
       ctl.arrive_and_wait();
       const auto t0 = Clock::now();
       for (long k = 0; k < r; ++k) call();
-      elapsed[static_cast<std::size_t>(id)] = std::chrono::duration<double>(Clock::now() - t0).count();
+      elapsed[static_cast<std::size_t>(id)] =
+          std::chrono::duration<double>(Clock::now() - t0).count();
       ctl.arrive_and_wait();
       const double slowest = *std::max_element(elapsed.begin(), elapsed.end());
       ctl.arrive_and_wait();
@@ -108,7 +109,8 @@ void measure(const std::string& op, int p, std::size_t bytes, const peer::Args& 
       ctl.arrive_and_wait();
       const auto t0 = Clock::now();
       for (long k = 0; k < my_reps; ++k) call();
-      elapsed[static_cast<std::size_t>(id)] = std::chrono::duration<double>(Clock::now() - t0).count();
+      elapsed[static_cast<std::size_t>(id)] =
+          std::chrono::duration<double>(Clock::now() - t0).count();
       ctl.arrive_and_wait();
       if (id == 0)
         batch[static_cast<std::size_t>(b)] =
@@ -167,8 +169,10 @@ int main(int argc, char** argv) {
       }
       for (int p : args.ps)
         for (std::size_t b : peer::sizes_for(op, args)) {
-          if (peer::too_big(op, b, p, args)) peer::print_skip(args.impl, op, p, b, "skipped");
-          else measure(op, p, b, args);
+          if (peer::too_big(op, b, p, args))
+            peer::print_skip(args.impl, op, p, b, "skipped");
+          else
+            measure(op, p, b, args);
         }
     }
   } catch (const std::exception& e) {

@@ -12,11 +12,11 @@
 // Run it as scripts/bench does:
 //   mpirun --oversubscribe --allow-run-as-root -np 8 --bind-to none
 //          --mca mpi_yield_when_idle 1 mpi_bench --op all_reduce,barrier --bytes 8 --impl mpi-yield
-#include "peer_common.hpp"
-
 #include <mpi.h>
 
 #include <cstring>
+
+#include "peer_common.hpp"
 
 namespace {
 
@@ -28,17 +28,26 @@ void one_call(const std::string& op, Buffers& b, int n, int p) {
   double* in = b.in.data();
   double* out = b.out.data();
   (void)p;
-  if (op == "barrier") MPI_Barrier(MPI_COMM_WORLD);
-  else if (op == "broadcast") MPI_Bcast(in, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  else if (op == "reduce") MPI_Reduce(in, out, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-  else if (op == "all_reduce") MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  else if (op == "all_gather") MPI_Allgather(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE, MPI_COMM_WORLD);
+  if (op == "barrier")
+    MPI_Barrier(MPI_COMM_WORLD);
+  else if (op == "broadcast")
+    MPI_Bcast(in, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  else if (op == "reduce")
+    MPI_Reduce(in, out, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  else if (op == "all_reduce")
+    MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  else if (op == "all_gather")
+    MPI_Allgather(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE, MPI_COMM_WORLD);
   else if (op == "reduce_scatter")
     MPI_Reduce_scatter_block(in, out, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  else if (op == "scan") MPI_Scan(in, out, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  else if (op == "all_to_all") MPI_Alltoall(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE, MPI_COMM_WORLD);
-  else if (op == "gather") MPI_Gather(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  else if (op == "scatter") MPI_Scatter(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  else if (op == "scan")
+    MPI_Scan(in, out, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  else if (op == "all_to_all")
+    MPI_Alltoall(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE, MPI_COMM_WORLD);
+  else if (op == "gather")
+    MPI_Gather(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  else if (op == "scatter")
+    MPI_Scatter(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
 
 Buffers buffers_for(const std::string& op, std::size_t n, std::size_t p, int rank) {
@@ -53,9 +62,9 @@ Buffers buffers_for(const std::string& op, std::size_t n, std::size_t p, int ran
   return b;
 }
 
-const std::vector<std::string> kOps{"broadcast", "reduce",     "all_reduce", "all_gather",
-                                    "reduce_scatter", "scan",  "all_to_all", "gather",
-                                    "scatter",   "barrier"};
+const std::vector<std::string> kOps{"broadcast",      "reduce", "all_reduce", "all_gather",
+                                    "reduce_scatter", "scan",   "all_to_all", "gather",
+                                    "scatter",        "barrier"};
 
 void measure(const std::string& op, std::size_t bytes, int rank, int p, const peer::Args& args) {
   const std::size_t n = bytes / sizeof(double);

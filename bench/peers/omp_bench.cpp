@@ -16,9 +16,8 @@
 // re-executes itself with OMP_STACKSIZE large enough (unless it is already set), and runs its
 // master thread on a stack of that size.
 // Command line and output: peer_common.hpp.  Example:
-//   OMP_WAIT_POLICY=passive omp_bench --op all_reduce,barrier --p 2,8 --bytes 8 --impl openmp-passive
-#include "peer_common.hpp"
-
+//   OMP_WAIT_POLICY=passive omp_bench --op all_reduce,barrier --p 2,8 --bytes 8 --impl
+//   openmp-passive
 #include <omp.h>
 #include <pthread.h>
 #include <sched.h>
@@ -27,6 +26,8 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
+
+#include "peer_common.hpp"
 
 namespace {
 
@@ -52,12 +53,13 @@ void one_call(const std::string& op, Shared& s, int id, long k, std::vector<doub
     double* acc = s.acc;
     const std::size_t off = static_cast<std::size_t>(k % 3) * n;
     const double* mine = in.data();
-#pragma omp for schedule(static, 1) reduction(+ : acc[off:n])
+#pragma omp for schedule(static, 1) reduction(+ : acc [off:n])
     for (int i = 0; i < s.p; ++i)
       for (std::size_t j = 0; j < n; ++j) acc[off + j] += mine[j];
     // implicit barrier: acc[off..] holds the sum
     std::memcpy(out.data(), acc + off, n * sizeof(double));
-    if (id == 0) std::memset(acc + static_cast<std::size_t>((k + 2) % 3) * n, 0, n * sizeof(double));
+    if (id == 0)
+      std::memset(acc + static_cast<std::size_t>((k + 2) % 3) * n, 0, n * sizeof(double));
   } else if (op == "broadcast") {
     double* buf = s.bcast + static_cast<std::size_t>(k % 2) * n;
     if (id == 0) std::memcpy(buf, in.data(), n * sizeof(double));
@@ -88,17 +90,24 @@ bool measure(const std::string& op, int p, std::size_t bytes, const peer::Args& 
       long k = 0;
       one_call(op, s, id, k++, in, out);  // warm-up, checked
       const double want = op == "all_reduce" ? p * (p + 1) / 2.0 : op == "broadcast" ? 1.0 : 0.0;
-      const double got = op == "all_reduce" ? (s.n ? out[0] : want) : op == "broadcast" ? (s.n ? in[0] : want) : 0.0;
+      const double got = op == "all_reduce"  ? (s.n ? out[0] : want)
+                         : op == "broadcast" ? (s.n ? in[0] : want)
+                                             : 0.0;
       if (got != want)
-        std::fprintf(stderr, "omp_bench: %s p=%d thread %d: got %g, want %g\n", op.c_str(), p, id, got, want);
-      // Calibration: rounds of 1, 4, 16, ... calls until the slowest thread took long enough.
-      for (long reps = 1;; reps *= 4) {
+        std::fprintf(stderr, "omp_bench: %s p=%d thread %d: got %g, want %g\n", op.c_str(), p, id,
+                     got, want);
+      // `reps` calls on every thread; afterwards s.elapsed holds each thread's time.
+      const auto timed_calls = [&](long reps) {
 #pragma omp barrier
         const auto t0 = Clock::now();
         for (long r = 0; r < reps; ++r) one_call(op, s, id, k++, in, out);
         s.elapsed[static_cast<std::size_t>(id)] =
             std::chrono::duration<double>(Clock::now() - t0).count();
 #pragma omp barrier
+      };
+      // Calibration: rounds of 1, 4, 16, ... calls until the slowest thread took long enough.
+      for (long reps = 1;; reps *= 4) {
+        timed_calls(reps);
         const double slowest = *std::max_element(s.elapsed.begin(), s.elapsed.end());
 #pragma omp barrier
         if (slowest >= peer::calibration_seconds(args) || reps >= (1 << 16) || args.reps > 0) {
@@ -109,12 +118,7 @@ bool measure(const std::string& op, int p, std::size_t bytes, const peer::Args& 
 #pragma omp barrier
       const long reps = s.reps;
       for (int b = 0; b < args.batches; ++b) {
-#pragma omp barrier
-        const auto t0 = Clock::now();
-        for (long r = 0; r < reps; ++r) one_call(op, s, id, k++, in, out);
-        s.elapsed[static_cast<std::size_t>(id)] =
-            std::chrono::duration<double>(Clock::now() - t0).count();
-#pragma omp barrier
+        timed_calls(reps);
         if (id == 0)
           s.batch[static_cast<std::size_t>(b)] =
               *std::max_element(s.elapsed.begin(), s.elapsed.end()) / static_cast<double>(reps);
@@ -142,7 +146,8 @@ int run(const peer::Args& args) {
           peer::print_skip(args.impl, op, p, bytes, "skipped");
           continue;
         }
-        if (!measure(op, p, bytes, args)) peer::print_skip(args.impl, op, p, bytes, "team too small");
+        if (!measure(op, p, bytes, args))
+          peer::print_skip(args.impl, op, p, bytes, "team too small");
       }
   return 0;
 }

@@ -60,10 +60,14 @@ inline std::size_t parse_size(const std::string& s) {
   const double v = std::stod(s, &pos);
   std::string suffix = s.substr(pos);
   double mult = 1;
-  if (suffix == "K" || suffix == "KiB" || suffix == "k") mult = 1024;
-  else if (suffix == "M" || suffix == "MiB") mult = 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "GiB") mult = 1024.0 * 1024 * 1024;
-  else if (!suffix.empty() && suffix != "B") throw std::invalid_argument("bad size: " + s);
+  if (suffix == "K" || suffix == "KiB" || suffix == "k")
+    mult = 1024;
+  else if (suffix == "M" || suffix == "MiB")
+    mult = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "GiB")
+    mult = 1024.0 * 1024 * 1024;
+  else if (!suffix.empty() && suffix != "B")
+    throw std::invalid_argument("bad size: " + s);
   return static_cast<std::size_t>(v * mult);
 }
 
@@ -79,20 +83,28 @@ inline Args parse(int argc, char** argv, const char* default_impl) {
     } else {
       throw std::invalid_argument("missing value for " + key);
     }
-    if (key == "--op") a.ops = split(value);
+    if (key == "--op")
+      a.ops = split(value);
     else if (key == "--p") {
       a.ps.clear();
       for (auto& v : split(value)) a.ps.push_back(std::stoi(v));
     } else if (key == "--bytes") {
       a.bytes.clear();
       for (auto& v : split(value)) a.bytes.push_back(parse_size(v));
-    } else if (key == "--reps") a.reps = std::stol(value);
-    else if (key == "--batches") a.batches = std::max(1, std::stoi(value));
-    else if (key == "--batch-ms") a.batch_ms = std::stod(value);
-    else if (key == "--impl") a.impl = value;
-    else if (key == "--max-total-mib") a.max_total_mib = std::stod(value);
-    else if (key == "--bind") a.bind = value;
-    else throw std::invalid_argument("unknown option " + key);
+    } else if (key == "--reps")
+      a.reps = std::stol(value);
+    else if (key == "--batches")
+      a.batches = std::max(1, std::stoi(value));
+    else if (key == "--batch-ms")
+      a.batch_ms = std::stod(value);
+    else if (key == "--impl")
+      a.impl = value;
+    else if (key == "--max-total-mib")
+      a.max_total_mib = std::stod(value);
+    else if (key == "--bind")
+      a.bind = value;
+    else
+      throw std::invalid_argument("unknown option " + key);
   }
   if (a.ops.empty()) throw std::invalid_argument("--op is required");
   return a;

@@ -17,8 +17,6 @@
 //
 // in may be out.
 
-#include <functional>
-
 #include "symmetric.hpp"
 
 namespace hypercomm::detail {
@@ -26,17 +24,9 @@ namespace hypercomm::detail {
 void all_reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op) {
   const int my_id = c.id();
   const int d = log2_of(c.p());
-  // result := my_msg, but step 0 reads in straight away rather than a copy of it in out (one
-  // pass less over a large vector), unless in and out overlap without being the same.
+  // result := my_msg, but step 0 reads in itself rather than a copy of it in out: one pass
+  // less over a large vector. in is out, or apart from it (the front end sees to that).
   ConstBytes result = in;
-  const std::less<const std::byte*> before;
-  const bool partly_overlapping = in.data() != out.data() &&
-                                  before(in.data(), out.data() + out.size()) &&
-                                  before(out.data(), in.data() + in.size());
-  if (partly_overlapping) {
-    copy_bytes(out, in);
-    result = out;
-  }
   Buffer msg(out.size());
   for (int i = 0; i < d; ++i) {
     const int partner = my_id ^ (1 << i);

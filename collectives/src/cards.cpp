@@ -268,8 +268,9 @@ class Clocks {
 
 // Which group (of a partition of the VPs into equal groups) each VP is in, and its rank there.
 struct Membership {
+  const std::vector<Group>& groups;
   std::vector<int> group, rank;
-  explicit Membership(const std::vector<Group>& groups) {
+  explicit Membership(const std::vector<Group>& all) : groups(all) {
     int p = 0;
     for (const Group& g : groups) p += g.size;
     group.resize(static_cast<std::size_t>(p));
@@ -280,6 +281,10 @@ struct Membership {
         rank[static_cast<std::size_t>(groups[i].member(k))] = k;
       }
   }
+  [[nodiscard]] const Group& group_of(int v) const {
+    return groups[static_cast<std::size_t>(group[static_cast<std::size_t>(v)])];
+  }
+  [[nodiscard]] int rank_of(int v) const { return rank[static_cast<std::size_t>(v)]; }
 };
 
 // Algorithm 4.4 in every group at once (all_gather_ring.cpp): step i, member k sends part
@@ -289,15 +294,8 @@ void ring_all_gather(Clocks& c, const std::vector<Group>& groups, Part part) {
   const int n = groups.front().size;
   const Membership in(groups);
   for (int i = 1; i < n; ++i) {
-    c.round(
-        [&](int v) {
-          const Group& g = groups[static_cast<std::size_t>(in.group[static_cast<std::size_t>(v)])];
-          return g.right(in.rank[static_cast<std::size_t>(v)]);
-        },
-        [&](int v) {
-          const Group& g = groups[static_cast<std::size_t>(in.group[static_cast<std::size_t>(v)])];
-          return part(g, (in.rank[static_cast<std::size_t>(v)] - i + 1 + n) % n);
-        });
+    c.round([&](int v) { return in.group_of(v).right(in.rank_of(v)); },
+            [&](int v) { return part(in.group_of(v), (in.rank_of(v) - i + 1 + n) % n); });
   }
 }
 
@@ -309,18 +307,13 @@ void ring_reduce_scatter(Clocks& c, const std::vector<Group>& groups, Part part,
   const int n = groups.front().size;
   const Membership in(groups);
   for (int i = 1; i < n; ++i) {
-    c.round(
-        [&](int v) {
-          const Group& g = groups[static_cast<std::size_t>(in.group[static_cast<std::size_t>(v)])];
-          return g.left(in.rank[static_cast<std::size_t>(v)]);
-        },
-        [&](int v) {
-          const Group& g = groups[static_cast<std::size_t>(in.group[static_cast<std::size_t>(v)])];
-          const int k = in.rank[static_cast<std::size_t>(v)];
-          const int j = (k + i) % n;
-          const std::size_t partials = !commutative && j > 0 && j < k ? 2 : 1;
-          return partials * part(g, j);
-        });
+    c.round([&](int v) { return in.group_of(v).left(in.rank_of(v)); },
+            [&](int v) {
+              const int k = in.rank_of(v);
+              const int j = (k + i) % n;
+              const std::size_t partials = !commutative && j > 0 && j < k ? 2 : 1;
+              return partials * part(in.group_of(v), j);
+            });
   }
 }
 

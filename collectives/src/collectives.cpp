@@ -3,14 +3,13 @@
 // that lets a receiver detect a disagreement (CollectiveMismatch), and dispatch to the algorithm
 // files. Nothing here moves data between VPs except through the algorithms.
 #include <hypercomm/errors.hpp>
+#include <string>
+#include <vector>
 
 #include "exchange.hpp"
 #include "rooted.hpp"
 #include "select.hpp"
 #include "symmetric.hpp"
-
-#include <string>
-#include <vector>
 
 namespace hypercomm::detail {
 
@@ -119,6 +118,9 @@ void all_reduce(Proc& vp, ConstBytes in, Bytes out, const Reducer& op, Algo algo
     size_error(vp, Collective::all_reduce,
                "out holds " + std::to_string(elements(out.size(), op.elem_size)) +
                    " elements but in holds " + std::to_string(elements(in.size(), op.elem_size)));
+  // in may be out; a partial overlap gets a private copy of in, as the other collectives do.
+  Buffer storage;
+  if (in.data() != out.data()) in = separate(in, out, storage);
   const Call call(vp, Collective::all_reduce, algo, in.size());
   if (call.alone()) return copy_bytes(out, in);
   const Comm c = call.comm();

@@ -3,16 +3,15 @@
 // algorithms are the ring algorithms run along rows and then along columns (Grama et al. 4.6).
 #pragma once
 
-#include <hypercomm/detail/core.hpp>
-#include <hypercomm/proc.hpp>
-
-#include "scratch.hpp"
-
 #include <bit>
 #include <cstddef>
 #include <cstring>
+#include <hypercomm/detail/core.hpp>
+#include <hypercomm/proc.hpp>
 #include <span>
 #include <vector>
+
+#include "scratch.hpp"
 
 namespace hypercomm::detail {
 
@@ -38,8 +37,7 @@ struct Comm {
 // has n/p elements, one more for i < n mod p. A p-block collective's blocks are all equal.
 class Blocks {
  public:
-  Blocks(std::size_t total_bytes, std::size_t elem_size, int p) noexcept
-      : elem_(elem_size), p_(p) {
+  Blocks(std::size_t total_bytes, std::size_t elem_size, int p) noexcept : elem_(elem_size), p_(p) {
     const std::size_t n = elem_size == 0 ? 0 : total_bytes / elem_size;
     base_ = n / static_cast<std::size_t>(p);
     extra_ = n % static_cast<std::size_t>(p);

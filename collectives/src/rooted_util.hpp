@@ -49,8 +49,7 @@ class RelativeParts {
   }
   // The relative parts lo .. hi-1 of member-order `all`, in relative order: a view of `all`
   // when they are contiguous there, else packed into scratch.
-  [[nodiscard]] ConstBytes view(ConstBytes all, int lo, int hi,
-                                Buffer& scratch) const {
+  [[nodiscard]] ConstBytes view(ConstBytes all, int lo, int hi, Buffer& scratch) const {
     if (contiguous(lo, hi)) return all.subspan(start(lo), bytes(lo, hi));
     const std::size_t head = off_[n_] - off_[r_ + lo];
     scratch.resize(bytes(lo, hi));
@@ -60,8 +59,7 @@ class RelativeParts {
   }
   // Receives the relative parts lo .. hi-1 from src into member-order `all`: straight into
   // place when contiguous, else through scratch.
-  void recv_into(const Comm& c, int src, Bytes all, int lo, int hi,
-                 Buffer& scratch) const {
+  void recv_into(const Comm& c, int src, Bytes all, int lo, int hi, Buffer& scratch) const {
     if (contiguous(lo, hi)) {
       c.recv(src, all.subspan(start(lo), bytes(lo, hi)));
       return;

@@ -12,10 +12,10 @@
 //
 // T = (ts + tw*m) * ((cols - 1) + (rows - 1) + floor(cols / 2))  (the three phases in turn).
 // Restrictions: a mesh topology; any rows x cols.
+#include <vector>
+
 #include "rooted.hpp"
 #include "symmetric.hpp"
-
-#include <vector>
 
 namespace hypercomm::detail {
 
@@ -28,7 +28,7 @@ void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool 
   const std::size_t m = in.size();
 
   // 1. Row chain.
-  Buffer row_before(m);  // fold of the VPs left of me in my row
+  Buffer row_before(m);                      // fold of the VPs left of me in my row
   Buffer row_through(in.begin(), in.end());  // ... and me
   if (my_col > 0) {
     c.recv(t.id_at(my_row, my_col - 1), row_before);

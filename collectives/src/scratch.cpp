@@ -36,7 +36,7 @@ void* take_scratch_block(std::size_t bytes) {
     cache.kept -= std::size_t{1} << k;
     return block;
   }
-  return ::operator new(std::size_t{1} << k);
+  return ::operator new (std::size_t{1} << k);
 }
 
 void give_scratch_block(void* block, std::size_t bytes) noexcept {

@@ -4,11 +4,10 @@
 // Open MPI coll_tuned_decision_fixed.c).
 #include "select.hpp"
 
-#include <hypercomm/errors.hpp>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <hypercomm/errors.hpp>
 #include <optional>
 #include <string>
 
@@ -110,10 +109,13 @@ const char* restriction(Collective op, Algo algo, const Topology& t, Links links
       }
       if (!power_of_two(t.size())) return "it needs p = 2^d VPs";
       if (op == Collective::all_to_all) {  // partners id XOR i: neighbours only when p <= 2
-        if (!routed && t.size() > 2) return "Algorithm 4.10 sends to id XOR i, which needs Links::routed";
+        if (!routed && t.size() > 2)
+          return "Algorithm 4.10 sends to id XOR i, which needs Links::routed";
         return nullptr;
       }
-      if (!hypercube_links) return "its partners id XOR 2^k are not neighbours here: it needs a hypercube topology or Links::routed";
+      if (!hypercube_links)
+        return "its partners id XOR 2^k are not neighbours here: it needs a hypercube topology or "
+               "Links::routed";
       return nullptr;
     case Algo::esbt:
     case Algo::dimension_exchange:
@@ -122,7 +124,8 @@ const char* restriction(Collective op, Algo algo, const Topology& t, Links links
       return nullptr;
     case Algo::ring:
       if (!ring_adjacent(t) && !routed)
-        return "VPs i and i+1 are not all neighbours here: it needs a ring topology or Links::routed";
+        return "VPs i and i+1 are not all neighbours here: it needs a ring topology or "
+               "Links::routed";
       return nullptr;
     case Algo::mesh:
       if (t.kind() != Topology::Kind::mesh) return "it needs a mesh topology";
@@ -163,6 +166,9 @@ double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t b
     return k <= 1 ? 0.0 : a * ts + tw * part * a * (a + 1) / 2;
   };
   const double block = m / p;
+  // The combine time of the reductions: a VP folds the whole vector once a step, or (reduce-
+  // scatter first) its own block once for each other VP.
+  const double fold_whole = tc * m, fold_block = tc * block * (p - 1);
   const bool hypercube_family = power_of_two(n);
   const bool mesh_family = !hypercube_family && t.kind() == Topology::Kind::mesh;
   const auto units = [&]() -> double {
@@ -185,37 +191,37 @@ double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t b
         }
       case Collective::reduce:
         switch (algo) {
-          case Algo::hypercube: return w(m) * lg + tc * m * lg;
+          case Algo::hypercube: return (w(m) + fold_whole) * lg;
           case Algo::two_phase:
-            if (hypercube_family) return 2 * (ts * lg + tw * block * (p - 1)) + tc * block * (p - 1);
+            if (hypercube_family) return 2 * (ts * lg + tw * block * (p - 1)) + fold_block;
             if (mesh_family)
               return ts * (rows + cols - 2) + tw * block * (p - 1) + ring_gather(rows, block) +
-                     ring_gather(cols, rows * block) + tc * block * (p - 1);
-            return (p - 1) * w(block) + ring_gather(n, block) + tc * block * (p - 1);
-          case Algo::mesh: return (w(m) + tc * m) * (cols / 2 + rows / 2);
-          default: return (w(m) + tc * m) * (n / 2);
+                     ring_gather(cols, rows * block) + fold_block;
+            return (p - 1) * w(block) + ring_gather(n, block) + fold_block;
+          case Algo::mesh: return (w(m) + fold_whole) * (cols / 2 + rows / 2);
+          default: return (w(m) + fold_whole) * (n / 2);
         }
       case Collective::all_reduce:
         switch (algo) {
-          case Algo::hypercube: return w(m) * lg + tc * m * lg;
+          case Algo::hypercube: return (w(m) + fold_whole) * lg;
           case Algo::two_phase:
-            if (hypercube_family) return 2 * (ts * lg + tw * block * (p - 1)) + tc * block * (p - 1);
+            if (hypercube_family) return 2 * (ts * lg + tw * block * (p - 1)) + fold_block;
             if (mesh_family)
-              return 2 * (ts * (rows + cols - 2) + tw * block * (p - 1)) + tc * block * (p - 1);
-            return 2 * (p - 1) * w(block) + tc * block * (p - 1);
+              return 2 * (ts * (rows + cols - 2) + tw * block * (p - 1)) + fold_block;
+            return 2 * (p - 1) * w(block) + fold_block;
           case Algo::mesh: {  // all_reduce_mesh.cpp: each phase gathers and folds, or splits
             double cost = 0;
             for (const int k : {cols, rows}) {
               if (k == 1) continue;
               const auto members = static_cast<std::size_t>(k);
               if (bytes * (members - 2) <= members * 10'000)
-                cost += (k - 1) * (w(m) + tc * m);
+                cost += (k - 1) * (w(m) + fold_whole);
               else
                 cost += 2 * (k - 1) * w(m / k) + tc * (k - 1) * (m / k);
             }
             return cost;
           }
-          default: return 2 * (p - 1) * w(block) + tc * block * (p - 1);
+          default: return 2 * (p - 1) * w(block) + fold_block;
         }
       case Collective::all_gather:
       case Collective::reduce_scatter:

@@ -2,9 +2,9 @@
 // needs, and which one `automatic` picks.
 #pragma once
 
-#include "kit.hpp"
-
 #include <span>
+
+#include "kit.hpp"
 
 namespace hypercomm::detail {
 

@@ -1,10 +1,10 @@
 #include "channel.hpp"
 
-#include "futex.hpp"
-
 #include <bit>
 #include <cassert>
 #include <cstring>
+
+#include "futex.hpp"
 
 namespace hypercomm::detail {
 
@@ -20,7 +20,8 @@ Channel::Channel(std::size_t capacity)
     : capacity_(ring_capacity(capacity)),
       mask_(capacity_ - 1),
       slots_(std::make_unique<Slot[]>(capacity_)) {
-  for (std::size_t i = 0; i < capacity_; ++i) slots_[i].sequence.store(i, std::memory_order_relaxed);
+  for (std::size_t i = 0; i < capacity_; ++i)
+    slots_[i].sequence.store(i, std::memory_order_relaxed);
 }
 
 Channel::~Channel() {
@@ -55,7 +56,8 @@ void Channel::fill(Slot& slot, const Envelope& envelope, std::span<const std::by
 
 void Channel::push(const Envelope& envelope, std::span<const std::byte> payload) {
   if (overflow_count_.load(std::memory_order_acquire) == 0) {
-    if (head_ - consumed_seen_ >= capacity_) consumed_seen_ = consumed_.load(std::memory_order_acquire);
+    if (head_ - consumed_seen_ >= capacity_)
+      consumed_seen_ = consumed_.load(std::memory_order_acquire);
     if (head_ - consumed_seen_ < capacity_) {
       Slot& slot = slots_[head_ & mask_];
       fill(slot, envelope, payload);
@@ -173,7 +175,7 @@ bool Channel::cancel_post() noexcept {
       return true;
     if (expected_state == kDone) return false;
     if (expected_state == kClaimed) cpu_relax();  // a sender is deciding or copying: shortly done
-    expected_state = kPosted;  // spurious failure
+    expected_state = kPosted;                     // spurious failure
   }
 }
 

@@ -10,14 +10,12 @@
 // the README). spsc_queue is used where it fits: returning payload blocks to the producer.
 #pragma once
 
-#include <hypercomm/message.hpp>
-
-#include <boost/lockfree/spsc_queue.hpp>
-
 #include <atomic>
+#include <boost/lockfree/spsc_queue.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <hypercomm/message.hpp>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -116,8 +114,8 @@ class Channel {
 
   // Producer-only state.
   alignas(kCacheLine) std::uint64_t head_ = 0;
-  std::uint64_t enqueued_ = 0;        // messages put in the ring or the overflow list
-  std::uint64_t consumed_seen_ = 0;   // the last value of consumed_ the producer read
+  std::uint64_t enqueued_ = 0;       // messages put in the ring or the overflow list
+  std::uint64_t consumed_seen_ = 0;  // the last value of consumed_ the producer read
 
   // The consumer's position: every slot before it is free again (release after its payload is
   // copied out). On its own line: the producer reads it only when its count of free slots ends.

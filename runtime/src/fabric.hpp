@@ -3,23 +3,22 @@
 // reaches it.
 #pragma once
 
-#include "channel.hpp"
-
-#include <hypercomm/options.hpp>
-#include <hypercomm/proc.hpp>
-#include <hypercomm/report.hpp>
-#include <hypercomm/topology.hpp>
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <hypercomm/options.hpp>
+#include <hypercomm/proc.hpp>
+#include <hypercomm/report.hpp>
+#include <hypercomm/topology.hpp>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "channel.hpp"
 
 namespace hypercomm::detail {
 
@@ -102,8 +101,8 @@ class Fabric {
   std::size_t channel_capacity_;
   std::chrono::nanoseconds spin_time_;
   std::chrono::nanoseconds yield_time_;
-  int core_share_ = 0;   // oversubscribed: VPs per core (else 0)
-  int core_count_ = 1;   // cores the VPs are pinned to, round robin
+  int core_share_ = 0;  // oversubscribed: VPs per core (else 0)
+  int core_count_ = 1;  // cores the VPs are pinned to, round robin
 
   std::unique_ptr<VpState[]> states_;
   std::vector<std::unique_ptr<Proc>> procs_;

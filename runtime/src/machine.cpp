@@ -1,14 +1,13 @@
 // Machine: VP threads, the run protocol, abort, the deadlock watchdog and the Report.
+#include <algorithm>
+#include <climits>
+#include <cmath>
 #include <hypercomm/errors.hpp>
 #include <hypercomm/machine.hpp>
 
 #include "fabric.hpp"
 #include "futex.hpp"
 #include "pinning.hpp"
-
-#include <algorithm>
-#include <climits>
-#include <cmath>
 
 namespace hypercomm {
 namespace detail {
@@ -19,9 +18,9 @@ void validate(const Options& options) {
   const CostModel& m = options.model;
   auto bad = [](double v) { return !std::isfinite(v) || v < 0; };
   if (bad(m.ts) || bad(m.tw) || bad(m.th))
-    throw Error("Options::model: ts, tw and th must be finite and >= 0 (got ts = " +
-                std::to_string(m.ts) + ", tw = " + std::to_string(m.tw) +
-                ", th = " + std::to_string(m.th) + ")");
+    throw Error(
+        "Options::model: ts, tw and th must be finite and >= 0 (got ts = " + std::to_string(m.ts) +
+        ", tw = " + std::to_string(m.tw) + ", th = " + std::to_string(m.th) + ")");
   if (options.deadlock_timeout <= std::chrono::nanoseconds::zero())
     throw Error("Options::deadlock_timeout must be positive (got " +
                 std::to_string(options.deadlock_timeout.count()) + " ns)");
@@ -59,7 +58,9 @@ Fabric::Fabric(Topology topology, Options options)
   threads_.reserve(p);
   try {
     for (int i = 0; i < size_; ++i) {
-      const int cpu = options_.pinning == Pinning::compact ? cpus[static_cast<std::size_t>(i) % cpus.size()] : -1;
+      const int cpu = options_.pinning == Pinning::compact
+                          ? cpus[static_cast<std::size_t>(i) % cpus.size()]
+                          : -1;
       threads_.emplace_back([this, i, cpu] {
         if (cpu >= 0) pin_current_thread(cpu);
         vp_main(i);
@@ -127,7 +128,8 @@ void Fabric::count_link(int from, int to, std::uint64_t bytes) noexcept {
 }
 
 void Fabric::count_link_slot(int from, int slot, std::uint64_t bytes) noexcept {
-  LinkCounter& c = links_[static_cast<std::size_t>(from) * link_stride_ + static_cast<std::size_t>(slot)];
+  LinkCounter& c =
+      links_[static_cast<std::size_t>(from) * link_stride_ + static_cast<std::size_t>(slot)];
   c.messages.fetch_add(1, std::memory_order_relaxed);
   c.bytes.fetch_add(bytes, std::memory_order_relaxed);
 }

@@ -1,16 +1,15 @@
 // write_svg: a traced run drawn step by step, the way Grama et al. draw their collectives (see
 // picture.hpp), and svg_to_png.
-#include <hypercomm/errors.hpp>
-#include <hypercomm/picture.hpp>
-
-#include "picture_svg.hpp"
-#include "trace_json.hpp"
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <hypercomm/errors.hpp>
+#include <hypercomm/picture.hpp>
 #include <map>
 #include <utility>
+
+#include "picture_svg.hpp"
+#include "trace_json.hpp"
 
 namespace hypercomm {
 

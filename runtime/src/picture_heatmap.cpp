@@ -1,14 +1,13 @@
 // write_link_heatmap_svg: Report::link_traffic on the topology's drawing, each directed link
 // coloured and thickened by the bytes it carried.
-#include <hypercomm/errors.hpp>
-#include <hypercomm/picture.hpp>
-
-#include "picture_svg.hpp"
-
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <hypercomm/errors.hpp>
+#include <hypercomm/picture.hpp>
+
+#include "picture_svg.hpp"
 
 namespace hypercomm {
 

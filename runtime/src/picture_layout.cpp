@@ -1,15 +1,14 @@
 // Where each VP of a ring, a torus mesh or a hypercube is drawn, how links and messages between
 // them are drawn, and the small SVG writer the pictures share.
-#include <hypercomm/errors.hpp>
-
-#include "picture_svg.hpp"
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <hypercomm/errors.hpp>
 #include <numbers>
+
+#include "picture_svg.hpp"
 
 namespace hypercomm::detail::picture {
 

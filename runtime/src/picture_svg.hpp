@@ -4,7 +4,6 @@
 
 #include <hypercomm/report.hpp>
 #include <hypercomm/topology.hpp>
-
 #include <string>
 #include <string_view>
 #include <vector>

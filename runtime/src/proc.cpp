@@ -1,14 +1,13 @@
 // Proc: point-to-point messaging, the cost-model clock, and how a VP waits.
-#include <hypercomm/errors.hpp>
-#include <hypercomm/proc.hpp>
-
-#include "fabric.hpp"
-#include "futex.hpp"
-
 #include <sched.h>
 
 #include <algorithm>
+#include <hypercomm/errors.hpp>
+#include <hypercomm/proc.hpp>
 #include <string>
+
+#include "fabric.hpp"
+#include "futex.hpp"
 
 namespace hypercomm {
 
@@ -61,8 +60,7 @@ void Proc::check_peer(int peer, const char* op, std::size_t bytes) const {
                   " abandoned: another VP failed or the run deadlocked");
 }
 
-void Proc::throw_size_mismatch(int src, const char* op, std::uint64_t got,
-                               std::size_t want) const {
+void Proc::throw_size_mismatch(int src, const char* op, std::uint64_t got, std::size_t want) const {
   throw SizeMismatch("VP " + std::to_string(id_) + ": " + op + " from VP " + std::to_string(src) +
                      " expected " + std::to_string(want) + " bytes but the message has " +
                      std::to_string(got) + " bytes");
@@ -92,10 +90,9 @@ bool await_receiver(detail::Fabric& fabric, int me, int dest, detail::Channel& c
     detail::VpState& state;
     ~Done() { state.lending.store(0, std::memory_order_release); }
   } done{mine};
-  const auto deadline =
-      std::chrono::steady_clock::now() +
-      std::max<std::chrono::nanoseconds>(std::chrono::microseconds(200),
-                                         std::chrono::nanoseconds(data.size()));
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::max<std::chrono::nanoseconds>(std::chrono::microseconds(200),
+                                                           std::chrono::nanoseconds(data.size()));
   constexpr unsigned kSpins = 1024;  // then yield: the receiver may need this core
   for (unsigned i = 1;; ++i) {
     if (channel.receiver_posted()) return channel.try_hand_over(envelope, data);
@@ -117,7 +114,8 @@ Proc::Route& Proc::route_to(int dest) {
   if (route.peer != dest) {
     const Topology& topo = topology();
     const int slot = topo.link_slot(id_, dest);
-    route = Route{dest, slot, slot >= 0 ? 1 : topo.distance(id_, dest), &fabric_->channel(id_, dest)};
+    route =
+        Route{dest, slot, slot >= 0 ? 1 : topo.distance(id_, dest), &fabric_->channel(id_, dest)};
   }
   return route;
 }
@@ -135,14 +133,14 @@ void Proc::post_send(int dest, std::span<const std::byte> data, const MessageTag
   const auto m = static_cast<double>(data.size());
   const Route& route = route_to(dest);
   const int slot = route.slot;
-  const Envelope envelope{data.size(), start + model.ts + model.tw * m + model.th * route.hops, tag};
+  const Envelope envelope{data.size(), start + model.ts + model.tw * m + model.th * route.hops,
+                          tag};
 
   Channel& channel = *route.channel;
-  const bool delivered =
-      data.size() >= detail::kHandOverBytes &&
-      (channel.try_hand_over(envelope, data) ||
-       (data.size() >= detail::kRendezvousBytes &&
-        await_receiver(*fabric_, id_, dest, channel, envelope, data)));
+  const bool delivered = data.size() >= detail::kHandOverBytes &&
+                         (channel.try_hand_over(envelope, data) ||
+                          (data.size() >= detail::kRendezvousBytes &&
+                           await_receiver(*fabric_, id_, dest, channel, envelope, data)));
   if (!delivered) channel.push(envelope, data);
   fabric_->notify(dest);
 
@@ -208,8 +206,10 @@ Proc::Wait Proc::wait_until(int src, Ready&& ready) {
         if (fabric_->aborted()) return Wait::aborted;
         if (std::chrono::steady_clock::now() >= yield_until) break;
       }
-      if (fabric_->core_wanted(id_)) sched_yield();
-      else detail::cpu_relax();
+      if (fabric_->core_wanted(id_))
+        sched_yield();
+      else
+        detail::cpu_relax();
     }
   }
   const detail::VpState& peer = fabric_->state(src);
@@ -282,7 +282,8 @@ double Proc::receive(Channel& channel, int src, std::span<std::byte> data, const
                      bool posted) {
   auto take = [&](const Envelope& envelope) {
     if (!(envelope.tag == tag)) throw_tag_mismatch(src, envelope.tag, tag);
-    if (envelope.size != data.size()) throw_size_mismatch(src, operation_name(), envelope.size, data.size());
+    if (envelope.size != data.size())
+      throw_size_mismatch(src, operation_name(), envelope.size, data.size());
     const double arrival = envelope.arrival;
     channel.take_front(data);
     note_received();
@@ -301,9 +302,8 @@ double Proc::receive(Channel& channel, int src, std::span<std::byte> data, const
     }
   }
   const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
-  const Wait wait = wait_until(src, [&] {
-    return channel.front() != nullptr || (posted && channel.post_done());
-  });
+  const Wait wait = wait_until(
+      src, [&] { return channel.front() != nullptr || (posted && channel.post_done()); });
   if (options().trace) record(Event::Kind::wait, src, 0, wall_begin, clock_, "wait");
   if (posted) {
     if (channel.post_done()) return posted_arrival();

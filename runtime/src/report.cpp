@@ -6,16 +6,15 @@
 // Times are written in microseconds with three decimals, rounded to the nanosecond first, so
 // that a viewer reading them back gets exactly the integer nanoseconds we nested: every child
 // lies within its parent and siblings never overlap.
-#include <hypercomm/errors.hpp>
-#include <hypercomm/report.hpp>
-
-#include "trace_json.hpp"
-
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <hypercomm/errors.hpp>
+#include <hypercomm/report.hpp>
+
+#include "trace_json.hpp"
 
 namespace hypercomm {
 

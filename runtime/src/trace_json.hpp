@@ -2,10 +2,9 @@
 // the per-VP nesting of traced events, and the matching of each traced send to its receive.
 #pragma once
 
-#include <hypercomm/report.hpp>
-
 #include <cstddef>
 #include <cstdint>
+#include <hypercomm/report.hpp>
 #include <string>
 #include <string_view>
 #include <vector>

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "model_file.hpp"
+#include "verify.hpp"
 
 namespace hypercomm::cli {
 
@@ -36,6 +37,22 @@ class ModelOptions {
  private:
   double ts_ = 0, tw_ = 0, th_ = 0;
   CLI::Option *ts_option_ = nullptr, *tw_option_ = nullptr, *th_option_ = nullptr;
+};
+
+// --algo, --links, --type, --repeat, --root, --shift, shared by run and sweep: what to call
+// besides the operation, the machine and the size.
+class CallOptions {
+ public:
+  explicit CallOptions(int repeat) : repeat_(repeat) {}
+  void add_to(CLI::App& app, const std::string& links_help, const std::string& repeat_help);
+  // The operation `op` with these options (bytes left at 0); UsageError for a bad value.
+  [[nodiscard]] Spec spec(const std::string& op) const;
+  [[nodiscard]] Links links() const;
+  [[nodiscard]] int repeat() const noexcept { return repeat_; }
+
+ private:
+  std::string algo_ = "automatic", links_ = "routed", type_ = "int64";
+  int repeat_, root_ = 0, shift_ = 1;
 };
 
 }  // namespace hypercomm::cli

@@ -40,6 +40,31 @@ void ModelOptions::add_to(CLI::App& app) {
         "1e-10, 0)");
 }
 
+void CallOptions::add_to(CLI::App& app, const std::string& links_help,
+                         const std::string& repeat_help) {
+  app.add_option("--algo,-a", algo_, "algorithm: " + algorithm_names())->capture_default_str();
+  app.add_option("--links", links_, links_help)->capture_default_str();
+  app.add_option("--type", type_, "element type: int64 or double")->capture_default_str();
+  app.add_option("--repeat,-r", repeat_, repeat_help)
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--root", root_, "root VP of broadcast, reduce, scatter, gather")
+      ->capture_default_str();
+  app.add_option("--shift", shift_, "circular_shift's distance q")->capture_default_str();
+}
+
+Spec CallOptions::spec(const std::string& op) const {
+  Spec spec;
+  spec.op = parse_op(op);
+  spec.algo = parse_algo_name(algo_);
+  spec.type = parse_type(type_);
+  spec.root = root_;
+  spec.shift = shift_;
+  return spec;
+}
+
+Links CallOptions::links() const { return parse_links(links_); }
+
 ModelOverrides ModelOptions::overrides() const {
   ModelOverrides o;
   if (ts_option_->count() > 0) o.ts = ts_;

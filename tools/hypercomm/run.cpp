@@ -55,16 +55,8 @@ class RunCommand final : public Command {
     app_->add_option("--bytes,-b", bytes_,
                      "bytes one VP passes, as the cost formula counts them (suffix K, M, G)")
         ->capture_default_str();
-    app_->add_option("--algo,-a", algo_, "algorithm: " + algorithm_names())->capture_default_str();
-    app_->add_option("--links", links_, "routed (any pair may talk) or strict (neighbours only)")
-        ->capture_default_str();
-    app_->add_option("--type", type_, "element type: int64 or double")->capture_default_str();
-    app_->add_option("--repeat,-r", repeat_, "timed runs; the median is reported")
-        ->check(CLI::Range(1, 1000000))
-        ->capture_default_str();
-    app_->add_option("--root", root_, "root VP of broadcast, reduce, scatter, gather")
-        ->capture_default_str();
-    app_->add_option("--shift", shift_, "circular_shift's distance q")->capture_default_str();
+    call_.add_to(*app_, "routed (any pair may talk) or strict (neighbours only)",
+                 "timed runs; the median is reported");
     model_.add_to(*app_);
     app_->add_option("--trace", trace_, "write a Chrome/Perfetto trace JSON of a traced run");
     app_->add_option("--svg", svg_, "write an SVG picture of the run (when built with it)");
@@ -72,14 +64,9 @@ class RunCommand final : public Command {
 
   int execute() override {
     const Topology topology = parse_topology(topology_);
-    Spec spec;
-    spec.op = parse_op(op_);
-    spec.algo = parse_algo_name(algo_);
-    spec.type = parse_type(type_);
+    Spec spec = call_.spec(op_);
     spec.bytes = parse_bytes(bytes_, "--bytes");
-    spec.root = root_;
-    spec.shift = shift_;
-    const Links links = parse_links(links_);
+    const Links links = call_.links();
     const Plan plan = make_plan(spec, topology, links);
     const ModelChoice model = choose_model(model_.overrides());
     check_writable(trace_, "--trace");
@@ -92,10 +79,10 @@ class RunCommand final : public Command {
     Measurement m;
     {
       Machine machine(topology, options);
-      m = measure(machine, *workload, repeat_);
+      m = measure(machine, *workload, call_.repeat());
     }
-    const double formula =
-        textbook_time(spec.op, plan.resolved, topology, links, plan.bytes, model.model, plan.shape());
+    const double formula = textbook_time(spec.op, plan.resolved, topology, links, plan.bytes,
+                                         model.model, plan.shape());
 
     const int p = topology.size();
     std::printf("hypercomm run\n");
@@ -120,9 +107,9 @@ class RunCommand final : public Command {
              std::to_string(plan.elements) + " " + to_string(spec.type) + " elements";
     line("bytes", bytes);
     line("verified", m.failure ? "WRONG: " + *m.failure : "ok");
-    line("wall time", format_seconds(m.wall_median) + " (median of " + std::to_string(repeat_) +
-                          " run" + (repeat_ == 1 ? "" : "s") +
-                          "; the slowest VP's call, after a barrier)");
+    line("wall time",
+         format_seconds(m.wall_median) + " (median of " + std::to_string(call_.repeat()) + " run" +
+             (call_.repeat() == 1 ? "" : "s") + "; the slowest VP's call, after a barrier)");
     line("model time", format_seconds(m.report.model_time) + " (Report::model_time)");
     if (plan.card != nullptr) {
       line("formula", format_seconds(formula) + " = " + plan.card->formula);
@@ -171,9 +158,8 @@ class RunCommand final : public Command {
            (ties > 1 ? ", " + std::to_string(ties) + " of them as busy" : "") + ")";
   }
 
-  std::string topology_, op_, bytes_ = "1K", algo_ = "automatic", links_ = "routed",
-                              type_ = "int64", trace_, svg_;
-  int repeat_ = 5, root_ = 0, shift_ = 1;
+  std::string topology_, op_, bytes_ = "1K", trace_, svg_;
+  CallOptions call_{5};
   ModelOptions model_;
 };
 

@@ -75,15 +75,7 @@ class SweepCommand final : public Command {
                      "bytes one VP passes, comma separated (suffix K, M, G): 8,1K,64K")
         ->required()
         ->delimiter(',');
-    app_->add_option("--algo,-a", algo_, "algorithm: " + algorithm_names())->capture_default_str();
-    app_->add_option("--links", links_, "routed or strict")->capture_default_str();
-    app_->add_option("--type", type_, "element type: int64 or double")->capture_default_str();
-    app_->add_option("--repeat,-r", repeat_, "timed runs per point; the median is reported")
-        ->check(CLI::Range(1, 1000000))
-        ->capture_default_str();
-    app_->add_option("--root", root_, "root VP of broadcast, reduce, scatter, gather")
-        ->capture_default_str();
-    app_->add_option("--shift", shift_, "circular_shift's distance q")->capture_default_str();
+    call_.add_to(*app_, "routed or strict", "timed runs per point; the median is reported");
     model_.add_to(*app_);
     app_->add_option("--csv", csv_, "write the CSV here (default: stdout)");
     app_->add_option("--plot", plot_,
@@ -91,13 +83,8 @@ class SweepCommand final : public Command {
   }
 
   int execute() override {
-    Spec spec;
-    spec.op = parse_op(op_);
-    spec.algo = parse_algo_name(algo_);
-    spec.type = parse_type(type_);
-    spec.root = root_;
-    spec.shift = shift_;
-    const Links links = parse_links(links_);
+    Spec spec = call_.spec(op_);
+    const Links links = call_.links();
     if (family_ != "ring" && family_ != "mesh" && family_ != "hypercube")
       throw UsageError("bad --topology '" + family_ +
                        "' for sweep: expected a family, ring, mesh or hypercube (the sizes come "
@@ -142,8 +129,8 @@ class SweepCommand final : public Command {
                  "model ts = %.3g s, tw = %.3g s/byte, th = %.3g s (%s)\n",
                  to_string(spec.op), static_cast<int>(machines.size()),
                  machines.size() == 1 ? "" : "s", sizes.size(), sizes.size() == 1 ? "" : "s",
-                 repeat_, repeat_ == 1 ? "" : "s", model.model.ts, model.model.tw, model.model.th,
-                 model.origin.c_str());
+                 call_.repeat(), call_.repeat() == 1 ? "" : "s", model.model.ts, model.model.tw,
+                 model.model.th, model.origin.c_str());
     std::vector<SweepRow> rows;
     int done = 0;
     for (std::size_t i = 0; i < machines.size(); ++i) {
@@ -152,7 +139,7 @@ class SweepCommand final : public Command {
       for (const Plan& plan : plans[i]) {
         if (bar) progress(done, total, t.name() + ", " + format_bytes(plan.bytes));
         std::unique_ptr<Workload> workload = make_workload(plan, t);
-        const Measurement m = measure(machine, *workload, repeat_);
+        const Measurement m = measure(machine, *workload, call_.repeat());
         SweepRow row{
             to_string(spec.op),
             t.name(),
@@ -233,9 +220,9 @@ class SweepCommand final : public Command {
                   static_cast<unsigned long long>(r.messages));
   }
 
-  std::string op_, family_, algo_ = "automatic", links_ = "routed", type_ = "int64", csv_, plot_;
+  std::string op_, family_, csv_, plot_;
   std::vector<std::string> p_, bytes_;
-  int repeat_ = 3, root_ = 0, shift_ = 1;
+  CallOptions call_{3};
   ModelOptions model_;
 };
 

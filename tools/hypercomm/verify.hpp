@@ -44,7 +44,9 @@ struct Plan {
   // What the formula needs besides the machine and the size: root, shift, element size, and
   // the operator (the CLI reduces with sum, which commutes).
   [[nodiscard]] CallShape shape() const noexcept {
-    return CallShape{.root = spec.root, .shift = spec.shift, .elem_size = size_of(spec.type),
+    return CallShape{.root = spec.root,
+                     .shift = spec.shift,
+                     .elem_size = size_of(spec.type),
                      .commutative = true};
   }
 };

@@ -6,7 +6,6 @@
 
 #include <hypercomm/report.hpp>
 #include <hypercomm/topology.hpp>
-
 #include <string>
 
 namespace hypercomm {

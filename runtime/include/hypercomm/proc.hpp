@@ -1,15 +1,14 @@
 // A virtual processor as its SPMD body sees it (API.md, "A virtual processor").
 #pragma once
 
-#include <hypercomm/message.hpp>
-#include <hypercomm/options.hpp>
-#include <hypercomm/report.hpp>
-#include <hypercomm/topology.hpp>
-
 #include <array>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <hypercomm/message.hpp>
+#include <hypercomm/options.hpp>
+#include <hypercomm/report.hpp>
+#include <hypercomm/topology.hpp>
 #include <ranges>
 #include <span>
 #include <type_traits>
@@ -25,7 +24,7 @@ class Channel;
 // Any contiguous range of a trivially copyable type: std::vector, std::array, std::span, ...
 template <class R>
 concept MessageRange = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
-                       std::is_trivially_copyable_v<std::ranges::range_value_t<R>>;
+    std::is_trivially_copyable_v<std::ranges::range_value_t<R>>;
 
 // A MessageRange whose elements may be written.
 template <class R>
@@ -100,7 +99,8 @@ class alignas(64) Proc {
               double model_begin, const char* name);
   [[noreturn]] void throw_size_mismatch(int src, const char* op, std::uint64_t got,
                                         std::size_t want) const;
-  [[noreturn]] void throw_tag_mismatch(int src, const MessageTag& got, const MessageTag& want) const;
+  [[noreturn]] void throw_tag_mismatch(int src, const MessageTag& got,
+                                       const MessageTag& want) const;
   enum class Wait : std::uint8_t { ready, aborted, peer_finished };
   template <class Ready>
   Wait wait_until(int src, Ready&& ready);

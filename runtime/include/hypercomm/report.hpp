@@ -1,9 +1,8 @@
 // What a run returns (API.md, "Running virtual processors").
 #pragma once
 
-#include <hypercomm/options.hpp>
-
 #include <cstdint>
+#include <hypercomm/options.hpp>
 #include <map>
 #include <string>
 #include <utility>
