@@ -16,14 +16,56 @@
 //   step 2: partner 1   result := (x0 .. x3) op (x4 .. x7)
 //
 // in may be out.
+//
+// When VPs outnumber cores a small vector may instead be reduced in one meeting in shared
+// memory (Proc::meet): the same rounds on the model clocks and the links, and the same result
+// bit for bit, since the last VP to arrive folds the inputs in the butterfly's tree.
+
+#include <array>
+#include <cstring>
 
 #include "symmetric.hpp"
 
 namespace hypercomm::detail {
 
+namespace {
+
+// Up to this many bytes a meeting beats the rounds of messages when VPs outnumber cores: its
+// one VP folds p vectors while log p rounds would each cost every VP a switch.
+constexpr std::size_t kMeetingBytes = 4096;
+
+// The butterfly's tree, folded by one VP: after step i every VP holds the fold of its aligned
+// block of 2^(i+1) ids, (left half) op (right half). Walked as a binary counter over the ids:
+// pending[l] is the finished left block of 2^l ids waiting for its right neighbour.
+void fold_butterfly_tree(const void* context, std::span<const void* const> inputs, Bytes result,
+                         Bytes scratch) {
+  const Reducer& op = *static_cast<const Reducer*>(context);
+  const std::size_t m = result.size();
+  const auto p = inputs.size();
+  std::byte* carry = result.data();  // the block being built; the last one is the result
+  std::array<const std::byte*, 32> pending{};
+  for (std::size_t j = 1; j < p; j += 2) {
+    // Leaves j-1 and j, then every finished left block that this pair completes.
+    op(carry, static_cast<const std::byte*>(inputs[j - 1]),
+       static_cast<const std::byte*>(inputs[j]), m);
+    std::size_t level = 1;
+    for (std::size_t count = (j + 1) / 2; (count & 1) == 0; count /= 2, ++level)
+      op(carry, pending[level], carry, m);
+    if (j + 1 == p) return;
+    std::byte* keep = scratch.data() + (level - 1) * m;
+    std::memcpy(keep, carry, m);
+    pending[level] = keep;
+  }
+}
+
+}  // namespace
+
 void all_reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op) {
   const int my_id = c.id();
   const int d = log2_of(c.p());
+  if (in.size() <= kMeetingBytes && c.meet({d, in.size(), butterfly_partner, butterfly_partner},
+                                           in.data(), fold_butterfly_tree, &op, out))
+    return;
   // result := my_msg, but step 0 reads in itself rather than a copy of it in out: one pass
   // less over a large vector. in is out, or apart from it (the front end sees to that).
   ConstBytes result = in;

@@ -10,13 +10,27 @@
 // my_id - 2^(k+1) + 1 .. my_id, each of which sent only after entering; once 2^(k+1) >= p that
 // is everyone. p = 6: VP 0 hears from 5 (round 0: {5, 0}), from 4 (round 1: {3, 4, 5, 0}), from
 // 2 (round 2: {1..5, 0}).
+//
+// When VPs outnumber cores the runtime may hold the barrier as one meeting in shared memory
+// instead (Proc::meet): the same rounds on the model clocks and the links, one switch per VP.
+
+#include <bit>
 
 #include "exchange.hpp"
 
 namespace hypercomm::detail {
 
+namespace {
+
+int dissemination_to(int my_id, int round, int p) { return (my_id + (1 << round)) % p; }
+int dissemination_from(int my_id, int round, int p) { return ((my_id - (1 << round)) % p + p) % p; }
+
+}  // namespace
+
 void barrier_dissemination(const Comm& c) {
   const int p = c.p();
+  const int rounds = std::bit_width(static_cast<unsigned>(p - 1));  // ceil(log2 p)
+  if (c.meet({rounds, 0, dissemination_to, dissemination_from})) return;
   const int my_id = c.id();
   for (int distance = 1; distance < p; distance *= 2) {
     c.sendrecv((my_id + distance) % p, ConstBytes{}, (my_id - distance + p) % p, Bytes{});

@@ -9,6 +9,9 @@
 // (i+1)-dimensional subcube, each of which sent only after entering the barrier; after d rounds
 // that is the whole machine. p = 8, VP 0: round 0 with 1 ({0,1} entered), round 1 with 2
 // ({0..3}), round 2 with 4 ({0..7}).
+//
+// When VPs outnumber cores the runtime may hold the barrier as one meeting in shared memory
+// instead (Proc::meet): the same rounds on the model clocks and the links, one switch per VP.
 
 #include "exchange.hpp"
 
@@ -16,6 +19,7 @@ namespace hypercomm::detail {
 
 void barrier_hypercube(const Comm& c) {
   const int d = log2_of(c.p());
+  if (c.meet({d, 0, butterfly_partner, butterfly_partner})) return;
   const int my_id = c.id();
   for (int i = 0; i < d; ++i) {
     const int partner = my_id ^ (1 << i);

@@ -31,6 +31,13 @@ struct Comm {
   void sendrecv(int dest, ConstBytes out, int src, Bytes in) const {
     vp.sendrecv_bytes(dest, out, src, in, tag);
   }
+  // The whole collective as one meeting in shared memory, when the runtime finds that cheaper
+  // than these rounds of messages (Proc::meet; false: send the messages).
+  [[nodiscard]] bool meet(const Proc::Rounds& rounds, const void* input = nullptr,
+                          Proc::Combine combine = nullptr, const void* context = nullptr,
+                          Bytes out = {}) const {
+    return vp.meet(tag, rounds, input, combine, context, out);
+  }
 };
 
 // `total` bytes of `elem_size`-byte elements split into p blocks as evenly as possible: block i
@@ -95,6 +102,12 @@ struct Group {
 }
 [[nodiscard]] inline int log2_of(int p) noexcept {  // p = 2^d
   return std::countr_zero(static_cast<unsigned>(p));
+}
+
+// The partner of my_id in round i of a butterfly (Proc::Rounds' pattern of the hypercube
+// algorithms that exchange with my_id XOR 2^i).
+[[nodiscard]] inline int butterfly_partner(int my_id, int round, int /*p*/) noexcept {
+  return my_id ^ (1 << round);
 }
 
 inline void copy_bytes(Bytes dst, ConstBytes src) noexcept {

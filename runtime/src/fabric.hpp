@@ -30,12 +30,37 @@ enum VpStatus : std::uint32_t { kRunning, kBlocked, kFinished };
 struct alignas(kCacheLine) VpState {
   std::atomic<std::uint32_t> wake{0};      // futex word the VP sleeps on
   std::atomic<std::uint32_t> sleeping{0};  // senders wake the VP only when set
+  std::atomic<std::uint32_t> meeting{0};   // the collective call it meets in (Proc::meet), or 0
   alignas(kCacheLine) std::atomic<std::uint32_t> status{kRunning};
   std::atomic<int> waiting_for{-1};
   std::atomic<const char*> operation{nullptr};
   std::atomic<std::uint64_t> received{0};  // messages taken; the watchdog's sign of progress
   std::atomic<std::uint32_t> mail{0};      // oversubscribed: a message came since the VP blocked
   std::atomic<std::uint32_t> lending{0};   // waiting for a receiver to post (Proc::post_send)
+};
+
+// VpState::waiting_for of a VP in a meeting: it waits for every VP, not for one.
+inline constexpr int kWaitsForAll = -2;
+
+// Where the VPs meet when they run a small symmetric collective in shared memory (Proc::meet):
+// a counter of arrivals, the generation the last arriver bumps to release the others, and each
+// VP's seat, written before it arrives and read by the last arriver.
+struct Meeting {
+  struct Seat {
+    double clock = 0;  // in: the VP's model clock; out: its clock after the rounds
+    MessageTag tag{};
+    const void* input = nullptr;
+  };
+  alignas(kCacheLine) std::atomic<std::uint32_t> arrived{0};
+  alignas(kCacheLine) std::atomic<std::uint32_t> released{0};
+  std::atomic<std::uint32_t> signal{0};  // futex word: bumped on release, abort and finish
+  std::atomic<std::uint32_t> sleepers{0};
+  alignas(kCacheLine) std::vector<Seat> seats;
+  // The last arriver's: the inputs it combines, the shared result (then the combine's
+  // scratch), the clocks of a round.
+  std::vector<const void*> inputs;
+  std::vector<std::byte> result;
+  std::vector<double> next_clocks;
 };
 
 struct alignas(16) LinkCounter {
@@ -68,12 +93,17 @@ class Fabric {
   }
   [[nodiscard]] VpState& state(int vp) noexcept { return states_[static_cast<std::size_t>(vp)]; }
   [[nodiscard]] bool aborted() const noexcept { return aborted_.load(std::memory_order_acquire); }
+  [[nodiscard]] Meeting& meeting() noexcept { return meeting_; }
+  // A VP that has finished this run, or -1.
+  [[nodiscard]] int finished_vp() const noexcept;
 
   // After publishing a message for vp: wake it if it sleeps.
   void notify(int vp) noexcept;
-  void count_link(int from, int to, std::uint64_t bytes) noexcept;
+  // `messages` messages of `bytes` bytes in all on the link from -> to.
+  void count_link(int from, int to, std::uint64_t bytes, std::uint64_t messages = 1) noexcept;
   // The same for the link in slot `slot` of `from` (Topology::link_slot).
-  void count_link_slot(int from, int slot, std::uint64_t bytes) noexcept;
+  void count_link_slot(int from, int slot, std::uint64_t bytes,
+                       std::uint64_t messages = 1) noexcept;
   [[nodiscard]] double seconds_since_start() const noexcept;
 
   // How long a waiting VP spins, then how long it keeps yielding its core, before it sleeps.
@@ -105,6 +135,7 @@ class Fabric {
   int core_count_ = 1;  // cores the VPs are pinned to, round robin
 
   std::unique_ptr<VpState[]> states_;
+  Meeting meeting_;
   std::vector<std::unique_ptr<Proc>> procs_;
 
   // Channel table: rows_[src] -> p entries, allocated on first use of src; entries are set once
@@ -133,5 +164,8 @@ class Fabric {
   std::chrono::steady_clock::time_point start_;
   std::vector<std::thread> threads_;
 };
+
+// "collective kind 3 (call 7, root/shift 0, 8 bytes, algorithm 1)", for mismatch reports.
+[[nodiscard]] std::string describe_tag(const MessageTag& tag);
 
 }  // namespace hypercomm::detail

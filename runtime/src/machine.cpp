@@ -47,6 +47,9 @@ Fabric::Fabric(Topology topology, Options options)
   core_share_ = oversubscribed ? (size_ + core_count_ - 1) / core_count_ : 0;
 
   states_ = std::make_unique<VpState[]>(p);
+  meeting_.seats.resize(p);
+  meeting_.inputs.resize(p);
+  meeting_.next_clocks.resize(p);
   rows_ = std::make_unique<std::atomic<ChannelRow*>[]>(p);
   link_stride_ = (static_cast<std::size_t>(std::max(1, topology_.max_degree())) + 3) / 4 * 4;
   links_ = std::make_unique<LinkCounter[]>(p * link_stride_);
@@ -109,6 +112,14 @@ void Fabric::notify(int vp) noexcept {
   }
 }
 
+int Fabric::finished_vp() const noexcept {
+  if (remaining_.load(std::memory_order_seq_cst) == static_cast<std::uint32_t>(size_)) return -1;
+  for (int i = 0; i < size_; ++i)
+    if (states_[static_cast<std::size_t>(i)].status.load(std::memory_order_acquire) == kFinished)
+      return i;
+  return -1;
+}
+
 bool Fabric::core_wanted(int vp) const noexcept {
   // Beyond this many VPs per core the scan costs more than a needless yield.
   constexpr int kMostScanned = 16;
@@ -117,20 +128,24 @@ bool Fabric::core_wanted(int vp) const noexcept {
     if (other == vp) continue;
     const VpState& s = states_[static_cast<std::size_t>(other)];
     const std::uint32_t status = s.status.load(std::memory_order_relaxed);
-    if (status == kRunning || (status == kBlocked && s.mail.load(std::memory_order_relaxed) != 0))
+    // A VP in a meeting polls the release itself: it may be due to run.
+    if (status == kRunning ||
+        (status == kBlocked && (s.mail.load(std::memory_order_relaxed) != 0 ||
+                                s.waiting_for.load(std::memory_order_relaxed) == kWaitsForAll)))
       return true;
   }
   return false;
 }
 
-void Fabric::count_link(int from, int to, std::uint64_t bytes) noexcept {
-  count_link_slot(from, topology_.link_slot(from, to), bytes);
+void Fabric::count_link(int from, int to, std::uint64_t bytes, std::uint64_t messages) noexcept {
+  count_link_slot(from, topology_.link_slot(from, to), bytes, messages);
 }
 
-void Fabric::count_link_slot(int from, int slot, std::uint64_t bytes) noexcept {
+void Fabric::count_link_slot(int from, int slot, std::uint64_t bytes,
+                             std::uint64_t messages) noexcept {
   LinkCounter& c =
       links_[static_cast<std::size_t>(from) * link_stride_ + static_cast<std::size_t>(slot)];
-  c.messages.fetch_add(1, std::memory_order_relaxed);
+  c.messages.fetch_add(messages, std::memory_order_relaxed);
   c.bytes.fetch_add(bytes, std::memory_order_relaxed);
 }
 
@@ -160,7 +175,9 @@ void Fabric::fail(std::exception_ptr error) noexcept {
     const std::lock_guard lock(error_mutex_);
     if (!error_) error_ = std::move(error);
   }
-  aborted_.store(true, std::memory_order_release);
+  aborted_.store(true, std::memory_order_seq_cst);
+  meeting_.signal.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake(meeting_.signal, INT_MAX);
   for (int i = 0; i < size_; ++i) {
     state(i).wake.fetch_add(1, std::memory_order_release);
     futex_wake(state(i).wake, 1);
@@ -178,7 +195,13 @@ void Fabric::finish(int id) noexcept {
       futex_wake(s.wake, 1);
     }
   }
-  if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) futex_wake(remaining_, 1);
+  const bool last = remaining_.fetch_sub(1, std::memory_order_seq_cst) == 1;
+  // And whoever sleeps in a meeting this VP will never join (Proc::meet).
+  if (meeting_.sleepers.load(std::memory_order_seq_cst) != 0) {
+    meeting_.signal.fetch_add(1, std::memory_order_seq_cst);
+    futex_wake(meeting_.signal, INT_MAX);
+  }
+  if (last) futex_wake(remaining_, 1);
 }
 
 std::string Fabric::describe_waits() const {
@@ -198,7 +221,9 @@ std::string Fabric::describe_waits() const {
     const int peer = s.waiting_for.load(std::memory_order_relaxed);
     const char* op = s.operation.load(std::memory_order_relaxed);
     text += (text.empty() ? "" : "; ") + std::string("VP ") + std::to_string(i) + " waits in " +
-            (op != nullptr ? op : "recv") + " for VP " + std::to_string(peer);
+            (op != nullptr ? op : "recv") +
+            (peer == kWaitsForAll ? std::string(" for every VP to join it")
+                                  : " for VP " + std::to_string(peer));
     if (peer >= 0 && states_[static_cast<std::size_t>(peer)].status.load() == kFinished)
       text += ", which has already finished";
   }
@@ -267,12 +292,14 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
     s.waiting_for.store(-1, std::memory_order_relaxed);
     s.operation.store(nullptr, std::memory_order_relaxed);
     s.received.store(0, std::memory_order_relaxed);
+    s.meeting.store(0, std::memory_order_relaxed);
     procs_[static_cast<std::size_t>(i)]->reset_for_run();
   }
   for (std::size_t i = 0; i < static_cast<std::size_t>(size_) * link_stride_; ++i) {
     links_[i].messages.store(0, std::memory_order_relaxed);
     links_[i].bytes.store(0, std::memory_order_relaxed);
   }
+  meeting_.arrived.store(0, std::memory_order_relaxed);  // an aborted run may leave arrivals
   remaining_.store(static_cast<std::uint32_t>(size_), std::memory_order_relaxed);
   start_ = std::chrono::steady_clock::now();
   generation_.fetch_add(1, std::memory_order_release);
@@ -280,6 +307,7 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
 
   watch(start_);
   const double wall = seconds_since_start();
+  for (auto& proc : procs_) proc->count_meetings();
 
   // Every VP has finished: the channels are ours. Whatever is left was never received.
   std::string leftover;

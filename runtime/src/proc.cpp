@@ -15,16 +15,12 @@ using detail::Channel;
 using detail::Envelope;
 using detail::Fabric;
 
-namespace {
-
-std::string describe_tag(const MessageTag& tag) {
+std::string detail::describe_tag(const MessageTag& tag) {
   if (tag.kind == 0) return "a point-to-point message";
   return "collective kind " + std::to_string(tag.kind) + " (call " + std::to_string(tag.sequence) +
          ", root/shift " + std::to_string(tag.root) + ", " + std::to_string(tag.count) +
          " bytes, algorithm " + std::to_string(tag.algo) + ")";
 }
-
-}  // namespace
 
 Proc::Proc(Fabric& fabric, int id) : fabric_(&fabric), id_(id), size_(fabric.size()) {}
 
@@ -40,6 +36,7 @@ void Proc::reset_for_run() noexcept {
   events_.clear();
   open_spans_.clear();
   operations_.clear();
+  meetings_.clear();
   recording_ = options().trace || options().record;
 }
 
@@ -69,8 +66,9 @@ void Proc::throw_size_mismatch(int src, const char* op, std::uint64_t got, std::
 void Proc::throw_tag_mismatch(int src, const MessageTag& got, const MessageTag& want) const {
   const char* what = operation_ != nullptr ? operation_ : "recv";
   throw CollectiveMismatch("VP " + std::to_string(id_) + ": " + what + " expected " +
-                           describe_tag(want) + " from VP " + std::to_string(src) + " but got " +
-                           describe_tag(got) + ": the VPs disagree on the collective");
+                           detail::describe_tag(want) + " from VP " + std::to_string(src) +
+                           " but got " + detail::describe_tag(got) +
+                           ": the VPs disagree on the collective");
 }
 
 namespace {
@@ -129,8 +127,8 @@ Channel& Proc::channel_from(int src) {
 void Proc::post_send(int dest, std::span<const std::byte> data, const MessageTag& tag,
                      double start) {
   const CostModel& model = options().model;
-  const Topology& topo = topology();
   const auto m = static_cast<double>(data.size());
+  if (tag.kind != 0) check_not_meeting(dest, tag, "sends to");
   const Route& route = route_to(dest);
   const int slot = route.slot;
   const Envelope envelope{data.size(), start + model.ts + model.tw * m + model.th * route.hops,
@@ -144,18 +142,35 @@ void Proc::post_send(int dest, std::span<const std::byte> data, const MessageTag
   if (!delivered) channel.push(envelope, data);
   fabric_->notify(dest);
 
-  // A routed message counts on every link of its route.
-  if (slot >= 0) {
-    fabric_->count_link_slot(id_, slot, data.size());
-  } else {
-    for (int from = id_; from != dest;) {
-      const int to = topo.next_hop(from, dest);
-      fabric_->count_link(from, to, data.size());
-      from = to;
-    }
-  }
+  count_route(dest, slot, data.size());
   ++messages_sent_;
   bytes_sent_ += data.size();
+}
+
+// A message to dest counts on the link in `slot` when dest is a neighbour (slot >= 0), else on
+// every link of its route.
+void Proc::count_route(int dest, int slot, std::uint64_t bytes, std::uint64_t messages) noexcept {
+  if (slot >= 0) return fabric_->count_link_slot(id_, slot, bytes, messages);
+  const Topology& topo = topology();
+  for (int from = id_; from != dest;) {
+    const int to = topo.next_hop(from, dest);
+    fabric_->count_link(from, to, bytes, messages);
+    from = to;
+  }
+}
+
+void Proc::check_not_meeting(int peer, const MessageTag& tag, const char* what) const {
+  const std::uint32_t meeting = fabric_->state(peer).meeting.load(std::memory_order_acquire);
+  if (meeting != 0 && meeting >= tag.sequence) throw_meeting_mismatch(peer, tag, what, meeting);
+}
+
+void Proc::throw_meeting_mismatch(int peer, const MessageTag& tag, const char* what,
+                                  std::uint32_t meeting) const {
+  throw CollectiveMismatch(
+      "VP " + std::to_string(id_) + ": " + operation_name() + " " + what + " VP " +
+      std::to_string(peer) + " in " + detail::describe_tag(tag) + ", but VP " +
+      std::to_string(peer) + " meets the other VPs in its collective call " +
+      std::to_string(meeting) + ": the VPs disagree on the collective, its count or algorithm");
 }
 
 void Proc::send_bytes(int dest, std::span<const std::byte> data, const MessageTag& tag) {
@@ -174,8 +189,16 @@ void Proc::send_bytes(int dest, std::span<const std::byte> data, const MessageTa
 // none can (Fabric::core_wanted); then it sleeps on the VP's futex word with the sleeping flag
 // set, so that a sender wakes it only when it really sleeps.
 template <class Ready>
-Proc::Wait Proc::wait_until(int src, Ready&& ready) {
+Proc::Wait Proc::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_meeting,
+                            Ready&& ready) {
   detail::VpState& me = fabric_->state(id_);
+  const detail::VpState& peer = fabric_->state(src);
+  // src meets in this collective call or a later one (Proc::meet): it sends no more for this one.
+  auto peer_left = [&] {
+    if (tag.kind == 0) return false;
+    peer_meeting = peer.meeting.load(std::memory_order_acquire);
+    return peer_meeting != 0 && peer_meeting >= tag.sequence && !ready();
+  };
   me.waiting_for.store(src, std::memory_order_relaxed);
   me.operation.store(operation_name(), std::memory_order_relaxed);
   me.status.store(detail::kBlocked, std::memory_order_release);
@@ -204,6 +227,7 @@ Proc::Wait Proc::wait_until(int src, Ready&& ready) {
       if (ready()) return Wait::ready;
       if ((i & 15) == 0) {
         if (fabric_->aborted()) return Wait::aborted;
+        if (peer_left()) return Wait::peer_meeting;
         if (std::chrono::steady_clock::now() >= yield_until) break;
       }
       if (fabric_->core_wanted(id_))
@@ -212,7 +236,6 @@ Proc::Wait Proc::wait_until(int src, Ready&& ready) {
         detail::cpu_relax();
     }
   }
-  const detail::VpState& peer = fabric_->state(src);
   for (;;) {
     const std::uint32_t ticket = me.wake.load(std::memory_order_acquire);
     me.sleeping.store(1, std::memory_order_seq_cst);
@@ -222,6 +245,8 @@ Proc::Wait Proc::wait_until(int src, Ready&& ready) {
       result = Wait::ready;
     } else if (fabric_->aborted()) {
       result = Wait::aborted;
+    } else if (peer_left()) {
+      result = Wait::peer_meeting;
     } else if (peer.status.load(std::memory_order_acquire) == detail::kFinished) {
       // A finished VP sends nothing more: unless its last message is here, none will come.
       result = ready() ? Wait::ready : Wait::peer_finished;
@@ -302,8 +327,10 @@ double Proc::receive(Channel& channel, int src, std::span<std::byte> data, const
     }
   }
   const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
-  const Wait wait = wait_until(
-      src, [&] { return channel.front() != nullptr || (posted && channel.post_done()); });
+  std::uint32_t peer_meeting = 0;
+  const Wait wait = wait_until(src, tag, peer_meeting, [&] {
+    return channel.front() != nullptr || (posted && channel.post_done());
+  });
   if (options().trace) record(Event::Kind::wait, src, 0, wall_begin, clock_, "wait");
   if (posted) {
     if (channel.post_done()) return posted_arrival();
@@ -315,6 +342,8 @@ double Proc::receive(Channel& channel, int src, std::span<std::byte> data, const
     }
   }
   if (wait == Wait::aborted) throw_abandoned(src);
+  if (wait == Wait::peer_meeting)
+    throw_meeting_mismatch(src, tag, "waits for a message from", peer_meeting);
   if (wait == Wait::peer_finished) {
     const std::string waits = "VP " + std::to_string(id_) + ": " + operation_name() +
                               " waits for a message from VP " + std::to_string(src) +

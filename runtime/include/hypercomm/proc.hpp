@@ -86,6 +86,30 @@ class alignas(64) Proc {
   // Names the operation a blocked VP is in, for Deadlock reports (a static string).
   void set_operation(const char* name) noexcept { operation_ = name; }
 
+  // A symmetric collective's exchange rounds: in round k VP id sends `bytes` bytes to
+  // to(id, k, p) and receives as many from from(id, k, p), all VPs at once.
+  struct Rounds {
+    int count = 0;
+    std::size_t bytes = 0;
+    int (*to)(int id, int round, int p) = nullptr;
+    int (*from)(int id, int round, int p) = nullptr;
+  };
+  // Folds every VP's input (inputs[i] is VP i's) into result; `context` is the caller's;
+  // scratch holds ceil(log2 p) * result.size() bytes, for the partial folds of a tree.
+  using Combine = void (*)(const void* context, std::span<const void* const> inputs,
+                           std::span<std::byte> result, std::span<std::byte> scratch);
+  // When VPs outnumber cores, a small symmetric collective (a barrier, a small all-reduce) is
+  // cheaper as one meeting in shared memory than as its rounds of messages: each message costs
+  // a switch between the VPs of a core, a meeting about one. meet() runs the collective so, if
+  // it may: every VP calls it with the same tag; the last to arrive checks that the tags agree
+  // (CollectiveMismatch), folds the inputs into one result, advances every VP's model clock and
+  // counts the messages and link traffic exactly as the rounds would have, then releases the
+  // others; each VP copies the result into out. It returns false, having done nothing, when it
+  // may not: one VP per core (messages are cheaper there), or a run that records operations or
+  // traces (they show the book's messages). Every VP of a run decides alike.
+  [[nodiscard]] bool meet(const MessageTag& tag, const Rounds& rounds, const void* input,
+                          Combine combine, const void* context, std::span<std::byte> out);
+
  private:
   friend class detail::Fabric;
   void reset_for_run() noexcept;
@@ -101,10 +125,26 @@ class alignas(64) Proc {
                                         std::size_t want) const;
   [[noreturn]] void throw_tag_mismatch(int src, const MessageTag& got,
                                        const MessageTag& want) const;
-  enum class Wait : std::uint8_t { ready, aborted, peer_finished };
+  enum class Wait : std::uint8_t { ready, aborted, peer_finished, peer_meeting };
+  // Waits for a message of collective call `tag.sequence` from src (Wait::peer_meeting, with
+  // the call src meets in, when src meets in that call or a later one: it will not send).
   template <class Ready>
-  Wait wait_until(int src, Ready&& ready);
+  Wait wait_until(int src, const MessageTag& tag, std::uint32_t& peer_meeting, Ready&& ready);
   [[noreturn]] void throw_abandoned(int src) const;
+  // Throws CollectiveMismatch when peer meets in a collective this VP's call `sequence` will
+  // never join (it called that one, or a later one, in shared memory: Proc::meet).
+  void check_not_meeting(int peer, const MessageTag& tag, const char* what) const;
+  [[noreturn]] void throw_meeting_mismatch(int peer, const MessageTag& tag, const char* what,
+                                           std::uint32_t meeting) const;
+  void count_route(int dest, int slot, std::uint64_t bytes, std::uint64_t messages = 1) noexcept;
+  // The link traffic of this run's meetings, counted once at its end (Fabric::run): the
+  // messages of a meeting's rounds are known from its pattern, and routed rounds cross many
+  // links, which would cost a meeting more than the meeting itself.
+  void count_meetings() noexcept;
+  void conclude_meeting(const Rounds& rounds, Combine combine, const void* context,
+                        std::size_t result_bytes);
+  void wait_for_meeting(std::uint32_t generation);
+  void tally_meeting(const Rounds& rounds);
 
   // The last peers' routes and channels, so that a message to a recent peer skips the
   // topology arithmetic and the channel table (channels live as long as the Machine).
@@ -132,6 +172,13 @@ class alignas(64) Proc {
   std::vector<CommOp> operations_;
   bool recording_ = false;
   std::vector<std::size_t> open_spans_;
+  struct MeetingTally {  // `times` meetings of `count` rounds to to(id, k, p), `bytes` in all
+    int (*to)(int id, int round, int p);
+    int count;
+    std::uint64_t times;
+    std::uint64_t bytes;
+  };
+  std::vector<MeetingTally> meetings_;
 };
 
 }  // namespace hypercomm

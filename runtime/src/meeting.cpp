@@ -1,0 +1,190 @@
+// Proc::meet: a small symmetric collective as one meeting of every VP in shared memory, for
+// when VPs outnumber cores (proc.hpp says when and why).
+//
+// Each VP writes its seat (model clock, message header, input), then counts itself in. The last
+// to arrive does the collective's work for all: it checks that the headers agree, plays the
+// rounds on the model clocks exactly as the messages would have advanced them, folds the inputs
+// into the shared result and bumps the release generation. The others wait for that bump as a
+// VP waits for a message: they yield their core to the VPs on it that can run, then sleep on a
+// futex that the release, an abort or a finishing VP wakes. A meeting costs each VP about one
+// switch; log p rounds of messages cost it one or more per round.
+#include <sched.h>
+
+#include <algorithm>
+#include <bit>
+#include <climits>
+#include <cstring>
+#include <hypercomm/errors.hpp>
+#include <hypercomm/proc.hpp>
+#include <string>
+
+#include "fabric.hpp"
+#include "futex.hpp"
+
+namespace hypercomm {
+
+namespace {
+
+// Model time at which each VP ends the rounds, given the clocks at which they started (in
+// seats[i].clock; the result replaces it). Proc::sendrecv_bytes's arithmetic, term for term, so
+// that the clocks equal those of the messages bit for bit.
+void play_rounds(const Proc::Rounds& rounds, const CostModel& model, const Topology& topology,
+                 std::span<detail::Meeting::Seat> seats, std::span<double> next) {
+  const int p = static_cast<int>(seats.size());
+  const auto m = static_cast<double>(rounds.bytes);
+  for (int k = 0; k < rounds.count; ++k) {
+    for (int j = 0; j < p; ++j) {
+      const int src = rounds.from(j, k, p);
+      const double sent = seats[static_cast<std::size_t>(src)].clock;
+      double arrival = sent + model.ts + model.tw * m;
+      if (model.th != 0) {
+        const int hops = topology.link_slot(src, j) >= 0 ? 1 : topology.distance(src, j);
+        arrival += model.th * hops;
+      }
+      const double own = seats[static_cast<std::size_t>(j)].clock + model.ts + model.tw * m;
+      next[static_cast<std::size_t>(j)] = std::max(own, arrival);
+    }
+    for (int j = 0; j < p; ++j)
+      seats[static_cast<std::size_t>(j)].clock = next[static_cast<std::size_t>(j)];
+  }
+}
+
+std::string vp_name(int id) { return "VP " + std::to_string(id); }
+
+}  // namespace
+
+bool Proc::meet(const MessageTag& tag, const Rounds& rounds, const void* input, Combine combine,
+                const void* context, std::span<std::byte> out) {
+  if (!fabric_->oversubscribed() || recording_ || size_ < 2) return false;
+  const char* op = operation_name();
+  if (fabric_->aborted())
+    throw Aborted(vp_name(id_) + ": " + op + " abandoned: another VP failed or the run deadlocked");
+
+  detail::Meeting& meeting = fabric_->meeting();
+  detail::VpState& me = fabric_->state(id_);
+  auto& seat = meeting.seats[static_cast<std::size_t>(id_)];
+  seat.clock = clock_;
+  seat.tag = tag;
+  seat.input = input;
+  me.waiting_for.store(detail::kWaitsForAll, std::memory_order_relaxed);
+  me.operation.store(op, std::memory_order_relaxed);
+  me.status.store(detail::kBlocked, std::memory_order_release);
+  me.meeting.store(tag.sequence, std::memory_order_seq_cst);
+  struct Leave {
+    detail::VpState& state;
+    ~Leave() {
+      state.meeting.store(0, std::memory_order_release);
+      state.status.store(detail::kRunning, std::memory_order_relaxed);
+    }
+  } leave{me};
+
+  const std::uint32_t generation = meeting.released.load(std::memory_order_acquire);
+  const auto p = static_cast<std::uint32_t>(size_);
+  if (meeting.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == p) {
+    meeting.arrived.store(0, std::memory_order_relaxed);
+    conclude_meeting(rounds, combine, context, out.size());
+    meeting.released.store(generation + 1, std::memory_order_seq_cst);
+    meeting.signal.fetch_add(1, std::memory_order_seq_cst);
+    if (meeting.sleepers.load(std::memory_order_seq_cst) != 0)
+      detail::futex_wake(meeting.signal, INT_MAX);
+  } else {
+    wait_for_meeting(generation);
+  }
+
+  // Released: this VP's share of what the rounds would have done.
+  clock_ = seat.clock;
+  if (!out.empty()) std::memcpy(out.data(), meeting.result.data(), out.size());
+  tally_meeting(rounds);
+  messages_sent_ += static_cast<std::uint64_t>(rounds.count);
+  bytes_sent_ += static_cast<std::uint64_t>(rounds.count) * rounds.bytes;
+  note_received();  // the watchdog's sign of progress
+  return true;
+}
+
+void Proc::tally_meeting(const Rounds& rounds) {
+  for (MeetingTally& tally : meetings_) {
+    if (tally.to == rounds.to && tally.count == rounds.count) {
+      ++tally.times;
+      tally.bytes += rounds.bytes;
+      return;
+    }
+  }
+  meetings_.push_back({rounds.to, rounds.count, 1, rounds.bytes});  // a new pattern
+}
+
+void Proc::count_meetings() noexcept {
+  const Topology& topo = topology();
+  for (const MeetingTally& tally : meetings_) {
+    for (int k = 0; k < tally.count; ++k) {
+      const int dest = tally.to(id_, k, size_);
+      count_route(dest, topo.link_slot(id_, dest), tally.bytes, tally.times);
+    }
+  }
+}
+
+// The last arriver's work: every seat is written and no VP leaves before the release.
+void Proc::conclude_meeting(const Rounds& rounds, Combine combine, const void* context,
+                            std::size_t result_bytes) {
+  detail::Meeting& meeting = fabric_->meeting();
+  const std::span<detail::Meeting::Seat> seats(meeting.seats);
+  for (int i = 0; i < size_; ++i) {
+    const MessageTag& theirs = seats[static_cast<std::size_t>(i)].tag;
+    const MessageTag& first = seats.front().tag;
+    if (!(theirs == first))
+      throw CollectiveMismatch(
+          vp_name(i) + " meets the other VPs in " + detail::describe_tag(theirs) + " but " +
+          vp_name(0) + " in " + detail::describe_tag(first) + " (" + vp_name(id_) + ", " +
+          operation_name() + "): the VPs disagree on the collective, its count or algorithm");
+  }
+  play_rounds(rounds, options().model, topology(), seats, meeting.next_clocks);
+  if (combine == nullptr) return;
+  for (int i = 0; i < size_; ++i)
+    meeting.inputs[static_cast<std::size_t>(i)] = seats[static_cast<std::size_t>(i)].input;
+  // The result, then the scratch (Proc::Combine): grown when needed, kept for the next meeting.
+  const auto levels = static_cast<std::size_t>(std::bit_width(static_cast<unsigned>(size_ - 1)));
+  const std::size_t bytes = result_bytes * (1 + levels);
+  if (meeting.result.size() < bytes) meeting.result.resize(bytes);
+  const std::span<std::byte> shared(meeting.result);
+  combine(context, meeting.inputs, shared.first(result_bytes),
+          shared.subspan(result_bytes, result_bytes * levels));
+}
+
+// Waits for the release of the meeting after `generation`: yields the core, to whichever VP on
+// it can run, for the fabric's yield time, then sleeps on the meeting's futex word. Throws
+// Aborted when the run is aborted, CollectiveMismatch when a VP finishes without coming.
+void Proc::wait_for_meeting(std::uint32_t generation) {
+  detail::Meeting& meeting = fabric_->meeting();
+  auto released = [&] { return meeting.released.load(std::memory_order_acquire) != generation; };
+  auto check = [&] {
+    const int finished = fabric_->finished_vp();
+    if (fabric_->aborted())
+      throw Aborted(vp_name(id_) + ": " + operation_name() +
+                    " abandoned: another VP failed or the run deadlocked");
+    if (finished >= 0 && !released())
+      throw CollectiveMismatch(vp_name(id_) + ": " + operation_name() +
+                               " waits for every VP to join it, but " + vp_name(finished) +
+                               " has already finished: the VPs disagree on the collectives "
+                               "they call");
+  };
+
+  const auto yield_until = std::chrono::steady_clock::now() + fabric_->yield_time();
+  for (unsigned i = 1;; ++i) {
+    if (released()) return;
+    if ((i & 15) == 0) {
+      check();
+      if (std::chrono::steady_clock::now() >= yield_until) break;
+    }
+    sched_yield();
+  }
+  for (;;) {
+    const std::uint32_t signal = meeting.signal.load(std::memory_order_acquire);
+    if (released()) return;
+    check();
+    meeting.sleepers.fetch_add(1, std::memory_order_seq_cst);
+    if (meeting.released.load(std::memory_order_seq_cst) == generation)
+      detail::futex_wait(meeting.signal, signal, std::chrono::milliseconds(100));
+    meeting.sleepers.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace hypercomm

@@ -1,0 +1,313 @@
+// Proc::meet: when VPs outnumber cores, a barrier or a small hypercube all_reduce runs as one
+// meeting in shared memory. It must be indistinguishable from the rounds of messages it stands
+// in for: the same results bit for bit, the same model clocks, message and byte counts and link
+// traffic, and the same errors, never a hang. A machine that records operations
+// (Options::record) always sends the messages, so every case runs on two machines, recorded
+// (messages) and not (a meeting, where VPs outnumber cores), and the two must agree.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <hypercomm/hypercomm.hpp>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pinning.hpp"
+#include "support.hpp"
+
+namespace hc = hypercomm;
+using hctest::kSanitized;
+using hctest::test_options;
+
+namespace {
+
+// Whether a machine of p VPs holds meetings (Fabric: more VPs than allowed cores).
+bool meets(int p) { return static_cast<std::size_t>(p) > hc::detail::allowed_cpus().size(); }
+
+// Values whose double sum depends on the order of the additions.
+double tricky(int vp, std::size_t k) {
+  const double big = std::ldexp(1.0, 53 + static_cast<int>(k % 3));
+  return (vp % 3 == 0 ? big : vp % 3 == 1 ? -big : 1.0) + 0.1 * vp + static_cast<double>(k);
+}
+
+struct Results {
+  std::vector<std::vector<std::byte>> per_vp;  // every VP's results, byte for byte
+  hc::Report report;
+};
+
+// Uneven clocks, then barriers and all-reduces of every path: a few bytes, the largest a
+// meeting takes (4 KiB), one more element (messages), in place, non-commutative.
+Results run_mix(const hc::Topology& t, hc::Options o) {
+  const int p = t.size();
+  Results r;
+  r.per_vp.resize(static_cast<std::size_t>(p));
+  r.report = hc::run(
+      t,
+      [&](hc::Proc& vp) {
+        const int me = vp.id();
+        std::vector<std::byte>& mine = r.per_vp[static_cast<std::size_t>(me)];
+        auto keep = [&](const auto& values) {
+          const auto bytes = std::as_bytes(std::span(values));
+          mine.insert(mine.end(), bytes.begin(), bytes.end());
+        };
+        // Point-to-point messages of VP-dependent sizes first: every clock differs.
+        // (Neighbours, so that Links::strict allows them: along the row, or across dimension 0.)
+        const bool cube = t.kind() == hc::Topology::Kind::hypercube;
+        const int row = t.row_of(me), col = t.col_of(me);
+        const int right = cube ? me ^ 1 : t.id_at(row, col + 1);
+        const int left = cube ? me ^ 1 : t.id_at(row, col - 1);
+        std::vector<char> out(static_cast<std::size_t>(me % 5) * 24 + 8, 'x');
+        std::vector<char> in(static_cast<std::size_t>(left % 5) * 24 + 8);
+        if (p > 1) vp.sendrecv(right, out, left, in);
+        hc::barrier(vp);
+        for (std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{512}, std::size_t{513}}) {
+          std::vector<double> x(n), y(n);
+          for (std::size_t k = 0; k < n; ++k) x[k] = tricky(me, k);
+          hc::all_reduce(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
+          keep(y);
+          hc::all_reduce(vp, std::span<const double>(x), std::span<double>(x), std::plus<>());
+          keep(x);  // in place
+        }
+        std::vector<hctest::Mat> m(5), mout(5);
+        for (std::size_t k = 0; k < m.size(); ++k) m[k] = hctest::mat_of(me, k);
+        hc::all_reduce(vp, std::span<const hctest::Mat>(m), std::span<hctest::Mat>(mout),
+                       hctest::MatMul{});
+        keep(mout);
+        hc::barrier(vp);
+        keep(std::vector<long>{hc::all_reduce(vp, long{me}, std::plus<>())});
+        hc::barrier(vp);
+      },
+      o);
+  return r;
+}
+
+void check_same(const Results& messages, const Results& meeting) {
+  CHECK(meeting.per_vp == messages.per_vp);
+  CHECK(meeting.report.clocks == messages.report.clocks);
+  CHECK(meeting.report.model_time == messages.report.model_time);
+  CHECK(meeting.report.messages == messages.report.messages);
+  CHECK(meeting.report.bytes == messages.report.bytes);
+  CHECK(meeting.report.link_traffic.size() == messages.report.link_traffic.size());
+  for (const auto& [link, stats] : messages.report.link_traffic) {
+    CAPTURE(link.first);
+    CAPTURE(link.second);
+    const auto it = meeting.report.link_traffic.find(link);
+    REQUIRE(it != meeting.report.link_traffic.end());
+    CHECK(it->second.messages == stats.messages);
+    CHECK(it->second.bytes == stats.bytes);
+  }
+}
+
+hc::Options model_options() {
+  hc::Options o = test_options();
+  o.model = hc::CostModel{3.25, 0.125, 0.5};  // th > 0: routed rounds cost their hops
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("a meeting gives the results, clocks, counts and link traffic of its messages") {
+  std::vector<hc::Topology> topologies;
+  for (int d = 1; d <= 6; ++d) topologies.push_back(hc::Topology::hypercube(d));
+  for (int p : {3, 5, 6, 8, 12, 16, 33}) topologies.push_back(hc::Topology::ring(p));
+  for (auto [rows, cols] : {std::pair{2, 3}, {4, 4}, {3, 5}, {8, 8}})
+    topologies.push_back(hc::Topology::mesh(rows, cols));
+  for (const auto& t : topologies) {
+    for (hc::Links links : {hc::Links::routed, hc::Links::strict}) {
+      CAPTURE(t.name());
+      CAPTURE(links == hc::Links::strict);
+      hc::Options o = model_options();
+      o.links = links;
+      const Results meeting = run_mix(t, o);
+      o.record = true;
+      const Results messages = run_mix(t, o);
+      check_same(messages, meeting);
+      // And the results are the book's: the sum over every VP, the matrix product in id order.
+      const int p = t.size();
+      const auto& last = meeting.per_vp.back();
+      long total = 0;
+      std::memcpy(&total, last.data() + last.size() - sizeof(long), sizeof(long));
+      CHECK(total == static_cast<long>(p) * (p - 1) / 2);
+    }
+  }
+}
+
+TEST_CASE("1024 VPs meet in a barrier and an all_reduce as their messages would") {
+  // Under a sanitizer, 256 and 200 VPs: a thousand threads there take minutes.
+  for (const auto& t : {hc::Topology::hypercube(kSanitized ? 8 : 10),
+                        hc::Topology::ring(kSanitized ? 200 : 1000)}) {
+    CAPTURE(t.name());
+    auto body = [](hc::Proc& vp) {
+      hc::barrier(vp);
+      const long sum = hc::all_reduce(vp, long{vp.id()}, std::plus<>());
+      if (sum != static_cast<long>(vp.size()) * (vp.size() - 1) / 2)
+        throw std::logic_error("wrong sum on VP " + std::to_string(vp.id()));
+      hc::barrier(vp);
+    };
+    hc::Options o = model_options();
+    const hc::Report meeting = hc::run(t, body, o);
+    o.record = true;
+    const hc::Report messages = hc::run(t, body, o);
+    CHECK(meeting.clocks == messages.clocks);
+    CHECK(meeting.messages == messages.messages);
+    CHECK(meeting.bytes == messages.bytes);
+    CHECK(meeting.link_traffic.size() == messages.link_traffic.size());
+  }
+}
+
+TEST_CASE("barriers and small all-reduces in a long loop, arriving in every order") {
+  const int iterations = kSanitized ? 300 : 3000;
+  for (const auto& t : {hc::Topology::hypercube(4), hc::Topology::ring(12)}) {
+    CAPTURE(t.name());
+    const int p = t.size();
+    std::vector<int> wrong(static_cast<std::size_t>(p), 0);
+    hc::run(
+        t,
+        [&](hc::Proc& vp) {
+          const int me = vp.id();
+          int& bad = wrong[static_cast<std::size_t>(me)];
+          for (int i = 0; i < iterations; ++i) {
+            if ((i + me) % 7 == 0) std::this_thread::yield();  // vary who arrives last
+            hc::barrier(vp);
+            const long sum = hc::all_reduce(vp, long{me + i}, std::plus<>());
+            bad += sum != static_cast<long>(p) * (p - 1) / 2 + static_cast<long>(p) * i;
+            if (i % 97 == 0) {  // a large one between: messages, with the meetings around it
+              std::vector<int> x(3000, me), y(3000);
+              hc::all_reduce(vp, std::span<const int>(x), std::span<int>(y), std::plus<>());
+              bad += y.front() != p * (p - 1) / 2 || y.back() != p * (p - 1) / 2;
+            }
+          }
+        },
+        test_options());
+    for (int w : wrong) CHECK(w == 0);
+  }
+}
+
+namespace {
+
+// Runs body with a watchdog too slow to matter: the disagreement must be found by the meeting
+// and message checks themselves. Returns the error's text.
+std::string mismatch_text(const hc::Topology& t, const std::function<void(hc::Proc&)>& body) {
+  hc::Options o = test_options();
+  o.deadlock_timeout = std::chrono::seconds(60);
+  try {
+    hc::run(t, body, o);
+  } catch (const hc::CollectiveMismatch& e) {
+    return e.what();
+  }
+  FAIL("no CollectiveMismatch");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("VPs that disagree around a meeting get CollectiveMismatch at once") {
+  for (const auto& t :
+       {hc::Topology::hypercube(3), hc::Topology::ring(6), hc::Topology::mesh(4, 4)}) {
+    CAPTURE(t.name());
+    const int p = t.size();
+    SUBCASE("a barrier against an all_reduce") {
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        if (vp.id() == 0)
+          hc::barrier(vp);
+        else
+          (void)hc::all_reduce(vp, 1.0, std::plus<>());
+      });
+      CAPTURE(what);
+      CHECK(what.find("VP ") != std::string::npos);
+      CHECK(what.find("deadlock") == std::string::npos);  // found at once, not by the watchdog
+      if (meets(p) && t.kind() == hc::Topology::Kind::hypercube)
+        CHECK(what.find("meets the other VPs") != std::string::npos);
+    }
+    SUBCASE("a VP that skips the barrier") {
+      const std::string what = mismatch_text(t, [p](hc::Proc& vp) {
+        if (vp.id() != p / 2) hc::barrier(vp);
+      });
+      CAPTURE(what);
+      CHECK(what.find("VP ") != std::string::npos);
+      CHECK(what.find("deadlock") == std::string::npos);
+    }
+    SUBCASE("a large all_reduce (messages) against a small one (a meeting)") {
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        std::vector<double> x(vp.id() == 1 ? 2000 : 1, 1.0), y(x.size());
+        hc::all_reduce(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
+      });
+      CAPTURE(what);
+      CHECK(what.find("deadlock") == std::string::npos);
+    }
+    SUBCASE("a broadcast against a barrier") {
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        std::vector<int> buf(4, vp.id());
+        if (vp.id() == 1)
+          hc::broadcast(vp, buf, 1);
+        else
+          hc::barrier(vp);
+      });
+      CAPTURE(what);
+      CHECK(what.find("deadlock") == std::string::npos);
+    }
+    SUBCASE("one more barrier on one VP, after agreed ones") {
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        for (int i = 0; i < (vp.id() == 0 ? 4 : 3); ++i) hc::barrier(vp);
+      });
+      CAPTURE(what);
+      CHECK(what.find("deadlock") == std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("a VP that fails while the others meet aborts them, and the machine runs on") {
+  hc::Machine machine(hc::Topology::hypercube(3), test_options());
+  const int p = machine.topology().size();
+  try {
+    machine.run([](hc::Proc& vp) {
+      hc::barrier(vp);
+      if (vp.id() == 5) throw std::runtime_error("VP 5 gives up");
+      hc::barrier(vp);
+    });
+    FAIL("no error");
+  } catch (const hc::Error& e) {
+    FAIL("a hypercomm error instead of the body's: " << e.what());
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()) == "VP 5 gives up");
+  }
+  CHECK_THROWS_AS(machine.run([](hc::Proc& vp) {
+    if (vp.id() == 0)
+      hc::barrier(vp);
+    else
+      (void)hc::all_reduce(vp, 1, std::plus<>());
+  }),
+                  hc::CollectiveMismatch);
+  std::vector<long> sums(static_cast<std::size_t>(p));
+  machine.run([&](hc::Proc& vp) {
+    for (int i = 0; i < 10; ++i) hc::barrier(vp);
+    sums[static_cast<std::size_t>(vp.id())] = hc::all_reduce(vp, long{vp.id()}, std::plus<>());
+  });
+  for (long s : sums) CHECK(s == p * (p - 1) / 2);
+}
+
+TEST_CASE("a Deadlock report says that a VP in a meeting waits for every VP") {
+  hc::Options o = test_options();
+  o.deadlock_timeout = std::chrono::milliseconds(300);
+  const auto t = hc::Topology::hypercube(3);
+  try {
+    hc::run(
+        t,
+        [](hc::Proc& vp) {
+          int x = 0;
+          if (vp.id() == 0)
+            vp.recv(1, std::span(&x, 1));  // never sent
+          else
+            hc::barrier(vp);
+        },
+        o);
+    FAIL("no error");
+  } catch (const hc::Error& e) {
+    const std::string what = e.what();
+    CAPTURE(what);
+    CHECK(what.find("VP 0 waits in recv for VP 1") != std::string::npos);
+    if (meets(t.size())) CHECK(what.find("for every VP to join it") != std::string::npos);
+  }
+}
