@@ -42,6 +42,7 @@ void fold_butterfly_tree(const void* context, std::span<const void* const> input
   const Reducer& op = *static_cast<const Reducer*>(context);
   const std::size_t m = result.size();
   const auto p = inputs.size();
+  if (m == 0) return;
   std::byte* carry = result.data();  // the block being built; the last one is the result
   std::array<const std::byte*, 32> pending{};
   for (std::size_t j = 1; j < p; j += 2) {
