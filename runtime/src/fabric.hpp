@@ -49,6 +49,7 @@ struct Meeting {
   struct Seat {
     double clock = 0;  // in: the VP's model clock; out: its clock after the rounds
     MessageTag tag{};
+    const char* operation = nullptr;  // the collective's name, for mismatch reports
     const void* input = nullptr;
   };
   alignas(kCacheLine) std::atomic<std::uint32_t> arrived{0};

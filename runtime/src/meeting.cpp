@@ -65,6 +65,7 @@ bool Proc::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
   auto& seat = meeting.seats[static_cast<std::size_t>(id_)];
   seat.clock = clock_;
   seat.tag = tag;
+  seat.operation = op;
   seat.input = input;
   me.waiting_for.store(detail::kWaitsForAll, std::memory_order_relaxed);
   me.operation.store(op, std::memory_order_relaxed);
@@ -81,6 +82,7 @@ bool Proc::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
   const std::uint32_t generation = meeting.released.load(std::memory_order_acquire);
   const auto p = static_cast<std::uint32_t>(size_);
   if (meeting.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == p) {
+    me.status.store(detail::kRunning, std::memory_order_relaxed);  // the watchdog: it works
     meeting.arrived.store(0, std::memory_order_relaxed);
     conclude_meeting(rounds, combine, context, out.size());
     meeting.released.store(generation + 1, std::memory_order_seq_cst);
@@ -127,14 +129,16 @@ void Proc::conclude_meeting(const Rounds& rounds, Combine combine, const void* c
                             std::size_t result_bytes) {
   detail::Meeting& meeting = fabric_->meeting();
   const std::span<detail::Meeting::Seat> seats(meeting.seats);
+  auto describe = [](const detail::Meeting::Seat& seat) {
+    return std::string(seat.operation) + ", " + detail::describe_tag(seat.tag);
+  };
   for (int i = 0; i < size_; ++i) {
-    const MessageTag& theirs = seats[static_cast<std::size_t>(i)].tag;
-    const MessageTag& first = seats.front().tag;
-    if (!(theirs == first))
-      throw CollectiveMismatch(
-          vp_name(i) + " meets the other VPs in " + detail::describe_tag(theirs) + " but " +
-          vp_name(0) + " in " + detail::describe_tag(first) + " (" + vp_name(id_) + ", " +
-          operation_name() + "): the VPs disagree on the collective, its count or algorithm");
+    const auto& theirs = seats[static_cast<std::size_t>(i)];
+    if (!(theirs.tag == seats.front().tag))
+      throw CollectiveMismatch(vp_name(i) + " meets the other VPs in " + describe(theirs) +
+                               ", but " + vp_name(0) + " in " + describe(seats.front()) +
+                               " (found by " + vp_name(id_) +
+                               "): the VPs disagree on the collective, its count or algorithm");
   }
   play_rounds(rounds, options().model, topology(), seats, meeting.next_clocks);
   if (combine == nullptr) return;

@@ -166,11 +166,13 @@ void Proc::check_not_meeting(int peer, const MessageTag& tag, const char* what) 
 
 void Proc::throw_meeting_mismatch(int peer, const MessageTag& tag, const char* what,
                                   std::uint32_t meeting) const {
+  const char* theirs = fabric_->state(peer).operation.load(std::memory_order_relaxed);
   throw CollectiveMismatch(
       "VP " + std::to_string(id_) + ": " + operation_name() + " " + what + " VP " +
       std::to_string(peer) + " in " + detail::describe_tag(tag) + ", but VP " +
       std::to_string(peer) + " meets the other VPs in its collective call " +
-      std::to_string(meeting) + ": the VPs disagree on the collective, its count or algorithm");
+      std::to_string(meeting) + " (" + (theirs != nullptr ? theirs : "a collective") +
+      "): the VPs disagree on the collective, its count or algorithm");
 }
 
 void Proc::send_bytes(int dest, std::span<const std::byte> data, const MessageTag& tag) {
