@@ -23,7 +23,7 @@ namespace hypercomm::detail {
 namespace {
 
 int dissemination_to(int my_id, int round, int p) { return (my_id + (1 << round)) % p; }
-int dissemination_from(int my_id, int round, int p) { return ((my_id - (1 << round)) % p + p) % p; }
+int dissemination_from(int my_id, int round, int p) { return (my_id - (1 << round) + p) % p; }
 
 }  // namespace
 
