@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "call.hpp"
 #include "exchange.hpp"
 #include "rooted.hpp"
 #include "select.hpp"
@@ -17,79 +18,6 @@ namespace hypercomm::detail {
 // Declared here, written beside the other scans: the mesh prefix (row chains, then the last
 // column, then the rows again), for meshes where VP i and i+1 are not all neighbours.
 void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool exclusive);
-
-namespace {
-
-std::string vp_name(const Group& g) { return who(g.info(), g.proc().id()); }
-
-[[noreturn]] void size_error(const Group& g, Collective op, const std::string& what) {
-  throw SizeMismatch(vp_name(g) + ": " + to_string(op) + ": " + what);
-}
-
-// A VP outside every group of a split (color < 0) holds an empty group: it has no collective.
-void check_member(const Group& g, Collective op) {
-  if (g.info().size == 0)
-    throw LinkError(vp_name(g) + ": " + to_string(op) + " on an empty group (" + g.name() +
-                    ", this VP split with a negative color and is in no group)");
-}
-
-std::size_t elements(std::size_t bytes, std::size_t elem_size) {
-  return elem_size == 0 ? 0 : bytes / elem_size;
-}
-
-void check_root(const Group& g, Collective op, int root) {
-  if (root < 0 || root >= g.size())
-    throw LinkError(vp_name(g) + ": " + to_string(op) + " with root " + std::to_string(root) +
-                    ", which is outside [0, " + std::to_string(g.size()) + ")" +
-                    (g.info().shape == GroupInfo::Shape::world ? "" : " of " + g.name()));
-}
-
-bool overlaps(ConstBytes a, ConstBytes b) noexcept {
-  if (a.empty() || b.empty()) return false;
-  const auto* a0 = a.data();
-  const auto* b0 = b.data();
-  return a0 < b0 + b.size() && b0 < a0 + a.size();
-}
-
-// One collective call on this VP: its group, its algorithm, its header and its trace span.
-class Call {
- public:
-  Call(const Group& g, Collective op, Algo requested, std::size_t bytes, int root = 0)
-      : vp_(g.proc()),
-        group_(g.info()),
-        choice_(select(op, group_, vp_.options().links, bytes, requested, vp_.id())) {
-    tag_.sequence = ++group_.sequence;
-    tag_.group = group_.id;
-    tag_.root = static_cast<std::uint16_t>(root);
-    tag_.kind = static_cast<std::uint8_t>(op);
-    tag_.algo = static_cast<std::uint8_t>(choice_.algo);
-    tag_.count = static_cast<std::uint32_t>(bytes);
-    vp_.begin_span(to_string(op), to_string(choice_.algo), bytes);
-  }
-  ~Call() { vp_.end_span(); }
-  Call(const Call&) = delete;
-  Call& operator=(const Call&) = delete;
-
-  [[nodiscard]] Comm comm() const noexcept { return Comm{vp_, group_, tag_}; }
-  [[nodiscard]] const Choice& choice() const noexcept { return choice_; }
-  [[nodiscard]] Algo algo() const noexcept { return choice_.algo; }
-  [[nodiscard]] bool alone() const noexcept { return group_.size == 1; }
-
- private:
-  Proc& vp_;
-  GroupInfo& group_;
-  Choice choice_;
-  MessageTag tag_{};
-};
-
-// A private copy of `in` when it overlaps `out`, so that algorithms may read in after writing out.
-ConstBytes separate(ConstBytes in, ConstBytes out, Buffer& storage) {
-  if (!overlaps(in, out)) return in;
-  storage.assign(in.begin(), in.end());
-  return storage;
-}
-
-}  // namespace
 
 void broadcast(const Group& g, Bytes buf, std::size_t elem_size, int root, Algo algo) {
   check_member(g, Collective::broadcast);

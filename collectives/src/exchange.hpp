@@ -12,6 +12,10 @@ void all_to_all_pairwise(const Comm& c, ConstBytes in, Bytes out, std::size_t bl
 void all_to_all_dimension_exchange(const Comm& c, ConstBytes in, Bytes out, std::size_t block);
 void all_to_all_ring(const Comm& c, ConstBytes in, Bytes out, std::size_t block);
 void all_to_all_mesh(const Comm& c, ConstBytes in, Bytes out, std::size_t block);
+// all_to_allv: block j of in (laid out by `sent`) goes to rank j; block i of out (laid out by
+// `received`) comes from rank i.
+void all_to_allv_pairwise(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
+                          const Blocks& received);
 
 // Circular shift: VP i's in goes to VP (i + shift) mod p's out; shift is already in [0, p).
 void circular_shift_hypercube(const Comm& c, ConstBytes in, Bytes out, int shift);

@@ -51,7 +51,8 @@ struct Comm {
 };
 
 // `total` bytes of `elem_size`-byte elements split into p blocks as evenly as possible: block i
-// has n/p elements, one more for i < n mod p. A p-block collective's blocks are all equal.
+// has n/p elements, one more for i < n mod p. A p-block collective's blocks are all equal. Or
+// (the irregular collectives) blocks of any sizes, given by their p + 1 byte offsets.
 class Blocks {
  public:
   Blocks(std::size_t total_bytes, std::size_t elem_size, int p) noexcept : elem_(elem_size), p_(p) {
@@ -59,10 +60,13 @@ class Blocks {
     base_ = n / static_cast<std::size_t>(p);
     extra_ = n % static_cast<std::size_t>(p);
   }
+  explicit Blocks(std::span<const std::size_t> offsets) noexcept
+      : offsets_(offsets), elem_(1), p_(static_cast<int>(offsets.size()) - 1) {}
   [[nodiscard]] int count() const noexcept { return p_; }
   // Byte offset of block i, 0 <= i <= p (offset(p) is the total).
   [[nodiscard]] std::size_t offset(int i) const noexcept {
     const auto k = static_cast<std::size_t>(i);
+    if (!offsets_.empty()) return offsets_[k];
     return (k * base_ + (k < extra_ ? k : extra_)) * elem_;
   }
   [[nodiscard]] std::size_t size(int i) const noexcept { return offset(i + 1) - offset(i); }
@@ -79,6 +83,7 @@ class Blocks {
   }
 
  private:
+  std::span<const std::size_t> offsets_;
   std::size_t elem_;
   int p_;
   std::size_t base_ = 0;

@@ -29,6 +29,7 @@
 //
 // Blocks may be uneven (the all-reduce two-phase split). out may be in's own block (in place).
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -42,10 +43,12 @@ void recursive_halving(const Comm& c, ConstBytes in, Bytes out, const Blocks& bl
                        const Reducer& op) {
   const int my_id = c.id();
   const int d = log2_of(c.p());
-  Buffer work(in.size());                 // my partial sums, at the blocks' own offsets
-  Buffer temp(blocks.offset(c.p() / 2));  // the largest half: blocks shrink
-  ConstBytes msg = in;                    // the book's msg: in before the first combine, work after
-  int recloc = 0;                         // first block of my current range
+  Buffer work(in.size());  // my partial sums, at the blocks' own offsets
+  // Room for the larger half: every range received is an aligned half, quarter, ... of the blocks.
+  const int p = c.p();
+  Buffer temp(std::max(blocks.offset(p / 2), blocks.offset(p) - blocks.offset(p / 2)));
+  ConstBytes msg = in;  // the book's msg: in before the first combine, work after
+  int recloc = 0;       // first block of my current range
   for (int i = d - 1; i >= 0; --i) {
     const int half = 1 << i;
     const int partner = my_id ^ half;

@@ -42,6 +42,11 @@ const char* to_string(Collective c) noexcept {
     case Collective::all_to_all: return "all_to_all";
     case Collective::circular_shift: return "circular_shift";
     case Collective::barrier: return "barrier";
+    case Collective::all_gatherv: return "all_gatherv";
+    case Collective::gatherv: return "gatherv";
+    case Collective::scatterv: return "scatterv";
+    case Collective::all_to_allv: return "all_to_allv";
+    case Collective::reduce_scatterv: return "reduce_scatterv";
   }
   return "collective";
 }
@@ -58,11 +63,16 @@ std::string describe_collective(const MessageTag& tag, const Topology& machine) 
     case Collective::broadcast:
     case Collective::reduce:
     case Collective::scatter:
-    case Collective::gather: s += ", root " + std::to_string(tag.root); break;
+    case Collective::gather:
+    case Collective::gatherv:
+    case Collective::scatterv: s += ", root " + std::to_string(tag.root); break;
     case Collective::circular_shift: s += ", shift " + std::to_string(tag.root); break;
     default: break;
   }
-  if (op != Collective::barrier) s += ", " + std::to_string(tag.count) + " bytes";
+  if (op >= Collective::all_gatherv)
+    s += ", counts digest " + std::to_string(tag.count);
+  else if (op != Collective::barrier)
+    s += ", " + std::to_string(tag.count) + " bytes";
   return s + ", algorithm " + to_string(static_cast<Algo>(tag.algo)) + ")";
 }
 [[maybe_unused]] const bool describer_installed = (set_tag_describer(&describe_collective), true);
@@ -112,7 +122,22 @@ int esbt_chunk_count(const Topology& t, std::size_t bytes) {
   return static_cast<int>(std::clamp(k, 1.0, std::max(1.0, static_cast<double>(bytes))));
 }
 
+// The regular collective whose algorithms an irregular one runs, with its blocks uneven.
+Collective regular_of(Collective op) noexcept {
+  switch (op) {
+    case Collective::all_gatherv: return Collective::all_gather;
+    case Collective::gatherv: return Collective::gather;
+    case Collective::scatterv: return Collective::scatter;
+    case Collective::all_to_allv: return Collective::all_to_all;
+    case Collective::reduce_scatterv: return Collective::reduce_scatter;
+    default: return op;
+  }
+}
+
 std::span<const Algo> algorithms_of(Collective op) noexcept {
+  static constexpr std::array kPairwise{A::hypercube};
+  if (op == Collective::all_to_allv) return kPairwise;  // all_to_allv_pairwise.cpp
+  op = regular_of(op);
   switch (op) {
     case Collective::broadcast: return kBroadcast;
     case Collective::reduce: return kReduce;
@@ -125,6 +150,12 @@ std::span<const Algo> algorithms_of(Collective op) noexcept {
 }
 
 const char* restriction(Collective op, Algo algo, const Topology& t, Links links) {
+  if (op == Collective::all_to_allv) {
+    if (links == Links::routed || t.size() <= 2 || (t.size() == 3 && ring_adjacent(t)))
+      return nullptr;
+    return "its pairwise exchange sends to every other rank, which needs Links::routed";
+  }
+  op = regular_of(op);
   const bool routed = links == Links::routed;
   const bool hypercube_links = t.kind() == Topology::Kind::hypercube || routed;
   switch (algo) {
@@ -183,6 +214,7 @@ const char* restriction(Collective op, Algo algo, const Topology& t, Links links
 // but which decides, for large vectors, between folding the whole vector log p times
 // (hypercube) and each VP folding one block (reduce-scatter first: two_phase, ring).
 double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t bytes) {
+  op = regular_of(op);
   constexpr double ts = 10'000, tw = 1, tc = tw, seconds = 1e-10;  // kTs, kTw in units of kTw
   const int n = t.size(), rows = t.rows(), cols = t.cols();
   const double p = n, m = static_cast<double>(bytes), lg = std::max(1.0, log2p(t));
@@ -304,6 +336,7 @@ double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t b
           case Algo::mesh: return ts * (rows + cols - 2);
           default: return ts * (p - 1);
         }
+      default: break;  // the irregular collectives were mapped to their regular ones above
     }
     return INFINITY;
   };
@@ -344,7 +377,7 @@ Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
     std::size_t bytes = 0;
     Choice choice{};
   };
-  thread_local std::array<Memo, static_cast<std::size_t>(Collective::barrier) + 1> memo;
+  thread_local std::array<Memo, static_cast<std::size_t>(Collective::reduce_scatterv) + 1> memo;
   Memo& m = memo[static_cast<std::size_t>(op)];
   const bool routed_group = group_restriction(g, links) != nullptr;
   if (m.topology == g.topology && m.links == links && m.routed_group == routed_group &&

@@ -24,6 +24,9 @@ struct Choice {
 // "VP 5", or "VP 5 (rank 1 of row 1 of mesh:4x4)" on a group smaller than the machine.
 [[nodiscard]] std::string who(const GroupInfo& g, int vp_id);
 
+// The regular collective whose algorithms an irregular one runs (itself for the regular ones).
+[[nodiscard]] Collective regular_of(Collective op) noexcept;
+
 // The algorithms a collective can run, in the order automatic prefers on equal cost.
 [[nodiscard]] std::span<const Algo> algorithms_of(Collective op) noexcept;
 

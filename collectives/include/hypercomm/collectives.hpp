@@ -174,4 +174,103 @@ std::vector<T> all_gather(C&& vp, T value) {
   return out;
 }
 
+// ---- Irregular collectives (API.md, "Irregular collectives"): blocks of any sizes, in rank
+// order; counts are elements, one per rank (zero allowed). A count that disagrees between
+// members throws SizeMismatch or CollectiveMismatch, never truncates.
+namespace detail {
+template <class R>
+concept CountRange = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
+    std::same_as<std::remove_cv_t<std::ranges::range_value_t<R>>, std::size_t>;
+template <CountRange R>
+[[nodiscard]] Counts counts_of(const R& r) noexcept {
+  return Counts(std::ranges::data(r), std::ranges::size(r));
+}
+}  // namespace detail
+
+// out = every member's in, in rank order; counts (the same on every member): elements per rank.
+template <Communicator C, MessageRange In, MutableMessageRange Out, detail::CountRange N>
+requires detail::same_element_v<In, Out>
+void all_gatherv(C&& g, const In& in, Out&& out, const N& counts) {
+  detail::all_gatherv(detail::group_of(g), as_bytes_of(in), as_writable_bytes_of(out),
+                      detail::counts_of(counts), sizeof(detail::value_of<In>));
+}
+
+// root's out (sum of counts elements) gets every member's in; out may be empty elsewhere.
+template <Communicator C, MessageRange In, MutableMessageRange Out, detail::CountRange N>
+requires detail::same_element_v<In, Out>
+void gatherv(C&& g, const In& in, Out&& out, const N& counts, int root) {
+  detail::gatherv(detail::group_of(g), as_bytes_of(in), as_writable_bytes_of(out),
+                  detail::counts_of(counts), sizeof(detail::value_of<In>), root);
+}
+
+// root's in (sum of counts elements) is cut into the members' outs; in may be empty elsewhere.
+template <Communicator C, MessageRange In, MutableMessageRange Out, detail::CountRange N>
+requires detail::same_element_v<In, Out>
+void scatterv(C&& g, const In& in, Out&& out, const N& counts, int root) {
+  detail::scatterv(detail::group_of(g), as_bytes_of(in), as_writable_bytes_of(out),
+                   detail::counts_of(counts), sizeof(detail::value_of<In>), root);
+}
+
+// in = send_counts[j] elements for rank j, in rank order; out = recv_counts[i] from rank i.
+template <Communicator C, MessageRange In, detail::CountRange S, MutableMessageRange Out,
+          detail::CountRange R>
+requires detail::same_element_v<In, Out>
+void all_to_allv(C&& g, const In& in, const S& send_counts, Out&& out, const R& recv_counts) {
+  detail::all_to_allv(detail::group_of(g), as_bytes_of(in), detail::counts_of(send_counts),
+                      as_writable_bytes_of(out), detail::counts_of(recv_counts),
+                      sizeof(detail::value_of<In>));
+}
+
+// in = sum(counts) elements on every member; rank i gets the reduction of its counts[i].
+template <Communicator C, MessageRange In, MutableMessageRange Out, class Op, detail::CountRange N>
+requires detail::same_element_v<In, Out>
+void reduce_scatterv(C&& g, const In& in, Out&& out, Op op, const N& counts) {
+  detail::reduce_scatterv(detail::group_of(g), as_bytes_of(in), as_writable_bytes_of(out),
+                          detail::make_reducer<detail::value_of<In>>(op),
+                          detail::counts_of(counts));
+}
+
+// The counts discovered by the runtime (one all-gather of the sizes first).
+template <Communicator C, MessageRange In>
+[[nodiscard]] std::vector<detail::value_of<In>> all_gatherv(C&& g, const In& in) {
+  using T = detail::value_of<In>;
+  const Group group = detail::group_of(g);
+  const std::vector<std::size_t> counts = all_gather(group, std::size_t{std::ranges::size(in)});
+  std::size_t total = 0;
+  for (const std::size_t n : counts) total += n;
+  std::vector<T> out(total);
+  all_gatherv(group, in, out, counts);
+  return out;
+}
+
+// out_per_rank[j] goes to rank j; the result's element i came from rank i (one all-to-all of
+// the sizes first). SizeMismatch unless out_per_rank has one entry per member.
+template <Communicator C, class T>
+requires std::is_trivially_copyable_v<T>
+[[nodiscard]] std::vector<std::vector<T>> all_to_allv(
+    C&& g, const std::vector<std::vector<T>>& out_per_rank) {
+  const Group group = detail::group_of(g);
+  const auto p = static_cast<std::size_t>(group.size());
+  if (out_per_rank.size() != p) detail::throw_rank_count(group, "all_to_allv", out_per_rank.size());
+  std::vector<std::size_t> send_counts(p), recv_counts(p);
+  std::size_t sent = 0;
+  for (std::size_t j = 0; j < p; ++j) sent += send_counts[j] = out_per_rank[j].size();
+  all_to_all(group, send_counts, recv_counts);
+  std::vector<T> in;
+  in.reserve(sent);
+  for (const auto& block : out_per_rank) in.insert(in.end(), block.begin(), block.end());
+  std::size_t received = 0;
+  for (const std::size_t n : recv_counts) received += n;
+  std::vector<T> out(received);
+  all_to_allv(group, in, send_counts, out, recv_counts);
+  std::vector<std::vector<T>> result(p);
+  auto from = out.begin();
+  for (std::size_t i = 0; i < p; ++i) {
+    const auto n = static_cast<std::ptrdiff_t>(recv_counts[i]);
+    result[i].assign(from, from + n);
+    from += n;
+  }
+  return result;
+}
+
 }  // namespace hypercomm

@@ -41,6 +41,12 @@ enum class Collective : std::uint8_t {
   all_to_all,
   circular_shift,
   barrier,
+  // The irregular ("v") collectives: blocks of any sizes, given by per-rank counts.
+  all_gatherv,
+  gatherv,
+  scatterv,
+  all_to_allv,
+  reduce_scatterv,
 };
 
 [[nodiscard]] const char* to_string(Collective c) noexcept;
@@ -93,6 +99,19 @@ void all_to_all(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size,
 void circular_shift(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, int shift);
 void barrier(const Group& g);
 Group split(const Group& g, int color, int key);
+
+// Irregular collectives: counts are elements per rank (elem_size bytes each).
+using Counts = std::span<const std::size_t>;
+void all_gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_t elem_size);
+void gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_t elem_size,
+             int root);
+void scatterv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_t elem_size,
+              int root);
+void all_to_allv(const Group& g, ConstBytes in, Counts send_counts, Bytes out,
+                 Counts recv_counts, std::size_t elem_size);
+void reduce_scatterv(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Counts counts);
+// SizeMismatch: a per-rank argument of `op` with `entries` entries instead of one per member.
+[[noreturn]] void throw_rank_count(const Group& g, const char* op, std::size_t entries);
 
 }  // namespace detail
 }  // namespace hypercomm

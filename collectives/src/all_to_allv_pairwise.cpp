@@ -1,0 +1,29 @@
+// All-to-all personalized with blocks of any sizes (all_to_allv): Grama et al., Algorithm 4.10's
+// pairwise exchange, each pair swapping the blocks they hold for each other.
+//
+//   T = sum over steps i of (ts + tw * max(m_out(i), m_in(i)))   (p - 1 steps)
+//
+// Restrictions: Links::routed unless p <= 2 (step i's partner is not a neighbour). On p = 2^d the
+// partner of step i is my_id XOR i (E-cube order: no two pairs of a step share a hypercube link
+// when routed over a hypercube); otherwise step i sends to my_id + i and receives from my_id - i
+// (mod p). Send and receive sizes differ: the receiver's recv_counts say what it expects, and a
+// sender whose count disagrees gets SizeMismatch at the receiver, never a truncated block.
+#include "exchange.hpp"
+
+namespace hypercomm::detail {
+
+void all_to_allv_pairwise(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
+                          const Blocks& received) {
+  const int p = c.p();
+  const int my_id = c.id();
+  copy_bytes(received.block(out, my_id), sent.block(in, my_id));  // M[my_id, my_id] stays here
+  const bool cube = is_power_of_two(p);
+  for (int i = 1; i < p; ++i) {
+    const int dest = cube ? my_id ^ i : (my_id + i) % p;
+    const int src = cube ? my_id ^ i : (my_id - i + p) % p;
+    // Send M[my_id, dest]; receive M[src, my_id] straight into its place in out.
+    c.sendrecv(dest, sent.block(in, dest), src, received.block(out, src));
+  }
+}
+
+}  // namespace hypercomm::detail

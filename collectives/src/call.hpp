@@ -1,0 +1,85 @@
+// One collective call on one VP (the call port the algorithms see through Comm), and the checks
+// every entry point makes before it: membership, roots, buffer sizes, overlapping buffers.
+#pragma once
+
+#include <hypercomm/errors.hpp>
+#include <hypercomm/group.hpp>
+#include <string>
+
+#include "select.hpp"
+
+namespace hypercomm::detail {
+
+inline std::string vp_name(const Group& g) { return who(g.info(), g.proc().id()); }
+
+[[noreturn]] inline void size_error(const Group& g, Collective op, const std::string& what) {
+  throw SizeMismatch(vp_name(g) + ": " + to_string(op) + ": " + what);
+}
+
+// A VP outside every group of a split (color < 0) holds an empty group: it has no collective.
+inline void check_member(const Group& g, Collective op) {
+  if (g.info().size == 0)
+    throw LinkError(vp_name(g) + ": " + to_string(op) + " on an empty group (" + g.name() +
+                    ", this VP split with a negative color and is in no group)");
+}
+
+inline std::size_t elements(std::size_t bytes, std::size_t elem_size) {
+  return elem_size == 0 ? 0 : bytes / elem_size;
+}
+
+inline void check_root(const Group& g, Collective op, int root) {
+  if (root < 0 || root >= g.size())
+    throw LinkError(vp_name(g) + ": " + to_string(op) + " with root " + std::to_string(root) +
+                    ", which is outside [0, " + std::to_string(g.size()) + ")" +
+                    (g.info().shape == GroupInfo::Shape::world ? "" : " of " + g.name()));
+}
+
+inline bool overlaps(ConstBytes a, ConstBytes b) noexcept {
+  if (a.empty() || b.empty()) return false;
+  const auto* a0 = a.data();
+  const auto* b0 = b.data();
+  return a0 < b0 + b.size() && b0 < a0 + a.size();
+}
+
+// One collective call on this VP: its group, its algorithm, its header and its trace span.
+class Call {
+ public:
+  Call(const Group& g, Collective op, Algo requested, std::size_t bytes, int root = 0)
+      : vp_(g.proc()),
+        group_(g.info()),
+        choice_(select(op, group_, vp_.options().links, bytes, requested, vp_.id())) {
+    tag_.sequence = ++group_.sequence;
+    tag_.group = group_.id;
+    tag_.root = static_cast<std::uint16_t>(root);
+    tag_.kind = static_cast<std::uint8_t>(op);
+    tag_.algo = static_cast<std::uint8_t>(choice_.algo);
+    tag_.count = static_cast<std::uint32_t>(bytes);
+    vp_.begin_span(to_string(op), to_string(choice_.algo), bytes);
+  }
+  ~Call() { vp_.end_span(); }
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+
+  [[nodiscard]] Comm comm() const noexcept { return Comm{vp_, group_, tag_}; }
+  // What the header's count field carries when it is not the byte count (the irregular
+  // collectives: a digest of the counts that every member must agree on).
+  void set_tag_count(std::uint32_t count) noexcept { tag_.count = count; }
+  [[nodiscard]] const Choice& choice() const noexcept { return choice_; }
+  [[nodiscard]] Algo algo() const noexcept { return choice_.algo; }
+  [[nodiscard]] bool alone() const noexcept { return group_.size == 1; }
+
+ private:
+  Proc& vp_;
+  GroupInfo& group_;
+  Choice choice_;
+  MessageTag tag_{};
+};
+
+// A private copy of `in` when it overlaps `out`, so that algorithms may read in after writing out.
+inline ConstBytes separate(ConstBytes in, ConstBytes out, Buffer& storage) {
+  if (!overlaps(in, out)) return in;
+  storage.assign(in.begin(), in.end());
+  return storage;
+}
+
+}  // namespace hypercomm::detail
