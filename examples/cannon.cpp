@@ -41,7 +41,13 @@ int main(int argc, char** argv) {
     const std::string arg = argv[k];
     if (arg.find(':') != std::string::npos) shape = arg; else n = std::atoi(arg.c_str());
   }
-  const auto topology = hc::Topology::parse(shape);
+  hc::Topology topology = hc::Topology::ring(1);
+  try {
+    topology = hc::Topology::parse(shape);
+  } catch (const hc::TopologyError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
   const int p = topology.size();
   const int q = static_cast<int>(std::lround(std::sqrt(p)));
   const std::string square = "mesh:" + std::to_string(q) + "x" + std::to_string(q);
@@ -98,7 +104,7 @@ int main(int argc, char** argv) {
 
   const double ts = opt.model.ts, tw = opt.model.tw;
   const double m = 8.0 * static_cast<double>(block);  // bytes of one block, n^2/p doubles (a word = 8 bytes)
-  const double steps = 2 * q * (ts + tw * m);          // = 2 sqrt(p) ts + 2 tw n^2/sqrt(p) (8-byte words)
+  const double steps = q > 1 ? 2 * q * (ts + tw * m) : 0.0;          // = 2 sqrt(p) ts + 2 tw n^2/sqrt(p) (8-byte words)
   const double align = q > 1 ? 2 * (ts + tw * m) : 0.0;
   const double program = q > 1 ? 2 * (q - 1) * (ts + tw * m) + align : 0.0;
   std::printf("Cannon's matrix multiplication C = A B (Grama et al. 8.2.2): n = %d on %s, p = %d, blocks %d x %d\n",

@@ -35,7 +35,13 @@ int main(int argc, char** argv) {
     const std::string arg = argv[k];
     if (arg.find(':') != std::string::npos) shape = arg; else n = std::atoi(arg.c_str());
   }
-  const auto topology = hc::Topology::parse(shape);
+  hc::Topology topology = hc::Topology::ring(1);
+  try {
+    topology = hc::Topology::parse(shape);
+  } catch (const hc::TopologyError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
   const int p = topology.size();
   const int q = static_cast<int>(std::lround(std::sqrt(p)));
   const std::string square = "mesh:" + std::to_string(q) + "x" + std::to_string(q);

@@ -33,7 +33,13 @@ int main(int argc, char** argv) {
     const std::string arg = argv[k];
     if (arg.find(':') != std::string::npos) shape = arg; else n = std::atoi(arg.c_str());
   }
-  const auto topology = hc::Topology::parse(shape);
+  hc::Topology topology = hc::Topology::ring(1);
+  try {
+    topology = hc::Topology::parse(shape);
+  } catch (const hc::TopologyError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
   const int p = topology.size();
   int d = 0;
   while ((1 << d) < p) ++d;
