@@ -62,6 +62,9 @@ int main(int argc, char** argv) {
   opt.model = {.ts = 1e-6, .tw = 1e-9, .th = 0.0};  // seconds, seconds per byte
   std::vector<double> C(n * n, 0.0);  // each VP writes its own block
 
+  std::printf("Cannon's matrix multiplication C = A B (Grama et al. 8.2.2): n = %d on %s, p = %d, blocks %d x %d\n",
+              n, topology.name().c_str(), p, nb, nb);
+
   const auto report = hc::run(topology, [&](hc::Proc& vp) {
     hc::Group row = vp.row(), column = vp.column();
     const int i = column.rank(), j = row.rank();  // this VP is (i, j)
@@ -104,11 +107,9 @@ int main(int argc, char** argv) {
 
   const double ts = opt.model.ts, tw = opt.model.tw;
   const double m = 8.0 * static_cast<double>(block);  // bytes of one block, n^2/p doubles (a word = 8 bytes)
-  const double steps = q > 1 ? 2 * q * (ts + tw * m) : 0.0;          // = 2 sqrt(p) ts + 2 tw n^2/sqrt(p) (8-byte words)
+  const double steps = q > 1 ? 2 * q * (ts + tw * m) : 0.0;  // = 2 sqrt(p) ts + 2 tw n^2/sqrt(p), 8-byte words
   const double align = q > 1 ? 2 * (ts + tw * m) : 0.0;
   const double program = q > 1 ? 2 * (q - 1) * (ts + tw * m) + align : 0.0;
-  std::printf("Cannon's matrix multiplication C = A B (Grama et al. 8.2.2): n = %d on %s, p = %d, blocks %d x %d\n",
-              n, topology.name().c_str(), p, nb, nb);
   std::printf("result      %s (C against the sequential product, exact)\n", wrong == 0 ? "correct" : "WRONG");
   std::printf("wall time   %.6f s  (%d VPs on %u cores: the n^3/p multiply-adds dominate)\n",
               report.wall_seconds, p, std::thread::hardware_concurrency());

@@ -68,6 +68,10 @@ int main(int argc, char** argv) {
   opt.model = {.ts = 1e-6, .tw = 1e-9, .th = 0.0};  // seconds, seconds per byte
   std::vector<int> D(G.size());  // each VP writes its own block
 
+  std::printf("Floyd's all-pairs shortest paths, 2-D block mapping (Grama et al. 10.4.2): n = %d on %s, p = %d\n",
+              n, topology.name().c_str(), p);
+  std::printf("graph       random directed, seed 20261123, %ld edges, weights 1..100\n", edges);
+
   const auto report = hc::run(topology, [&](hc::Proc& vp) {
     hc::Group row = vp.row(), column = vp.column();
     const int i = column.rank(), j = row.rank();  // this VP is (i, j)
@@ -109,11 +113,8 @@ int main(int argc, char** argv) {
   const double ts = opt.model.ts, tw = opt.model.tw;
   const double m = 4.0 * nb;  // bytes of n/sqrt(p) ints (the book's tw is per word; a word = 4 bytes here)
   const double book = n * std::log2(static_cast<double>(p)) * (ts + tw * m);
-  std::printf("Floyd's all-pairs shortest paths, 2-D block mapping (Grama et al. 10.4.2): n = %d on %s, p = %d\n",
-              n, topology.name().c_str(), p);
-  std::printf("graph       random directed, seed 20261123, %ld edges, weights 1..100, %ld pairs unreachable\n",
-              edges, unreachable);
-  std::printf("result      %s (every distance against sequential Floyd, exact)\n", wrong == 0 ? "correct" : "WRONG");
+  std::printf("result      %s (every distance against sequential Floyd, exact; %ld pairs unreachable)\n",
+              wrong == 0 ? "correct" : "WRONG", unreachable);
   std::printf("wall time   %.6f s  (%d VPs on %u cores: n^3/p updates, 2n broadcasts, thread switches)\n",
               report.wall_seconds, p, std::thread::hardware_concurrency());
   std::printf("model time  %.4e s  (ts = %g s, tw = %g s/byte; the model charges communication only)\n",

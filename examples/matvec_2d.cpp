@@ -51,6 +51,9 @@ int main(int argc, char** argv) {
   opt.model = {.ts = 1e-6, .tw = 1e-9, .th = 0.0};  // seconds, seconds per byte
   std::vector<double> y(n, 0.0);  // written by the last column
 
+  std::printf("2-D matrix-vector product y = A x (Grama et al. 8.1.2): n = %d on %s, p = %d, blocks %d x %d\n",
+              n, topology.name().c_str(), p, nb, nb);
+
   const auto report = hc::run(topology, [&](hc::Proc& vp) {
     hc::Group row = vp.row(), column = vp.column();
     const int i = column.rank(), j = row.rank();  // this VP is (i, j)
@@ -93,8 +96,6 @@ int main(int argc, char** argv) {
   const double logp = std::log2(static_cast<double>(p));
   const double book = ts * logp + tw * m * logp;
   const double align = q > 1 ? ts + tw * m : 0.0;
-  std::printf("2-D matrix-vector product y = A x (Grama et al. 8.1.2): n = %d on %s, p = %d, blocks %d x %d\n",
-              n, topology.name().c_str(), p, nb, nb);
   std::printf("result      %s (y on the last column against the sequential product, exact)\n",
               wrong == 0 ? "correct" : "WRONG");
   std::printf("wall time   %.6f s  (%d VPs on %u cores: local products, copies and thread switches)\n",

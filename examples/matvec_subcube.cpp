@@ -55,6 +55,11 @@ int main(int argc, char** argv) {
   opt.model = {.ts = 1e-6, .tw = 1e-9, .th = 0.0};  // seconds, seconds per byte
   std::vector<double> y(n, 0.0);  // written by the last column
 
+  std::printf("matrix-vector product y = A x over subcubes (Grama et al. 8.1.2): n = %d on %s, p = %d, blocks %d x %d\n",
+              n, topology.name().c_str(), p, nb, nb);
+  std::printf("groups      row = vp.subcube(0x%x) (low bits), column = vp.subcube(0x%x) (high bits)\n",
+              low_mask, high_mask);
+
   const auto report = hc::run(topology, [&](hc::Proc& vp) {
     hc::Group row = vp.subcube(low_mask), column = vp.subcube(high_mask);
     const int i = column.rank(), j = row.rank();  // this VP is (i, j): id == i * q + j
@@ -97,9 +102,6 @@ int main(int argc, char** argv) {
   const double logp = static_cast<double>(d);
   const double book = ts * logp + tw * m * logp;
   const double align = q > 1 ? ts + tw * m : 0.0;
-  std::printf("matrix-vector product y = A x over subcubes (Grama et al. 8.1.2): n = %d on %s, p = %d,"
-              " rows = subcube(0x%x), columns = subcube(0x%x), blocks %d x %d\n",
-              n, topology.name().c_str(), p, low_mask, high_mask, nb, nb);
   std::printf("result      %s (y on the last column against the sequential product, exact)\n",
               wrong == 0 ? "correct" : "WRONG");
   std::printf("wall time   %.6f s  (%d VPs on %u cores: local products, copies and thread switches)\n",
