@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "exchange.hpp"
+#include "group_info.hpp"
 #include "support.hpp"
 
 using hypercomm::Algo;
@@ -441,7 +442,7 @@ TEST_CASE("barrier: 200 back-to-back barriers") {
 
 namespace {
 
-detail::Comm comm_of(Proc& vp) { return detail::Comm{vp, hypercomm::MessageTag{}}; }
+detail::Comm comm_of(Proc& vp) { return detail::Comm{vp, vp.world().info(), hypercomm::MessageTag{}}; }
 
 using AllToAllFn = void (*)(const detail::Comm&, detail::ConstBytes, detail::Bytes, std::size_t);
 

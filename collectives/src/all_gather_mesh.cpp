@@ -21,7 +21,7 @@
 namespace hypercomm::detail {
 
 void all_gather_mesh(const Comm& c, Bytes buf, const Blocks& blocks) {
-  const Topology& t = c.vp.topology();
+  const Topology& t = c.topology();
   const int my_id = c.id();
   const int rows = t.rows();
   const int cols = t.cols();

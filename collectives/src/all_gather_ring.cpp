@@ -1,4 +1,4 @@
-// All-to-all broadcast (all-gather) on a ring: Grama et al., Algorithm 4.4, over a Group.
+// All-to-all broadcast (all-gather) on a ring: Grama et al., Algorithm 4.4, over a Ring.
 //
 //   T = (ts + tw*m) * (n - 1)          (n = members of the group, m = bytes per part)
 //
@@ -19,7 +19,7 @@
 
 namespace hypercomm::detail {
 
-void all_gather_ring(const Comm& c, Bytes buf, const Segments& parts, const Group& g) {
+void all_gather_ring(const Comm& c, Bytes buf, const Segments& parts, const Ring& g) {
   const int n = g.size;
   if (n == 1) return;
   const int my_rank = g.rank_of(c.id());

@@ -44,7 +44,7 @@ constexpr std::size_t kLatencyBytes = 10'000;
 // The whole vectors travel right round the ring; each member prepends those of lower rank
 // (they arrive in order my_rank-1, ..., 0) to its result and those of higher rank (they arrive
 // n-1, ..., my_rank+1) to `high`.
-void gather_and_fold(const Comm& c, Bytes result, const Group& g, const Reducer& op) {
+void gather_and_fold(const Comm& c, Bytes result, const Ring& g, const Reducer& op) {
   const int n = g.size;
   const int my_rank = g.rank_of(c.id());
   const int left = g.left(my_rank);
@@ -76,7 +76,7 @@ void gather_and_fold(const Comm& c, Bytes result, const Group& g, const Reducer&
 }
 
 // Ring reduce-scatter then ring all-gather of n blocks of result, in place.
-void reduce_scatter_all_gather(const Comm& c, Bytes result, const Group& g, const Reducer& op) {
+void reduce_scatter_all_gather(const Comm& c, Bytes result, const Ring& g, const Reducer& op) {
   const Blocks blocks(result.size(), op.elem_size, g.size);
   const std::vector<std::size_t> offsets = offsets_of(blocks);
   const int my_rank = g.rank_of(c.id());
@@ -84,7 +84,7 @@ void reduce_scatter_all_gather(const Comm& c, Bytes result, const Group& g, cons
   all_gather_ring(c, result, Segments{blocks, 0, 1, 1}, g);
 }
 
-void all_reduce_group(const Comm& c, Bytes result, const Group& g, const Reducer& op) {
+void all_reduce_group(const Comm& c, Bytes result, const Ring& g, const Reducer& op) {
   if (g.size == 1) return;
   const auto n = static_cast<std::size_t>(g.size);
   if (result.size() * (n - 2) > n * kLatencyBytes) {  // never for n = 2
@@ -97,7 +97,7 @@ void all_reduce_group(const Comm& c, Bytes result, const Group& g, const Reducer
 }  // namespace
 
 void all_reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op) {
-  const Topology& t = c.vp.topology();
+  const Topology& t = c.topology();
   copy_bytes(out, in);  // a no-op when in is out
   all_reduce_group(c, out, row_group(t, c.id()), op);
   all_reduce_group(c, out, column_group(t, c.id()), op);

@@ -6,7 +6,7 @@
 //
 //   hypercube (p = 2^d): reduce_scatter_hypercube + all_gather_hypercube
 //       T = 2*(ts*log p + tw*m*(p - 1)/p)                             (m divisible by p)
-//   ring:  reduce_scatter_ring + all_gather_ring over Group::all(p)
+//   ring:  reduce_scatter_ring + all_gather_ring over Ring::all(p)
 //       T = 2*(ts*(p - 1) + tw*m*(p - 1)/p)
 //       non-commutative: T = 2*ts*(p - 1) + tw*m*(3p - 4)/p
 //   mesh:  reduce_scatter_mesh + all_gather_mesh
@@ -33,7 +33,7 @@ void all_reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer
       break;
     case Family::ring:
       reduce_scatter_ring(c, in, mine, blocks, op);
-      all_gather_ring(c, out, Segments{blocks, 0, 1, 1}, Group::all(p));
+      all_gather_ring(c, out, Segments{blocks, 0, 1, 1}, Ring::all(p));
       break;
     case Family::mesh:
       reduce_scatter_mesh(c, in, mine, blocks, op);

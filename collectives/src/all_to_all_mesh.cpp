@@ -25,7 +25,7 @@
 namespace hypercomm::detail {
 
 void all_to_all_mesh(const Comm& c, ConstBytes in, Bytes out, std::size_t block) {
-  const Topology& t = c.vp.topology();
+  const Topology& t = c.topology();
   const int rows = t.rows();
   const int cols = t.cols();
   const auto at = [block](auto buf, int k) {

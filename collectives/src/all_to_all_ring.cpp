@@ -16,7 +16,7 @@
 //   step 2: sends 3>1 3>2       receives 2>0 2>1       keeps 2>0
 //   step 3: sends 2>1           receives 1>0           keeps 1>0
 //
-// The same routine runs along a mesh row or column (a Group), with bundles for blocks.
+// The same routine runs along a mesh row or column (a Ring), with bundles for blocks.
 
 #include <utility>
 #include <vector>
@@ -26,7 +26,7 @@
 
 namespace hypercomm::detail {
 
-void ring_all_to_all(const Comm& c, const Group& g, ConstBytes in, Bytes out, std::size_t bundle) {
+void ring_all_to_all(const Comm& c, const Ring& g, ConstBytes in, Bytes out, std::size_t bundle) {
   const int n = g.size;
   const int my_rank = g.rank_of(c.id());
   const auto bundle_of = [bundle](auto buf, int k) {
@@ -65,7 +65,7 @@ void ring_all_to_all(const Comm& c, const Group& g, ConstBytes in, Bytes out, st
 }
 
 void all_to_all_ring(const Comm& c, ConstBytes in, Bytes out, std::size_t block) {
-  ring_all_to_all(c, Group::all(c.p()), in, out, block);
+  ring_all_to_all(c, Ring::all(c.p()), in, out, block);
 }
 
 }  // namespace hypercomm::detail

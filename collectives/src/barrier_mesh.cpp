@@ -17,7 +17,7 @@
 namespace hypercomm::detail {
 
 void barrier_mesh(const Comm& c) {
-  const Topology& t = c.vp.topology();
+  const Topology& t = c.topology();
   ring_barrier(c, row_group(t, c.id()));
   ring_barrier(c, column_group(t, c.id()));
 }

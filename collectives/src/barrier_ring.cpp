@@ -20,7 +20,7 @@
 
 namespace hypercomm::detail {
 
-void ring_barrier(const Comm& c, const Group& g) {
+void ring_barrier(const Comm& c, const Ring& g) {
   const int my_rank = g.rank_of(c.id());
   const int right = g.right(my_rank);
   const int left = g.left(my_rank);
@@ -29,6 +29,6 @@ void ring_barrier(const Comm& c, const Group& g) {
   }
 }
 
-void barrier_ring(const Comm& c) { ring_barrier(c, Group::all(c.p())); }
+void barrier_ring(const Comm& c) { ring_barrier(c, Ring::all(c.p())); }
 
 }  // namespace hypercomm::detail

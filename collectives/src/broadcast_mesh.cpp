@@ -13,7 +13,7 @@
 namespace hypercomm::detail {
 
 void broadcast_mesh(const Comm& c, Bytes buf, int root) {
-  const Topology& t = c.vp.topology();
+  const Topology& t = c.topology();
   const int my_id = c.id();
   const int root_row = t.row_of(root);
   if (t.row_of(my_id) == root_row) broadcast_ring(c, buf, root, row_group(t, my_id));

@@ -1,4 +1,4 @@
-// Two-way ring broadcast over the members of a Group (the whole machine, a mesh row or a mesh
+// Two-way ring broadcast over the members of a Ring (the whole machine, a mesh row or a mesh
 // column): CS 584 lecture notes, "ring broadcast: send both ways from the source".
 //
 //   T = (ts + tw*m) * ceil(n/2)      (n = g.size >= 2 members, m = buf.size() bytes)
@@ -17,7 +17,7 @@
 
 namespace hypercomm::detail {
 
-void broadcast_ring(const Comm& c, Bytes buf, int root, const Group& g) {
+void broadcast_ring(const Comm& c, Bytes buf, int root, const Ring& g) {
   const int n = g.size;
   const int k = g.rank_of(c.id());
   const int v = relative_rank(k, g.rank_of(root), n);  // my rank relative to the root

@@ -186,7 +186,7 @@ constexpr std::array kCards{
 };
 
 using detail::Blocks;
-using detail::Group;
+using detail::Ring;
 
 // VP i and i+1 (mod p) are topology neighbours, so every message of a ring algorithm crosses one
 // link (select.cpp's ring_adjacent).
@@ -199,14 +199,14 @@ bool ring_native(const Topology& t) noexcept {
   return false;
 }
 
-std::vector<Group> whole_machine(const Topology& t) { return {Group::all(t.size())}; }
-std::vector<Group> rows_of(const Topology& t) {
-  std::vector<Group> g;
+std::vector<Ring> whole_machine(const Topology& t) { return {Ring::all(t.size())}; }
+std::vector<Ring> rows_of(const Topology& t) {
+  std::vector<Ring> g;
   for (int r = 0; r < t.rows(); ++r) g.push_back({r * t.cols(), t.cols(), 1});
   return g;
 }
-std::vector<Group> columns_of(const Topology& t) {
-  std::vector<Group> g;
+std::vector<Ring> columns_of(const Topology& t) {
+  std::vector<Ring> g;
   for (int c = 0; c < t.cols(); ++c) g.push_back({c, t.rows(), t.cols()});
   return g;
 }
@@ -268,11 +268,11 @@ class Clocks {
 
 // Which group (of a partition of the VPs into equal groups) each VP is in, and its rank there.
 struct Membership {
-  const std::vector<Group>& groups;
+  const std::vector<Ring>& groups;
   std::vector<int> group, rank;
-  explicit Membership(const std::vector<Group>& all) : groups(all) {
+  explicit Membership(const std::vector<Ring>& all) : groups(all) {
     int p = 0;
-    for (const Group& g : groups) p += g.size;
+    for (const Ring& g : groups) p += g.size;
     group.resize(static_cast<std::size_t>(p));
     rank.resize(static_cast<std::size_t>(p));
     for (std::size_t i = 0; i < groups.size(); ++i)
@@ -281,7 +281,7 @@ struct Membership {
         rank[static_cast<std::size_t>(groups[i].member(k))] = k;
       }
   }
-  [[nodiscard]] const Group& group_of(int v) const {
+  [[nodiscard]] const Ring& group_of(int v) const {
     return groups[static_cast<std::size_t>(group[static_cast<std::size_t>(v)])];
   }
   [[nodiscard]] int rank_of(int v) const { return rank[static_cast<std::size_t>(v)]; }
@@ -290,7 +290,7 @@ struct Membership {
 // Algorithm 4.4 in every group at once (all_gather_ring.cpp): step i, member k sends part
 // k-i+1 right. part(g, k): bytes of part k of group g.
 template <class Part>
-void ring_all_gather(Clocks& c, const std::vector<Group>& groups, Part part) {
+void ring_all_gather(Clocks& c, const std::vector<Ring>& groups, Part part) {
   const int n = groups.front().size;
   const Membership in(groups);
   for (int i = 1; i < n; ++i) {
@@ -303,7 +303,7 @@ void ring_all_gather(Clocks& c, const std::vector<Group>& groups, Part part) {
 // partial of part k+i left; a non-commutative operator's partial is two parts' worth once the
 // part's path has wrapped (k > j > 0).
 template <class Part>
-void ring_reduce_scatter(Clocks& c, const std::vector<Group>& groups, Part part, bool commutative) {
+void ring_reduce_scatter(Clocks& c, const std::vector<Ring>& groups, Part part, bool commutative) {
   const int n = groups.front().size;
   const Membership in(groups);
   for (int i = 1; i < n; ++i) {
@@ -320,7 +320,7 @@ void ring_reduce_scatter(Clocks& c, const std::vector<Group>& groups, Part part,
 // The two-way ring scatter of rooted_util.hpp over group g from member root_rank: part(k) bytes
 // of member k; one message per arm, the up arm (floor(n/2) members) first.
 template <class Part>
-void ring_scatter(Clocks& c, const Group& g, int root_rank, Part part) {
+void ring_scatter(Clocks& c, const Ring& g, int root_rank, Part part) {
   const int n = g.size, a = n / 2, b = (n - 1) / 2;
   const auto member = [&](int v) { return g.member((root_rank + v) % n); };
   const auto bytes = [&](int lo, int hi) {  // relative parts lo .. hi-1
@@ -346,7 +346,7 @@ void ring_scatter(Clocks& c, const Group& g, int root_rank, Part part) {
 
 // The two-way ring gather (the scatter reversed) over group g into member root_rank.
 template <class Part>
-void ring_gather(Clocks& c, const Group& g, int root_rank, Part part) {
+void ring_gather(Clocks& c, const Ring& g, int root_rank, Part part) {
   const int n = g.size, a = n / 2, b = (n - 1) / 2;
   const auto member = [&](int v) { return g.member((root_rank + v) % n); };
   const auto bytes = [&](int lo, int hi) {
@@ -486,12 +486,12 @@ void mesh_all_gather(Clocks& c, const Blocks& blocks) {
   const Topology& t = c.topology();
   const int rows = t.rows(), cols = t.cols();
   if (cols > 1)
-    ring_all_gather(c, rows_of(t), [&](const Group& g, int k) {
+    ring_all_gather(c, rows_of(t), [&](const Ring& g, int k) {
       return blocks.size(t.row_of(g.first) * cols + k);
     });
   if (rows > 1)
     ring_all_gather(c, columns_of(t),
-                    [&](const Group&, int r) { return range_bytes(blocks, r * cols, cols); });
+                    [&](const Ring&, int r) { return range_bytes(blocks, r * cols, cols); });
 }
 
 // reduce_scatter_mesh.cpp: ring reduce-scatters of the column bundles along every row, then of
@@ -502,7 +502,7 @@ void mesh_reduce_scatter(Clocks& c, const Blocks& blocks, bool commutative) {
   if (cols > 1)
     ring_reduce_scatter(
         c, rows_of(t),
-        [&](const Group&, int k) {
+        [&](const Ring&, int k) {
           std::size_t s = 0;
           for (int r = 0; r < rows; ++r) s += blocks.size(r * cols + k);
           return s;
@@ -510,7 +510,7 @@ void mesh_reduce_scatter(Clocks& c, const Blocks& blocks, bool commutative) {
         commutative);
   if (rows > 1)
     ring_reduce_scatter(
-        c, columns_of(t), [&](const Group& g, int r) { return blocks.size(r * cols + g.first); },
+        c, columns_of(t), [&](const Ring& g, int r) { return blocks.size(r * cols + g.first); },
         commutative);
 }
 
@@ -529,7 +529,7 @@ void scatter_of(Clocks& c, Family f, const Blocks& blocks, int root) {
     case Family::hypercube: return hypercube_scatter(c, blocks, root);
     case Family::mesh: return mesh_scatter(c, blocks, root);
     case Family::ring:
-      return ring_scatter(c, Group::all(c.topology().size()), root,
+      return ring_scatter(c, Ring::all(c.topology().size()), root,
                           [&](int k) { return blocks.size(k); });
   }
 }
@@ -538,7 +538,7 @@ void gather_of(Clocks& c, Family f, const Blocks& blocks, int root) {
     case Family::hypercube: return hypercube_gather(c, blocks, root);
     case Family::mesh: return mesh_gather(c, blocks, root);
     case Family::ring:
-      return ring_gather(c, Group::all(c.topology().size()), root,
+      return ring_gather(c, Ring::all(c.topology().size()), root,
                          [&](int k) { return blocks.size(k); });
   }
 }
@@ -548,7 +548,7 @@ void all_gather_of(Clocks& c, Family f, const Blocks& blocks) {
     case Family::mesh: return mesh_all_gather(c, blocks);
     case Family::ring:
       return ring_all_gather(c, whole_machine(c.topology()),
-                             [&](const Group&, int k) { return blocks.size(k); });
+                             [&](const Ring&, int k) { return blocks.size(k); });
   }
 }
 void reduce_scatter_of(Clocks& c, Family f, const Blocks& blocks, bool commutative) {
@@ -557,7 +557,7 @@ void reduce_scatter_of(Clocks& c, Family f, const Blocks& blocks, bool commutati
     case Family::mesh: return mesh_reduce_scatter(c, blocks, commutative);
     case Family::ring:
       return ring_reduce_scatter(
-          c, whole_machine(c.topology()), [&](const Group&, int k) { return blocks.size(k); },
+          c, whole_machine(c.topology()), [&](const Ring&, int k) { return blocks.size(k); },
           commutative);
   }
 }
@@ -843,7 +843,7 @@ class Formula {
   }
 
   // Ring reduce-scatter then ring all-gather of the n blocks of the vector, in every group.
-  double ring_all_reduce(const std::vector<Group>& groups, double h, Clocks* c) const {
+  double ring_all_reduce(const std::vector<Ring>& groups, double h, Clocks* c) const {
     const int n = groups.front().size;
     const Blocks b = blocks(n);
     if (c == nullptr && shape_.commutative)  // the largest block goes all the way round twice
@@ -852,7 +852,7 @@ class Formula {
       return 2 * ts_ * (n - 1) + tw_ * static_cast<double>(b.size(0)) * (3 * n - 4);
     Clocks own = clocks();
     Clocks& k = c != nullptr ? *c : own;
-    const auto part = [&](const Group&, int j) { return b.size(j); };
+    const auto part = [&](const Ring&, int j) { return b.size(j); };
     ring_reduce_scatter(k, groups, part, shape_.commutative);
     ring_all_gather(k, groups, part);
     return k.finish();
@@ -916,7 +916,7 @@ class Formula {
       default:
         if (h_ != th_) {
           Clocks c = clocks();
-          ring_all_gather(c, whole_machine(t_), [&](const Group&, int) { return bytes_; });
+          ring_all_gather(c, whole_machine(t_), [&](const Ring&, int) { return bytes_; });
           return c.finish();
         }
         return (p_ - 1) * (w(m_) + h_);
@@ -936,7 +936,7 @@ class Formula {
         if (h_ != th_) {
           Clocks c = clocks();
           ring_reduce_scatter(
-              c, whole_machine(t_), [&](const Group&, int) { return bytes_; }, shape_.commutative);
+              c, whole_machine(t_), [&](const Ring&, int) { return bytes_; }, shape_.commutative);
           return c.finish();
         }
         return ring_reduce_scatter_time(p_, m_, h_);

@@ -38,7 +38,7 @@ void circular_shift_hypercube(const Comm& c, ConstBytes in, Bytes out, int shift
     copy_bytes(out, in);
     return;
   }
-  if (c.vp.options().links == Links::routed) {
+  if (c.options().links == Links::routed) {
     c.sendrecv((my_id + shift) % p, in, (my_id - shift + p) % p, out);
     return;
   }

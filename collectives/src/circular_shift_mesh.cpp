@@ -29,13 +29,13 @@
 namespace hypercomm::detail {
 
 void circular_shift_mesh(const Comm& c, ConstBytes in, Bytes out, int shift) {
-  const Topology& t = c.vp.topology();
+  const Topology& t = c.topology();
   const int rows = t.rows();
   const int cols = t.cols();
   const int row_shift = shift % cols;  // qc
   const int col_shift = shift / cols;  // qr < rows, since shift < p
-  const Group row = row_group(t, c.id());
-  const Group column = column_group(t, c.id());
+  const Ring row = row_group(t, c.id());
+  const Ring column = column_group(t, c.id());
 
   if (row_shift == 0) {
     ring_shift(c, column, in, out, col_shift);

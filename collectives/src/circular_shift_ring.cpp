@@ -8,7 +8,7 @@
 // p = 8, q = 3: three steps up; after step s, VP i holds the message of VP i - s.
 // q = 6: two steps down (6 = 8 - 2); after step s, VP i holds the message of VP i + s.
 //
-// The same routine shifts along a mesh row or column (a Group).
+// The same routine shifts along a mesh row or column (a Ring).
 
 #include <vector>
 
@@ -17,7 +17,7 @@
 
 namespace hypercomm::detail {
 
-void ring_shift(const Comm& c, const Group& g, ConstBytes in, Bytes out, int shift) {
+void ring_shift(const Comm& c, const Ring& g, ConstBytes in, Bytes out, int shift) {
   const int n = g.size;
   const int steps = shift <= n - shift ? shift : n - shift;
   if (steps == 0) {  // shift 0: the message stays
@@ -44,7 +44,7 @@ void ring_shift(const Comm& c, const Group& g, ConstBytes in, Bytes out, int shi
 }
 
 void circular_shift_ring(const Comm& c, ConstBytes in, Bytes out, int shift) {
-  ring_shift(c, Group::all(c.p()), in, out, shift);
+  ring_shift(c, Ring::all(c.p()), in, out, shift);
 }
 
 }  // namespace hypercomm::detail

@@ -3,6 +3,7 @@
 // that lets a receiver detect a disagreement (CollectiveMismatch), and dispatch to the algorithm
 // files. Nothing here moves data between VPs except through the algorithms.
 #include <hypercomm/errors.hpp>
+#include <hypercomm/group.hpp>
 #include <string>
 #include <vector>
 
@@ -19,20 +20,28 @@ void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool 
 
 namespace {
 
-std::string vp_name(const Proc& vp) { return "VP " + std::to_string(vp.id()); }
+std::string vp_name(const Group& g) { return who(g.info(), g.proc().id()); }
 
-[[noreturn]] void size_error(const Proc& vp, Collective op, const std::string& what) {
-  throw SizeMismatch(vp_name(vp) + ": " + to_string(op) + ": " + what);
+[[noreturn]] void size_error(const Group& g, Collective op, const std::string& what) {
+  throw SizeMismatch(vp_name(g) + ": " + to_string(op) + ": " + what);
+}
+
+// A VP outside every group of a split (color < 0) holds an empty group: it has no collective.
+void check_member(const Group& g, Collective op) {
+  if (g.info().size == 0)
+    throw LinkError(vp_name(g) + ": " + to_string(op) + " on an empty group (" + g.name() +
+                    ", this VP split with a negative color and is in no group)");
 }
 
 std::size_t elements(std::size_t bytes, std::size_t elem_size) {
   return elem_size == 0 ? 0 : bytes / elem_size;
 }
 
-void check_root(const Proc& vp, Collective op, int root) {
-  if (root < 0 || root >= vp.size())
-    throw LinkError(vp_name(vp) + ": " + to_string(op) + " with root " + std::to_string(root) +
-                    ", which is outside [0, " + std::to_string(vp.size()) + ")");
+void check_root(const Group& g, Collective op, int root) {
+  if (root < 0 || root >= g.size())
+    throw LinkError(vp_name(g) + ": " + to_string(op) + " with root " + std::to_string(root) +
+                    ", which is outside [0, " + std::to_string(g.size()) + ")" +
+                    (g.info().shape == GroupInfo::Shape::world ? "" : " of " + g.name()));
 }
 
 bool overlaps(ConstBytes a, ConstBytes b) noexcept {
@@ -42,29 +51,33 @@ bool overlaps(ConstBytes a, ConstBytes b) noexcept {
   return a0 < b0 + b.size() && b0 < a0 + a.size();
 }
 
-// One collective call on this VP: its algorithm, its header and its trace span.
+// One collective call on this VP: its group, its algorithm, its header and its trace span.
 class Call {
  public:
-  Call(Proc& vp, Collective op, Algo requested, std::size_t bytes, int root = 0)
-      : vp_(vp), choice_(select(op, vp, bytes, requested)) {
-    tag_.sequence = vp.next_collective_sequence();
+  Call(const Group& g, Collective op, Algo requested, std::size_t bytes, int root = 0)
+      : vp_(g.proc()),
+        group_(g.info()),
+        choice_(select(op, group_, vp_.options().links, bytes, requested, vp_.id())) {
+    tag_.sequence = ++group_.sequence;
+    tag_.group = group_.id;
     tag_.root = static_cast<std::uint16_t>(root);
     tag_.kind = static_cast<std::uint8_t>(op);
     tag_.algo = static_cast<std::uint8_t>(choice_.algo);
-    tag_.count = bytes;
-    vp.begin_span(to_string(op), to_string(choice_.algo), bytes);
+    tag_.count = static_cast<std::uint32_t>(bytes);
+    vp_.begin_span(to_string(op), to_string(choice_.algo), bytes);
   }
   ~Call() { vp_.end_span(); }
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;
 
-  [[nodiscard]] Comm comm() const noexcept { return Comm{vp_, tag_}; }
+  [[nodiscard]] Comm comm() const noexcept { return Comm{vp_, group_, tag_}; }
   [[nodiscard]] const Choice& choice() const noexcept { return choice_; }
   [[nodiscard]] Algo algo() const noexcept { return choice_.algo; }
-  [[nodiscard]] bool alone() const noexcept { return vp_.size() == 1; }
+  [[nodiscard]] bool alone() const noexcept { return group_.size == 1; }
 
  private:
   Proc& vp_;
+  GroupInfo& group_;
   Choice choice_;
   MessageTag tag_{};
 };
@@ -78,9 +91,10 @@ ConstBytes separate(ConstBytes in, ConstBytes out, Buffer& storage) {
 
 }  // namespace
 
-void broadcast(Proc& vp, Bytes buf, std::size_t elem_size, int root, Algo algo) {
-  check_root(vp, Collective::broadcast, root);
-  const Call call(vp, Collective::broadcast, algo, buf.size(), root);
+void broadcast(const Group& g, Bytes buf, std::size_t elem_size, int root, Algo algo) {
+  check_member(g, Collective::broadcast);
+  check_root(g, Collective::broadcast, root);
+  const Call call(g, Collective::broadcast, algo, buf.size(), root);
   if (call.alone()) return;
   const Comm c = call.comm();
   switch (call.algo()) {
@@ -88,40 +102,42 @@ void broadcast(Proc& vp, Bytes buf, std::size_t elem_size, int root, Algo algo) 
     case Algo::esbt: return broadcast_esbt(c, buf, root, call.choice().chunks);
     case Algo::mesh: return broadcast_mesh(c, buf, root);
     case Algo::two_phase: return broadcast_two_phase(c, buf, elem_size, root, call.choice().family);
-    default: return broadcast_ring(c, buf, root, Group::all(vp.size()));
+    default: return broadcast_ring(c, buf, root, Ring::all(g.size()));
   }
 }
 
-void reduce(Proc& vp, ConstBytes in, Bytes out, const Reducer& op, int root, Algo algo) {
-  check_root(vp, Collective::reduce, root);
-  if (vp.id() == root ? out.size() != in.size() : !out.empty() && out.size() != in.size())
-    size_error(vp, Collective::reduce,
+void reduce(const Group& g, ConstBytes in, Bytes out, const Reducer& op, int root, Algo algo) {
+  check_member(g, Collective::reduce);
+  check_root(g, Collective::reduce, root);
+  if (g.rank() == root ? out.size() != in.size() : !out.empty() && out.size() != in.size())
+    size_error(g, Collective::reduce,
                "out holds " + std::to_string(elements(out.size(), op.elem_size)) +
                    " elements but in holds " + std::to_string(elements(in.size(), op.elem_size)) +
-                   (vp.id() == root ? " (the root's out must match in)"
-                                    : " (a non-root's out must be empty or match in)"));
+                   (g.rank() == root ? " (the root's out must match in)"
+                                     : " (a non-root's out must be empty or match in)"));
   Buffer storage;
   in = separate(in, out, storage);
-  const Call call(vp, Collective::reduce, algo, in.size(), root);
+  const Call call(g, Collective::reduce, algo, in.size(), root);
   if (call.alone()) return copy_bytes(out, in);
   const Comm c = call.comm();
   switch (call.algo()) {
     case Algo::hypercube: return reduce_hypercube(c, in, out, op, root);
     case Algo::mesh: return reduce_mesh(c, in, out, op, root);
     case Algo::two_phase: return reduce_two_phase(c, in, out, op, root, call.choice().family);
-    default: return reduce_ring(c, in, out, op, root, Group::all(vp.size()));
+    default: return reduce_ring(c, in, out, op, root, Ring::all(g.size()));
   }
 }
 
-void all_reduce(Proc& vp, ConstBytes in, Bytes out, const Reducer& op, Algo algo) {
+void all_reduce(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Algo algo) {
+  check_member(g, Collective::all_reduce);
   if (out.size() != in.size())
-    size_error(vp, Collective::all_reduce,
+    size_error(g, Collective::all_reduce,
                "out holds " + std::to_string(elements(out.size(), op.elem_size)) +
                    " elements but in holds " + std::to_string(elements(in.size(), op.elem_size)));
   // in may be out; a partial overlap gets a private copy of in, as the other collectives do.
   Buffer storage;
   if (in.data() != out.data()) in = separate(in, out, storage);
-  const Call call(vp, Collective::all_reduce, algo, in.size());
+  const Call call(g, Collective::all_reduce, algo, in.size());
   if (call.alone()) return copy_bytes(out, in);
   const Comm c = call.comm();
   switch (call.algo()) {
@@ -132,37 +148,39 @@ void all_reduce(Proc& vp, ConstBytes in, Bytes out, const Reducer& op, Algo algo
   }
 }
 
-void all_gather(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, Algo algo) {
-  const int p = vp.size();
+void all_gather(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, Algo algo) {
+  check_member(g, Collective::all_gather);
+  const int p = g.size();
   if (out.size() != in.size() * static_cast<std::size_t>(p))
-    size_error(vp, Collective::all_gather,
+    size_error(g, Collective::all_gather,
                "out holds " + std::to_string(elements(out.size(), elem_size)) +
                    " elements but p * in = " + std::to_string(p) + " * " +
                    std::to_string(elements(in.size(), elem_size)) + " are needed");
   Buffer storage;
   in = separate(in, out, storage);
-  const Call call(vp, Collective::all_gather, algo, in.size());
+  const Call call(g, Collective::all_gather, algo, in.size());
   const Blocks blocks(out.size(), elem_size, p);
-  copy_bytes(blocks.block(out, vp.id()), in);  // received blocks land in place around it
+  copy_bytes(blocks.block(out, g.rank()), in);  // received blocks land in place around it
   if (call.alone()) return;
   const Comm c = call.comm();
   switch (call.algo()) {
     case Algo::hypercube: return all_gather_hypercube(c, out, blocks);
     case Algo::mesh: return all_gather_mesh(c, out, blocks);
-    default: return all_gather_ring(c, out, Segments{blocks, 0, 1, 1}, Group::all(p));
+    default: return all_gather_ring(c, out, Segments{blocks, 0, 1, 1}, Ring::all(p));
   }
 }
 
-void reduce_scatter(Proc& vp, ConstBytes in, Bytes out, const Reducer& op, Algo algo) {
-  const int p = vp.size();
+void reduce_scatter(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Algo algo) {
+  check_member(g, Collective::reduce_scatter);
+  const int p = g.size();
   if (in.size() != out.size() * static_cast<std::size_t>(p))
-    size_error(vp, Collective::reduce_scatter,
+    size_error(g, Collective::reduce_scatter,
                "in holds " + std::to_string(elements(in.size(), op.elem_size)) +
                    " elements but p * out = " + std::to_string(p) + " * " +
                    std::to_string(elements(out.size(), op.elem_size)) + " are needed");
   Buffer storage;
   in = separate(in, out, storage);
-  const Call call(vp, Collective::reduce_scatter, algo, out.size());
+  const Call call(g, Collective::reduce_scatter, algo, out.size());
   if (call.alone()) return copy_bytes(out, in);
   const Comm c = call.comm();
   const Blocks blocks(in.size(), op.elem_size, p);
@@ -173,15 +191,16 @@ void reduce_scatter(Proc& vp, ConstBytes in, Bytes out, const Reducer& op, Algo 
   }
 }
 
-void scan(Proc& vp, ConstBytes in, Bytes out, const Reducer& op, bool exclusive) {
+void scan(const Group& g, ConstBytes in, Bytes out, const Reducer& op, bool exclusive) {
   const Collective kind = exclusive ? Collective::exscan : Collective::scan;
+  check_member(g, kind);
   if (out.size() != in.size())
-    size_error(vp, kind,
+    size_error(g, kind,
                "out holds " + std::to_string(elements(out.size(), op.elem_size)) +
                    " elements but in holds " + std::to_string(elements(in.size(), op.elem_size)));
   Buffer storage;
   in = separate(in, out, storage);
-  const Call call(vp, kind, Algo::automatic, in.size());
+  const Call call(g, kind, Algo::automatic, in.size());
   if (call.alone()) {
     if (!exclusive) copy_bytes(out, in);
     return;
@@ -194,17 +213,18 @@ void scan(Proc& vp, ConstBytes in, Bytes out, const Reducer& op, bool exclusive)
   }
 }
 
-void scatter(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, int root) {
-  const int p = vp.size();
-  check_root(vp, Collective::scatter, root);
-  if (vp.id() == root && in.size() != out.size() * static_cast<std::size_t>(p))
-    size_error(vp, Collective::scatter,
+void scatter(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, int root) {
+  check_member(g, Collective::scatter);
+  const int p = g.size();
+  check_root(g, Collective::scatter, root);
+  if (g.rank() == root && in.size() != out.size() * static_cast<std::size_t>(p))
+    size_error(g, Collective::scatter,
                "the root's in holds " + std::to_string(elements(in.size(), elem_size)) +
                    " elements but p * out = " + std::to_string(p) + " * " +
                    std::to_string(elements(out.size(), elem_size)) + " are needed");
   Buffer storage;
-  if (vp.id() == root) in = separate(in, out, storage);
-  const Call call(vp, Collective::scatter, Algo::automatic, out.size(), root);
+  if (g.rank() == root) in = separate(in, out, storage);
+  const Call call(g, Collective::scatter, Algo::automatic, out.size(), root);
   if (call.alone()) return copy_bytes(out, in);
   const Comm c = call.comm();
   const Blocks blocks(out.size() * static_cast<std::size_t>(p), elem_size, p);
@@ -215,17 +235,18 @@ void scatter(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, int root
   }
 }
 
-void gather(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, int root) {
-  const int p = vp.size();
-  check_root(vp, Collective::gather, root);
-  if (vp.id() == root && out.size() != in.size() * static_cast<std::size_t>(p))
-    size_error(vp, Collective::gather,
+void gather(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, int root) {
+  check_member(g, Collective::gather);
+  const int p = g.size();
+  check_root(g, Collective::gather, root);
+  if (g.rank() == root && out.size() != in.size() * static_cast<std::size_t>(p))
+    size_error(g, Collective::gather,
                "the root's out holds " + std::to_string(elements(out.size(), elem_size)) +
                    " elements but p * in = " + std::to_string(p) + " * " +
                    std::to_string(elements(in.size(), elem_size)) + " are needed");
   Buffer storage;
-  if (vp.id() == root) in = separate(in, out, storage);
-  const Call call(vp, Collective::gather, Algo::automatic, in.size(), root);
+  if (g.rank() == root) in = separate(in, out, storage);
+  const Call call(g, Collective::gather, Algo::automatic, in.size(), root);
   if (call.alone()) return copy_bytes(out, in);
   const Comm c = call.comm();
   const Blocks blocks(in.size() * static_cast<std::size_t>(p), elem_size, p);
@@ -236,16 +257,17 @@ void gather(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, int root)
   }
 }
 
-void all_to_all(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, Algo algo) {
-  const auto p = static_cast<std::size_t>(vp.size());
+void all_to_all(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, Algo algo) {
+  check_member(g, Collective::all_to_all);
+  const auto p = static_cast<std::size_t>(g.size());
   if (in.size() != out.size() || elements(in.size(), elem_size) % p != 0)
-    size_error(vp, Collective::all_to_all,
+    size_error(g, Collective::all_to_all,
                "in holds " + std::to_string(elements(in.size(), elem_size)) + " and out " +
                    std::to_string(elements(out.size(), elem_size)) +
                    " elements; both must hold p = " + std::to_string(p) + " equal blocks");
   Buffer storage;
   in = separate(in, out, storage);
-  const Call call(vp, Collective::all_to_all, algo, in.size());
+  const Call call(g, Collective::all_to_all, algo, in.size());
   if (call.alone()) return copy_bytes(out, in);
   const Comm c = call.comm();
   const std::size_t block = in.size() / p;
@@ -257,16 +279,17 @@ void all_to_all(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, Algo 
   }
 }
 
-void circular_shift(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, int shift) {
-  const int p = vp.size();
+void circular_shift(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, int shift) {
+  check_member(g, Collective::circular_shift);
+  const int p = g.size();
   if (out.size() != in.size())
-    size_error(vp, Collective::circular_shift,
+    size_error(g, Collective::circular_shift,
                "out holds " + std::to_string(elements(out.size(), elem_size)) +
                    " elements but in holds " + std::to_string(elements(in.size(), elem_size)));
   const int q = ((shift % p) + p) % p;
   Buffer storage;
   in = separate(in, out, storage);
-  const Call call(vp, Collective::circular_shift, Algo::automatic, in.size(), q);
+  const Call call(g, Collective::circular_shift, Algo::automatic, in.size(), q);
   if (call.alone() || q == 0) return copy_bytes(out, in);
   const Comm c = call.comm();
   switch (call.algo()) {
@@ -276,12 +299,13 @@ void circular_shift(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, i
   }
 }
 
-void barrier(Proc& vp) {
-  const Call call(vp, Collective::barrier, Algo::automatic, 0);
+void barrier(const Group& g) {
+  check_member(g, Collective::barrier);
+  const Call call(g, Collective::barrier, Algo::automatic, 0);
   if (call.alone()) return;
   const Comm c = call.comm();
   if (call.algo() == Algo::hypercube) return barrier_hypercube(c);
-  if (vp.options().links == Links::routed) return barrier_dissemination(c);
+  if (g.proc().options().links == Links::routed) return barrier_dissemination(c);
   if (call.algo() == Algo::mesh) return barrier_mesh(c);
   return barrier_ring(c);
 }

@@ -17,7 +17,7 @@
 namespace hypercomm::detail {
 
 void gather_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root) {
-  const Topology& t = c.vp.topology();
+  const Topology& t = c.topology();
   const int rows = t.rows(), cols = t.cols();
   const int my_id = c.id();
   const int my_col = t.col_of(my_id);

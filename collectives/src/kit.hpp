@@ -1,6 +1,7 @@
-// What every algorithm file works with: the VP behind a message header (Comm), the partition of
-// a buffer into p blocks (Blocks), and a ring of VPs inside the machine (Group), so that the mesh
-// algorithms are the ring algorithms run along rows and then along columns (Grama et al. 4.6).
+// What every algorithm file works with: the group's ranks behind a message header (Comm), the
+// partition of a buffer into p blocks (Blocks), and a ring of ranks inside the group (Ring), so
+// that the mesh algorithms are the ring algorithms run along rows and then along columns
+// (Grama et al. 4.6).
 #pragma once
 
 #include <bit>
@@ -11,31 +12,40 @@
 #include <span>
 #include <vector>
 
+#include "group_info.hpp"
 #include "scratch.hpp"
 
 namespace hypercomm::detail {
 
-// The VP and the header that every message of this collective call carries. Algorithms talk
-// only through this (which talks only through Proc): no mailbox, thread or atomic.
+// One collective call as its algorithm sees it: the group's ranks, size and topology, and the
+// header every message of the call carries. Algorithms talk only through this (which talks only
+// through Proc): no mailbox, thread or atomic, and no machine id: a rank becomes the member's
+// VP id here, so Algorithm 4.1 on a subcube is the same code as on the whole hypercube.
 struct Comm {
   Proc& vp;
+  const GroupInfo& group;
   MessageTag tag;
 
-  [[nodiscard]] int id() const noexcept { return vp.id(); }
-  [[nodiscard]] int p() const noexcept { return vp.size(); }
-  void send(int dest, ConstBytes data) const { vp.send_bytes(dest, data, tag); }
-  void recv(int src, Bytes data) const { vp.recv_bytes(src, data, tag); }
+  [[nodiscard]] int id() const noexcept { return group.rank; }  // this VP's rank
+  [[nodiscard]] int p() const noexcept { return group.size; }
+  [[nodiscard]] const Topology& topology() const noexcept { return group.topology; }
+  [[nodiscard]] const Options& options() const noexcept { return vp.options(); }
+  void send(int dest, ConstBytes data) const { vp.send_bytes(group.vp_of(dest), data, tag); }
+  void recv(int src, Bytes data) const { vp.recv_bytes(group.vp_of(src), data, tag); }
   void sendrecv(int partner, ConstBytes out, Bytes in) const {
-    vp.sendrecv_bytes(partner, out, partner, in, tag);
+    const int peer = group.vp_of(partner);
+    vp.sendrecv_bytes(peer, out, peer, in, tag);
   }
   void sendrecv(int dest, ConstBytes out, int src, Bytes in) const {
-    vp.sendrecv_bytes(dest, out, src, in, tag);
+    vp.sendrecv_bytes(group.vp_of(dest), out, group.vp_of(src), in, tag);
   }
   // The whole collective as one meeting in shared memory, when the runtime finds that cheaper
-  // than these rounds of messages (Proc::meet; false: send the messages).
+  // than these rounds of messages (Proc::meet; false: send the messages). Meetings are of the
+  // whole machine: a smaller group sends its messages.
   [[nodiscard]] bool meet(const Proc::Rounds& rounds, const void* input = nullptr,
                           Proc::Combine combine = nullptr, const void* context = nullptr,
                           Bytes out = {}) const {
+    if (group.shape != GroupInfo::Shape::world) return false;
     return vp.meet(tag, rounds, input, combine, context, out);
   }
 };
@@ -75,14 +85,15 @@ class Blocks {
   std::size_t extra_ = 0;
 };
 
-// A ring of `size` VPs inside the machine: member k is VP first + k*stride. The whole machine
-// is {0, p, 1}; row r of a rows x cols mesh is {r*cols, cols, 1}; column c is {c, rows, cols}.
-struct Group {
+// A ring of `size` ranks inside the group: member k is rank first + k*stride. The whole group
+// is {0, p, 1}; on a group of mesh shape, row r of rows x cols is {r*cols, cols, 1} and column c
+// is {c, rows, cols}.
+struct Ring {
   int first;
   int size;
   int stride;
 
-  [[nodiscard]] static Group all(int p) noexcept { return {0, p, 1}; }
+  [[nodiscard]] static Ring all(int p) noexcept { return {0, p, 1}; }
   [[nodiscard]] int member(int k) const noexcept { return first + k * stride; }
   [[nodiscard]] int rank_of(int id) const noexcept { return (id - first) / stride; }
   [[nodiscard]] int right(int k) const noexcept { return member((k + 1) % size); }
@@ -90,10 +101,10 @@ struct Group {
 };
 
 // The row and the column of a mesh VP (ring and hypercube: one row of p).
-[[nodiscard]] inline Group row_group(const Topology& t, int id) noexcept {
+[[nodiscard]] inline Ring row_group(const Topology& t, int id) noexcept {
   return {t.row_of(id) * t.cols(), t.cols(), 1};
 }
-[[nodiscard]] inline Group column_group(const Topology& t, int id) noexcept {
+[[nodiscard]] inline Ring column_group(const Topology& t, int id) noexcept {
   return {t.col_of(id), t.rows(), t.cols()};
 }
 
@@ -122,7 +133,7 @@ namespace hypercomm::detail {
 // machine; select.cpp decides it, so every VP agrees.
 enum class Family : std::uint8_t { hypercube, ring, mesh };
 
-// Part k of a p-block buffer as seen by a Group's member k: blocks base + k*stride, ...,
+// Part k of a p-block buffer as seen by a Ring's member k: blocks base + k*stride, ...,
 // base + k*stride + width - 1. The whole machine's ring: {blocks, 0, 1, 1}; the row phase of a
 // mesh all-gather: {blocks, r*cols, 1, 1}; its column phase: {blocks, 0, cols, cols}.
 struct Segments {

@@ -16,7 +16,7 @@
 namespace hypercomm::detail {
 
 void reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root) {
-  const Topology& t = c.vp.topology();
+  const Topology& t = c.topology();
   const int my_id = c.id();
   const int root_col = t.col_of(root);
   const bool in_root_col = t.col_of(my_id) == root_col;

@@ -1,4 +1,4 @@
-// All-to-one reduction over the members of a Group (the whole machine, a mesh row or a mesh
+// All-to-one reduction over the members of a Ring (the whole machine, a mesh row or a mesh
 // column): the two-way ring broadcast reversed (CS 584 lecture notes: "reduction uses the
 // broadcast reversed with the operation at each node"). Each arm's far end sends its input
 // toward the root; every arm member folds in its own input and passes the partial on; the root
@@ -26,7 +26,7 @@
 namespace hypercomm::detail {
 
 void reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
-                 const Group& g) {
+                 const Ring& g) {
   const int n = g.size;
   const int k = g.rank_of(c.id());
   const int r = g.rank_of(root);

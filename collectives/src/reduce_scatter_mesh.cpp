@@ -34,7 +34,7 @@ namespace hypercomm::detail {
 
 void reduce_scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
                          const Reducer& op) {
-  const Topology& t = c.vp.topology();
+  const Topology& t = c.topology();
   const int my_id = c.id();
   const int rows = t.rows();
   const int cols = t.cols();

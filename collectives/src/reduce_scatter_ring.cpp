@@ -1,4 +1,4 @@
-// All-to-all reduction (reduce-scatter) on a ring: Grama et al., Algorithm 4.5, over a Group.
+// All-to-all reduction (reduce-scatter) on a ring: Grama et al., Algorithm 4.5, over a Ring.
 //
 //   commutative:     T = (ts + tw*m) * (p - 1)                 (m = bytes per block)
 //   non-commutative: T = ts*(p - 1) + tw*m*(2p - 3)            (p >= 2; see below)
@@ -33,7 +33,7 @@
 namespace hypercomm::detail {
 
 void reduce_scatter_ring_group(const Comm& c, ConstBytes in, Bytes out,
-                               std::span<const std::size_t> offsets, const Group& g,
+                               std::span<const std::size_t> offsets, const Ring& g,
                                const Reducer& op) {
   const int n = g.size;
   const int my_rank = g.rank_of(c.id());
@@ -106,7 +106,7 @@ void reduce_scatter_ring_group(const Comm& c, ConstBytes in, Bytes out,
 void reduce_scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
                          const Reducer& op) {
   const std::vector<std::size_t> offsets = offsets_of(blocks);
-  reduce_scatter_ring_group(c, in, out, offsets, Group::all(c.p()), op);
+  reduce_scatter_ring_group(c, in, out, offsets, Ring::all(c.p()), op);
 }
 
 }  // namespace hypercomm::detail

@@ -9,7 +9,7 @@ namespace hypercomm::detail {
 // Broadcast: buf holds the message at root on entry and at every VP on return.
 void broadcast_hypercube(const Comm& c, Bytes buf, int root);            // Alg 4.1/4.2, p = 2^d
 void broadcast_esbt(const Comm& c, Bytes buf, int root, int chunks);     // Johnsson-Ho, p = 2^d
-void broadcast_ring(const Comm& c, Bytes buf, int root, const Group& g); // two-way ring over g
+void broadcast_ring(const Comm& c, Bytes buf, int root, const Ring& g); // two-way ring over g
 void broadcast_mesh(const Comm& c, Bytes buf, int root);                 // root's row, then columns
 void broadcast_two_phase(const Comm& c, Bytes buf, std::size_t elem_size, int root, Family f);
 
@@ -17,7 +17,7 @@ void broadcast_two_phase(const Comm& c, Bytes buf, std::size_t elem_size, int ro
 // elsewhere out may be empty and is not written.
 void reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root);
 void reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
-                 const Group& g);  // over the members of g (root a member of g)
+                 const Ring& g);  // over the members of g (root a member of g)
 void reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root);
 void reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
                       Family f);

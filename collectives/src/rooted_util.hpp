@@ -92,7 +92,7 @@ template <class SizeOf>
 // (at the root own may alias its part of all).
 // Cost (a = arms.up, b = arms.down): the up arm's far end receives after
 // a*ts + tw*m*a(a+1)/2, the down arm's after (b+1)*ts + tw*m*(a + b(b+1)/2) (m: one part).
-inline void ring_scatter_parts(const Comm& c, const Group& g, int root_rank,
+inline void ring_scatter_parts(const Comm& c, const Ring& g, int root_rank,
                                std::span<const std::size_t> offsets, ConstBytes all, Bytes own,
                                const RingArms& arms) {
   const int n = g.size;
@@ -130,7 +130,7 @@ inline void ring_scatter_parts(const Comm& c, const Group& g, int root_rank,
 // Ring gather over g, the scatter reversed: each arm's far end sends its part toward the root,
 // each arm member adds its own and passes the lot on; the root places both arms' parts and its
 // own into member-order `all`. Cost: max over the arms of a*ts + tw*m*a(a+1)/2.
-inline void ring_gather_parts(const Comm& c, const Group& g, int root_rank,
+inline void ring_gather_parts(const Comm& c, const Ring& g, int root_rank,
                               std::span<const std::size_t> offsets, ConstBytes own, Bytes all,
                               const RingArms& arms) {
   const int n = g.size;

@@ -22,7 +22,7 @@ namespace hypercomm::detail {
 void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool exclusive);
 
 void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool exclusive) {
-  const Topology& t = c.vp.topology();
+  const Topology& t = c.topology();
   const int rows = t.rows(), cols = t.cols();
   const int my_row = t.row_of(c.id()), my_col = t.col_of(c.id());
   const std::size_t m = in.size();

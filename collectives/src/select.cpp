@@ -48,6 +48,25 @@ const char* to_string(Collective c) noexcept {
 
 namespace {
 
+// How a receiver names a header in CollectiveMismatch messages: "reduce (call 2 on row 1 of
+// mesh:4x4, root 3, 24 bytes, algorithm ring)".
+std::string describe_collective(const MessageTag& tag, const Topology& machine) {
+  const auto op = static_cast<Collective>(tag.kind);
+  std::string s = std::string(to_string(op)) + " (call " + std::to_string(tag.sequence) + " on " +
+                  group_name(tag.group, machine);
+  switch (op) {
+    case Collective::broadcast:
+    case Collective::reduce:
+    case Collective::scatter:
+    case Collective::gather: s += ", root " + std::to_string(tag.root); break;
+    case Collective::circular_shift: s += ", shift " + std::to_string(tag.root); break;
+    default: break;
+  }
+  if (op != Collective::barrier) s += ", " + std::to_string(tag.count) + " bytes";
+  return s + ", algorithm " + to_string(static_cast<Algo>(tag.algo)) + ")";
+}
+[[maybe_unused]] const bool describer_installed = (set_tag_describer(&describe_collective), true);
+
 // Reference machine for automatic's choice: 1 us per message, 10 GB/s.
 constexpr double kTs = 1e-6;
 constexpr double kTw = 1e-10;
@@ -276,34 +295,60 @@ double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t b
 }
 
 namespace {
-Choice select_uncached(Collective op, const Proc& vp, std::size_t bytes, Algo requested);
+Choice select_uncached(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
+                       Algo requested, int vp_id);
+
+// A split group's ring is routed over the machine: under Links::strict its collectives run only
+// when every message they send is between machine neighbours, that is, when consecutive members
+// are neighbours (then the ring algorithms run on it as on a ring).
+const char* group_restriction(const GroupInfo& g, Links links) {
+  if (links == Links::strict && !g.machine_links() && !g.neighbour_ring)
+    return "its members are not machine neighbours in rank order, and Links::strict allows "
+           "messages between neighbours only";
+  return nullptr;
+}
 }  // namespace
 
 // A VP calls the same collective with the same size again and again: remember its last choice
 // per operation so that the table is consulted once, not on every call.
-Choice select(Collective op, const Proc& vp, std::size_t bytes, Algo requested) {
+std::string who(const GroupInfo& g, int vp_id) {
+  std::string s = "VP " + std::to_string(vp_id);
+  if (g.shape != GroupInfo::Shape::world)
+    s += " (rank " + std::to_string(g.rank) + " of " + g.name() + ")";
+  return s;
+}
+
+Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes, Algo requested,
+              int vp_id) {
   struct Memo {
     std::optional<Topology> topology;
     Links links = Links::routed;
+    bool routed_group = false;
     Algo requested = Algo::automatic;
     std::size_t bytes = 0;
     Choice choice{};
   };
   thread_local std::array<Memo, static_cast<std::size_t>(Collective::barrier) + 1> memo;
   Memo& m = memo[static_cast<std::size_t>(op)];
-  if (m.topology == vp.topology() && m.links == vp.options().links && m.requested == requested &&
-      m.bytes == bytes)
+  const bool routed_group = group_restriction(g, links) != nullptr;
+  if (m.topology == g.topology && m.links == links && m.routed_group == routed_group &&
+      m.requested == requested && m.bytes == bytes)
     return m.choice;
-  const Choice choice = select_uncached(op, vp, bytes, requested);  // may throw: not memoised
-  m = Memo{vp.topology(), vp.options().links, requested, bytes, choice};
+  const Choice choice = select_uncached(op, g, links, bytes, requested, vp_id);  // may throw
+  m = Memo{g.topology, links, routed_group, requested, bytes, choice};
   return choice;
 }
 
 namespace {
-Choice select_uncached(Collective op, const Proc& vp, std::size_t bytes, Algo requested) {
-  const Topology& t = vp.topology();
-  const Links links = vp.options().links;
+Choice select_uncached(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
+                       Algo requested, int vp_id) {
+  const Topology& t = g.topology;
+  const std::string who = detail::who(g, vp_id);
   const auto algos = algorithms_of(op);
+  const std::string where =
+      g.shape == GroupInfo::Shape::world ? t.name() : g.name() + " (" + t.name() + ")";
+  if (const char* why = group_restriction(g, links))
+    throw AlgorithmError(who + ": " + to_string(op) + " cannot run on " + where + ": " + why);
   Choice choice;
   if (requested == Algo::automatic) {
     double best = INFINITY;
@@ -312,16 +357,25 @@ Choice select_uncached(Collective op, const Proc& vp, std::size_t bytes, Algo re
       const double cost = selection_cost(op, a, t, bytes);
       if (cost < best) best = cost, choice.algo = a;
     }
+    if (choice.algo == Algo::automatic) {
+      std::string why;
+      for (Algo a : algos)
+        why += std::string(why.empty() ? "" : "; ") + to_string(a) + ": " +
+               restriction(op, a, t, links);
+      throw AlgorithmError(who + ": no " + to_string(op) + " algorithm can run on " + where +
+                           (links == Links::strict ? " with Links::strict" : "") + " (" + why +
+                           ")");
+    }
   } else {
     if (std::find(algos.begin(), algos.end(), requested) == algos.end()) {
       std::string valid;
       for (Algo a : algos) valid += std::string(valid.empty() ? "" : ", ") + to_string(a);
-      throw AlgorithmError("VP " + std::to_string(vp.id()) + ": " + to_string(op) + " has no " +
-                           to_string(requested) + " algorithm (it has: automatic, " + valid + ")");
+      throw AlgorithmError(who + ": " + to_string(op) + " has no " + to_string(requested) +
+                           " algorithm (it has: automatic, " + valid + ")");
     }
     if (const char* why = restriction(op, requested, t, links))
-      throw AlgorithmError("VP " + std::to_string(vp.id()) + ": " + to_string(op) +
-                           " with Algo::" + to_string(requested) + " cannot run on " + t.name() +
+      throw AlgorithmError(who + ": " + to_string(op) + " with Algo::" + to_string(requested) +
+                           " cannot run on " + where +
                            (links == Links::strict ? " with Links::strict" : "") + ": " + why);
     choice.algo = requested;
   }

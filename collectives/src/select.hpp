@@ -3,6 +3,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 
 #include "kit.hpp"
 
@@ -14,9 +15,14 @@ struct Choice {
   int chunks = 1;                // ESBT pipeline depth
 };
 
-// Resolves `requested` for this call, or throws AlgorithmError (on every VP alike, before any
-// message is sent) naming why it cannot run here.
-[[nodiscard]] Choice select(Collective op, const Proc& vp, std::size_t bytes, Algo requested);
+// Resolves `requested` for this call on group g (its topology; under Links::strict also whether
+// its members are machine neighbours), or throws AlgorithmError (on every member alike, before
+// any message is sent) naming why it cannot run there; vp_id is the calling VP's machine id.
+[[nodiscard]] Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
+                            Algo requested, int vp_id);
+
+// "VP 5", or "VP 5 (rank 1 of row 1 of mesh:4x4)" on a group smaller than the machine.
+[[nodiscard]] std::string who(const GroupInfo& g, int vp_id);
 
 // The algorithms a collective can run, in the order automatic prefers on equal cost.
 [[nodiscard]] std::span<const Algo> algorithms_of(Collective op) noexcept;

@@ -1,5 +1,5 @@
-// Group-level pieces shared by the symmetric family (all_gather, reduce_scatter, all_reduce): the
-// ring algorithms run over a Group (the whole machine, a mesh row, a mesh column), so the mesh
+// Ring-level pieces shared by the symmetric family (all_gather, reduce_scatter, all_reduce): the
+// ring algorithms run over a Ring (the whole machine, a mesh row, a mesh column), so the mesh
 // algorithms are the ring algorithms run along the rows and then along the columns (Grama et al.
 // 4.6). Each is defined in its ring algorithm's file.
 #pragma once
@@ -20,7 +20,7 @@ namespace hypercomm::detail {
 //   commutative:     T = (ts + tw*m) * (n - 1)
 //   non-commutative: T = ts*(n - 1) + tw*m*(2n - 3)   (two partials after the wrap, n >= 2)
 void reduce_scatter_ring_group(const Comm& c, ConstBytes in, Bytes out,
-                               std::span<const std::size_t> offsets, const Group& g,
+                               std::span<const std::size_t> offsets, const Ring& g,
                                const Reducer& op);
 
 // The p + 1 byte offsets of `blocks`, as reduce_scatter_ring_group takes them.

@@ -166,7 +166,9 @@ class Fabric {
   std::vector<std::thread> threads_;
 };
 
-// "collective kind 3 (call 7, root/shift 0, 8 bytes, algorithm 1)", for mismatch reports.
-[[nodiscard]] std::string describe_tag(const MessageTag& tag);
+// What a header says, for mismatch reports: the collectives' describer where installed
+// (set_tag_describer), else "collective kind 3 (call 7 on mesh:4x4, root/shift 0, 8 bytes,
+// algorithm 1)".
+[[nodiscard]] std::string describe_tag(const MessageTag& tag, const Topology& machine);
 
 }  // namespace hypercomm::detail

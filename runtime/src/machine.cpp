@@ -314,10 +314,8 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
   for (auto& entry : channels_) {
     for (const Envelope& e : entry.channel->drain()) {
       if (e.tag.kind == 0 || !leftover.empty()) continue;
-      leftover = "VP " + std::to_string(entry.dst) + " never received a collective message (kind " +
-                 std::to_string(e.tag.kind) + ", call " + std::to_string(e.tag.sequence) +
-                 ", root " + std::to_string(e.tag.root) + ", " + std::to_string(e.tag.count) +
-                 " bytes) that VP " + std::to_string(entry.src) +
+      leftover = "VP " + std::to_string(entry.dst) + " never received a message of " +
+                 describe_tag(e.tag, topology_) + " that VP " + std::to_string(entry.src) +
                  " sent: the VPs disagree on the collective, its root, count or algorithm";
     }
   }

@@ -55,7 +55,7 @@ std::string vp_name(int id) { return "VP " + std::to_string(id); }
 
 bool Proc::meet(const MessageTag& tag, const Rounds& rounds, const void* input, Combine combine,
                 const void* context, std::span<std::byte> out) {
-  if (!fabric_->oversubscribed() || recording_ || size_ < 2) return false;
+  if (!options().meetings || !fabric_->oversubscribed() || recording_ || size_ < 2) return false;
   const char* op = operation_name();
   if (fabric_->aborted())
     throw Aborted(vp_name(id_) + ": " + op + " abandoned: another VP failed or the run deadlocked");
@@ -129,8 +129,8 @@ void Proc::conclude_meeting(const Rounds& rounds, Combine combine, const void* c
                             std::size_t result_bytes) {
   detail::Meeting& meeting = fabric_->meeting();
   const std::span<detail::Meeting::Seat> seats(meeting.seats);
-  auto describe = [](const detail::Meeting::Seat& seat) {
-    return std::string(seat.operation) + ", " + detail::describe_tag(seat.tag);
+  auto describe = [this](const detail::Meeting::Seat& seat) {
+    return std::string(seat.operation) + ", " + detail::describe_tag(seat.tag, topology());
   };
   for (int i = 0; i < size_; ++i) {
     const auto& theirs = seats[static_cast<std::size_t>(i)];

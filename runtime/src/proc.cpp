@@ -2,12 +2,14 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <hypercomm/errors.hpp>
 #include <hypercomm/proc.hpp>
 #include <string>
 
 #include "fabric.hpp"
 #include "futex.hpp"
+#include "group_info.hpp"
 
 namespace hypercomm {
 
@@ -15,21 +17,36 @@ using detail::Channel;
 using detail::Envelope;
 using detail::Fabric;
 
-std::string detail::describe_tag(const MessageTag& tag) {
+namespace {
+std::atomic<detail::TagDescriber> tag_describer{nullptr};
+}  // namespace
+
+void detail::set_tag_describer(TagDescriber describer) noexcept { tag_describer.store(describer); }
+
+std::string detail::describe_tag(const MessageTag& tag, const Topology& machine) {
   if (tag.kind == 0) return "a point-to-point message";
+  if (const TagDescriber describe = tag_describer.load()) return describe(tag, machine);
   return "collective kind " + std::to_string(tag.kind) + " (call " + std::to_string(tag.sequence) +
-         ", root/shift " + std::to_string(tag.root) + ", " + std::to_string(tag.count) +
-         " bytes, algorithm " + std::to_string(tag.algo) + ")";
+         " on " + group_name(tag.group, machine) + ", root/shift " + std::to_string(tag.root) +
+         ", " + std::to_string(tag.count) + " bytes, algorithm " + std::to_string(tag.algo) + ")";
 }
 
-Proc::Proc(Fabric& fabric, int id) : fabric_(&fabric), id_(id), size_(fabric.size()) {}
+Proc::Proc(Fabric& fabric, int id)
+    : fabric_(&fabric),
+      id_(id),
+      size_(fabric.size()),
+      groups_(std::make_unique<detail::GroupTable>()) {
+  groups_->reset(fabric.topology(), id);
+}
+
+Proc::~Proc() = default;
 
 const Topology& Proc::topology() const noexcept { return fabric_->topology(); }
 const Options& Proc::options() const noexcept { return fabric_->options(); }
 
 void Proc::reset_for_run() noexcept {
   clock_ = 0;
-  collective_sequence_ = 0;
+  groups_->reset(topology(), id_);
   operation_ = nullptr;
   messages_sent_ = 0;
   bytes_sent_ = 0;
@@ -65,10 +82,10 @@ void Proc::throw_size_mismatch(int src, const char* op, std::uint64_t got, std::
 
 void Proc::throw_tag_mismatch(int src, const MessageTag& got, const MessageTag& want) const {
   const char* what = operation_ != nullptr ? operation_ : "recv";
-  throw CollectiveMismatch("VP " + std::to_string(id_) + ": " + what + " expected " +
-                           detail::describe_tag(want) + " from VP " + std::to_string(src) +
-                           " but got " + detail::describe_tag(got) +
-                           ": the VPs disagree on the collective");
+  throw CollectiveMismatch(
+      "VP " + std::to_string(id_) + ": " + what + " expected " +
+      detail::describe_tag(want, topology()) + " from VP " + std::to_string(src) + " but got " +
+      detail::describe_tag(got, topology()) + ": the VPs disagree on the collective");
 }
 
 namespace {
@@ -129,7 +146,9 @@ void Proc::post_send(int dest, std::span<const std::byte> data, const MessageTag
   const CostModel& model = options().model;
   const auto m = static_cast<double>(data.size());
   // Meetings happen only when VPs outnumber cores: only then can dest be in one.
-  if (tag.kind != 0 && fabric_->oversubscribed()) check_not_meeting(dest, tag, "sends to");
+  // Meetings are of the whole machine: only its collectives' headers count its calls.
+  if (tag.kind != 0 && tag.group == 0 && fabric_->oversubscribed())
+    check_not_meeting(dest, tag, "sends to");
   const Route& route = route_to(dest);
   const int slot = route.slot;
   const Envelope envelope{data.size(), start + model.ts + model.tw * m + model.th * route.hops,
@@ -170,7 +189,7 @@ void Proc::throw_meeting_mismatch(int peer, const MessageTag& tag, const char* w
   const char* theirs = fabric_->state(peer).operation.load(std::memory_order_relaxed);
   throw CollectiveMismatch(
       "VP " + std::to_string(id_) + ": " + operation_name() + " " + what + " VP " +
-      std::to_string(peer) + " in " + detail::describe_tag(tag) + ", but VP " +
+      std::to_string(peer) + " in " + detail::describe_tag(tag, topology()) + ", but VP " +
       std::to_string(peer) + " meets the other VPs in its collective call " +
       std::to_string(meeting) + " (" + (theirs != nullptr ? theirs : "a collective") +
       "): the VPs disagree on the collective, its count or algorithm");
@@ -198,7 +217,7 @@ Proc::Wait Proc::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
   const detail::VpState& peer = fabric_->state(src);
   // src meets in this collective call or a later one (Proc::meet): it sends no more for this one.
   auto peer_left = [&] {
-    if (tag.kind == 0) return false;
+    if (tag.kind == 0 || tag.group != 0) return false;
     peer_meeting = peer.meeting.load(std::memory_order_acquire);
     return peer_meeting != 0 && peer_meeting >= tag.sequence && !ready();
   };

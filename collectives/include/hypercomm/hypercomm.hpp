@@ -4,6 +4,7 @@
 #include <hypercomm/cards.hpp>
 #include <hypercomm/collectives.hpp>
 #include <hypercomm/errors.hpp>
+#include <hypercomm/group.hpp>
 #include <hypercomm/machine.hpp>
 #include <hypercomm/ops.hpp>
 #include <hypercomm/options.hpp>

@@ -23,6 +23,12 @@ struct CostModel {
   double ts = 1.0;  // start-up time per message
   double tw = 0.0;  // time per byte
   double th = 0.0;  // time per hop
+  // Messages whose routes use the same directed link at overlapping model times serialize on
+  // it (off: the rule above exactly, as the book's formulas assume).
+  bool contention = false;
+  // A VP may send on all its links at once (Grama et al. section 4.7); off: one port, a VP's
+  // sends follow one another.
+  bool all_port = false;
 };
 
 struct Options {
@@ -33,6 +39,10 @@ struct Options {
   bool record = false;  // record each VP's operations for Report::replay (implied by trace)
   // Every unfinished VP blocked in the runtime and nothing delivered for this long: Deadlock.
   std::chrono::nanoseconds deadlock_timeout = std::chrono::seconds(10);
+  // When VPs outnumber cores, a small barrier or all-reduce of the whole machine may run as one
+  // meeting in shared memory (same results, model time, message and link counts as its
+  // messages); false: always the messages.
+  bool meetings = true;
 };
 
 }  // namespace hypercomm

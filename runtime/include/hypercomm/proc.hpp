@@ -9,6 +9,7 @@
 #include <hypercomm/options.hpp>
 #include <hypercomm/report.hpp>
 #include <hypercomm/topology.hpp>
+#include <memory>
 #include <ranges>
 #include <span>
 #include <type_traits>
@@ -16,9 +17,13 @@
 
 namespace hypercomm {
 
+class Group;
+
 namespace detail {
 class Fabric;
 class Channel;
+struct GroupTable;
+struct GroupAccess;
 }  // namespace detail
 
 // Any contiguous range of a trivially copyable type: std::vector, std::array, std::span, ...
@@ -43,6 +48,7 @@ template <MutableMessageRange R>
 class alignas(64) Proc {
  public:
   Proc(detail::Fabric& fabric, int id);
+  ~Proc();
   Proc(const Proc&) = delete;
   Proc& operator=(const Proc&) = delete;
 
@@ -73,14 +79,22 @@ class alignas(64) Proc {
     sendrecv_bytes(dest, as_bytes_of(out), src, as_writable_bytes_of(in), MessageTag{});
   }
 
+  // Groups (API.md, "Groups"; group.hpp): the whole machine, this VP's mesh row and column
+  // (TopologyError elsewhere), and the subcube of the VPs that differ from this one only in the
+  // bits of mask (TopologyError on other topologies or for bits at or above d). Local: no
+  // message, no model time.
+  [[nodiscard]] Group world() noexcept;
+  [[nodiscard]] Group row();
+  [[nodiscard]] Group column();
+  [[nodiscard]] Group subcube(unsigned mask);
+
   // Byte-level point-to-point with a message header, used by the collectives.
   void send_bytes(int dest, std::span<const std::byte> data, const MessageTag& tag);
   void recv_bytes(int src, std::span<std::byte> data, const MessageTag& tag);
   void sendrecv_bytes(int dest, std::span<const std::byte> out, int src, std::span<std::byte> in,
                       const MessageTag& tag);
 
-  // Collective bookkeeping: the next collective call number of this VP, and trace spans.
-  [[nodiscard]] std::uint32_t next_collective_sequence() noexcept { return ++collective_sequence_; }
+  // Collective bookkeeping: trace spans.
   void begin_span(const char* name, const char* algo, std::uint64_t bytes) noexcept;
   void end_span() noexcept;
   // Names the operation a blocked VP is in, for Deadlock reports (a static string).
@@ -112,6 +126,7 @@ class alignas(64) Proc {
 
  private:
   friend class detail::Fabric;
+  friend struct detail::GroupAccess;
   void reset_for_run() noexcept;
   void post_send(int dest, std::span<const std::byte> data, const MessageTag& tag, double start);
   void check_peer(int peer, const char* op, std::size_t bytes) const;
@@ -164,7 +179,7 @@ class alignas(64) Proc {
   int id_;
   int size_;
   double clock_ = 0;
-  std::uint32_t collective_sequence_ = 0;
+  std::unique_ptr<detail::GroupTable> groups_;
   const char* operation_ = nullptr;
   std::uint64_t messages_sent_ = 0;
   std::uint64_t bytes_sent_ = 0;

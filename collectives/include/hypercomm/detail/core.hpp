@@ -2,6 +2,7 @@
 // end in collectives.hpp turns span<T> into bytes and an Op into a block function.
 #pragma once
 
+#include <hypercomm/group.hpp>
 #include <hypercomm/ops.hpp>
 #include <hypercomm/proc.hpp>
 
@@ -80,17 +81,18 @@ template <class T, class Op>
 using Bytes = std::span<std::byte>;
 using ConstBytes = std::span<const std::byte>;
 
-void broadcast(Proc& vp, Bytes buf, std::size_t elem_size, int root, Algo algo);
-void reduce(Proc& vp, ConstBytes in, Bytes out, const Reducer& op, int root, Algo algo);
-void all_reduce(Proc& vp, ConstBytes in, Bytes out, const Reducer& op, Algo algo);  // in may be out
-void all_gather(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, Algo algo);
-void reduce_scatter(Proc& vp, ConstBytes in, Bytes out, const Reducer& op, Algo algo);
-void scan(Proc& vp, ConstBytes in, Bytes out, const Reducer& op, bool exclusive);
-void scatter(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, int root);
-void gather(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, int root);
-void all_to_all(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, Algo algo);
-void circular_shift(Proc& vp, ConstBytes in, Bytes out, std::size_t elem_size, int shift);
-void barrier(Proc& vp);
+void broadcast(const Group& g, Bytes buf, std::size_t elem_size, int root, Algo algo);
+void reduce(const Group& g, ConstBytes in, Bytes out, const Reducer& op, int root, Algo algo);
+void all_reduce(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Algo algo);  // in may be out
+void all_gather(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, Algo algo);
+void reduce_scatter(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Algo algo);
+void scan(const Group& g, ConstBytes in, Bytes out, const Reducer& op, bool exclusive);
+void scatter(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, int root);
+void gather(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, int root);
+void all_to_all(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, Algo algo);
+void circular_shift(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, int shift);
+void barrier(const Group& g);
+Group split(const Group& g, int color, int key);
 
 }  // namespace detail
 }  // namespace hypercomm

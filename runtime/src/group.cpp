@@ -1,0 +1,193 @@
+// Groups (API.md, "Groups"): the whole machine, a mesh row or column, a hypercube subcube and
+// the split groups, each with its ranks, its topology and its own call counters.
+#include <bit>
+#include <hypercomm/errors.hpp>
+#include <hypercomm/group.hpp>
+#include <hypercomm/proc.hpp>
+#include <string>
+
+#include "group_access.hpp"
+
+namespace hypercomm {
+
+using detail::GroupInfo;
+using Shape = detail::GroupInfo::Shape;
+
+int Group::rank() const noexcept { return info_->rank; }
+int Group::size() const noexcept { return info_->size; }
+const Topology& Group::topology() const noexcept { return info_->topology; }
+std::string Group::name() const { return info_->name(); }
+
+int Group::vp(int rank) const {
+  if (rank < 0 || rank >= info_->size)
+    throw LinkError("VP " + std::to_string(vp_->id()) + ": rank " + std::to_string(rank) +
+                    " is outside [0, " + std::to_string(info_->size) + ") of " + name());
+  return info_->vp_of(rank);
+}
+
+int Group::peer(int rank, const char* op) const {
+  if (rank < 0 || rank >= info_->size)
+    throw LinkError("VP " + std::to_string(vp_->id()) + ": " + op + " with rank " +
+                    std::to_string(rank) + " of " + name() + ", which is outside [0, " +
+                    std::to_string(info_->size) + ")");
+  if (rank == info_->rank)
+    throw LinkError("VP " + std::to_string(vp_->id()) + ": " + op + " with its own rank " +
+                    std::to_string(rank) + " of " + name() + "; a VP cannot message itself");
+  return info_->vp_of(rank);
+}
+
+namespace detail {
+
+namespace {
+
+std::string binary(unsigned mask, int digits) {
+  std::string s = "0b";
+  for (int k = std::max(digits, 1) - 1; k >= 0; --k) s += ((mask >> k) & 1u) != 0 ? '1' : '0';
+  return s;
+}
+
+}  // namespace
+
+std::string GroupInfo::name() const {
+  const std::string of = machine != nullptr ? " of " + machine->name() : std::string();
+  switch (shape) {
+    case Shape::world: return machine != nullptr ? machine->name() : "the machine";
+    case Shape::row: return "row " + std::to_string(first / std::max(1, size)) + of;
+    case Shape::column: return "column " + std::to_string(first) + of;
+    case Shape::subcube:
+      return "subcube " + binary(mask, machine != nullptr ? machine->dimension() : 1) + " of VP " +
+             std::to_string(vp_of(rank < 0 ? 0 : rank)) + of;
+    case Shape::split: return "split color " + std::to_string(color);
+  }
+  return "a group";
+}
+
+std::string group_name(std::uint32_t id, const Topology& machine) {
+  const auto shape = static_cast<Shape>(id >> kGroupShapeShift);
+  const std::uint32_t rest = id & ((1u << kGroupShapeShift) - 1);
+  switch (shape) {
+    case Shape::world: return machine.name();
+    case Shape::row: return "row " + std::to_string(rest) + " of " + machine.name();
+    case Shape::column: return "column " + std::to_string(rest) + " of " + machine.name();
+    case Shape::subcube:
+      return "subcube " + binary(rest >> 12, machine.dimension()) + " of VP " +
+             std::to_string(rest & 0xFFFu) + " of " + machine.name();
+    case Shape::split:
+      return "split color " + std::to_string(static_cast<std::int16_t>(rest & 0xFFFFu));
+  }
+  return "group " + std::to_string(id);
+}
+
+void GroupTable::reset(const Topology& machine, int id) {
+  world = GroupInfo{};
+  world.topology = machine;
+  world.machine = &machine;
+  world.rank = id;
+  world.size = machine.size();
+  row.reset();
+  column.reset();
+  made.clear();
+}
+
+Group GroupAccess::split(Proc& vp, GroupInfo& parent, int color, std::vector<int> members,
+                         int rank) {
+  // Every member of the parent counts its splits alike, so the members of one new group agree
+  // on its id; groups of other colors differ in the color bits.
+  const std::uint32_t call = ++parent.splits;
+  std::uint32_t mix = parent.id * 0x9E3779B1u ^ (call * 0x85EBCA77u);
+  mix ^= mix >> 15;
+  GroupInfo g;
+  g.shape = Shape::split;
+  g.machine = parent.machine;
+  g.color = color;
+  g.id = group_id(Shape::split,
+                  ((mix & 0x1FFFu) << 16) | (static_cast<std::uint32_t>(color) & 0xFFFFu));
+  g.size = static_cast<int>(members.size());
+  g.rank = rank;
+  g.topology = Topology::ring(std::max(1, g.size));
+  const Topology& machine = *parent.machine;
+  for (int r = 0; r < g.size && g.size > 1; ++r) {
+    const int a = members[static_cast<std::size_t>(r)];
+    const int b = members[static_cast<std::size_t>((r + 1) % g.size)];
+    if (!machine.adjacent(a, b)) g.neighbour_ring = false;
+  }
+  g.members = std::move(members);
+  return Group(vp, table(vp).made.emplace_back(std::move(g)));
+}
+
+}  // namespace detail
+
+namespace {
+// A mesh row or column of n VPs: a ring on the torus.
+Topology line_of(const Topology& /*mesh*/, int n) { return Topology::ring(n); }
+}  // namespace
+
+Group Proc::world() noexcept { return Group(*this, groups_->world); }
+
+Group Proc::row() {
+  const Topology& t = topology();
+  if (t.kind() != Topology::Kind::mesh)
+    throw TopologyError("VP " + std::to_string(id_) + ": row() needs a mesh; the machine is " +
+                        t.name());
+  if (!groups_->row) {
+    GroupInfo g;
+    g.shape = Shape::row;
+    g.machine = &t;
+    g.id = detail::group_id(Shape::row, static_cast<std::uint32_t>(t.row_of(id_)));
+    g.size = t.cols();
+    g.rank = t.col_of(id_);
+    g.first = t.row_of(id_) * t.cols();
+    g.stride = 1;
+    g.topology = line_of(t, t.cols());
+    groups_->row = std::move(g);
+  }
+  return Group(*this, *groups_->row);
+}
+
+Group Proc::column() {
+  const Topology& t = topology();
+  if (t.kind() != Topology::Kind::mesh)
+    throw TopologyError("VP " + std::to_string(id_) + ": column() needs a mesh; the machine is " +
+                        t.name());
+  if (!groups_->column) {
+    GroupInfo g;
+    g.shape = Shape::column;
+    g.machine = &t;
+    g.id = detail::group_id(Shape::column, static_cast<std::uint32_t>(t.col_of(id_)));
+    g.size = t.rows();
+    g.rank = t.row_of(id_);
+    g.first = t.col_of(id_);
+    g.stride = t.cols();
+    g.topology = line_of(t, t.rows());
+    groups_->column = std::move(g);
+  }
+  return Group(*this, *groups_->column);
+}
+
+Group Proc::subcube(unsigned mask) {
+  const Topology& t = topology();
+  if (t.kind() != Topology::Kind::hypercube)
+    throw TopologyError("VP " + std::to_string(id_) + ": subcube(" + std::to_string(mask) +
+                        ") needs a hypercube; the machine is " + t.name());
+  const int d = t.dimension();
+  if (d < 32 && (mask >> d) != 0)
+    throw TopologyError("VP " + std::to_string(id_) + ": subcube(" + std::to_string(mask) +
+                        ") has bits at or above d = " + std::to_string(d) + " of " + t.name());
+  for (GroupInfo& g : groups_->made)
+    if (g.shape == Shape::subcube && g.mask == mask) return Group(*this, g);
+  GroupInfo g;
+  g.shape = Shape::subcube;
+  g.machine = &t;
+  g.mask = mask;
+  g.base = id_ & ~static_cast<int>(mask);
+  g.id = detail::group_id(Shape::subcube, (mask << 12) | static_cast<unsigned>(g.base));
+  g.size = 1 << std::popcount(mask);
+  int rank = 0, k = 0;
+  for (unsigned m = mask; m != 0; m &= m - 1, ++k)
+    if ((static_cast<unsigned>(id_) & m & (~m + 1)) != 0) rank |= 1 << k;
+  g.rank = rank;
+  g.topology = Topology::hypercube(std::popcount(mask));
+  return Group(*this, groups_->made.emplace_back(std::move(g)));
+}
+
+}  // namespace hypercomm

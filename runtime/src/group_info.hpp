@@ -1,0 +1,74 @@
+// What a Group is inside: its shape in the machine, its topology, how a rank maps to a machine
+// VP id, and this VP's call counters on it. Each VP keeps its own GroupInfo objects (the Proc's
+// GroupTable), so nothing here is shared between threads.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <hypercomm/topology.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hypercomm::detail {
+
+struct GroupInfo {
+  enum class Shape : std::uint8_t { world, row, column, subcube, split };
+
+  Shape shape = Shape::world;
+  Topology topology = Topology::ring(1);
+  const Topology* machine = nullptr;
+  std::uint32_t id = 0;  // carried in every message header of the group's collectives
+  int rank = 0;          // -1: not a member (a split with color < 0)
+  int size = 0;
+  int first = 0;  // world, row, column: member r is VP first + r * stride
+  int stride = 1;
+  int base = 0;       // subcube: member r is base with r's bits deposited at mask's positions
+  unsigned mask = 0;  // subcube
+  std::vector<int> members;  // split: member r is VP members[r]
+  int color = 0;             // split
+  // Whether consecutive members (r, r+1 mod size) are machine neighbours: true for rows,
+  // columns and subcubes (their topology's links are machine links); split groups compute it.
+  bool neighbour_ring = true;
+  std::uint32_t sequence = 0;  // this VP's collective calls on the group
+  std::uint32_t splits = 0;    // this VP's split calls on the group
+
+  [[nodiscard]] int vp_of(int r) const noexcept {
+    switch (shape) {
+      case Shape::subcube: {
+        int vp = base;
+        unsigned bits = static_cast<unsigned>(r);
+        for (unsigned m = mask; m != 0 && bits != 0; m &= m - 1, bits >>= 1)
+          if ((bits & 1u) != 0) vp |= static_cast<int>(m & (~m + 1));
+        return vp;
+      }
+      case Shape::split: return members[static_cast<std::size_t>(r)];
+      default: return first + r * stride;
+    }
+  }
+  // Whether the group's own links are machine links (a split group's ring is routed).
+  [[nodiscard]] bool machine_links() const noexcept { return shape != Shape::split; }
+  [[nodiscard]] std::string name() const;
+};
+
+// Group ids: the shape in the top three bits, then what tells the groups of that shape apart.
+inline constexpr std::uint32_t kGroupShapeShift = 29;
+[[nodiscard]] constexpr std::uint32_t group_id(GroupInfo::Shape shape,
+                                               std::uint32_t rest) noexcept {
+  return (static_cast<std::uint32_t>(shape) << kGroupShapeShift) |
+         (rest & ((1u << kGroupShapeShift) - 1));
+}
+// A group's name from its id alone, as a receiver describes a header it got.
+[[nodiscard]] std::string group_name(std::uint32_t id, const Topology& machine);
+
+// One VP's groups during a run.
+struct GroupTable {
+  GroupInfo world;
+  std::optional<GroupInfo> row;
+  std::optional<GroupInfo> column;
+  std::deque<GroupInfo> made;  // subcubes and splits of this run; addresses stay valid
+
+  void reset(const Topology& machine, int id);
+};
+
+}  // namespace hypercomm::detail
