@@ -44,7 +44,10 @@ bool power_of_two(int p) { return std::has_single_bit(static_cast<unsigned>(p));
 bool ring_adjacent(const Topology& t) {
   switch (t.kind()) {
     case Topology::Kind::ring: return true;
-    case Topology::Kind::mesh: return t.rows() == 1 || t.cols() == 1;
+    // A line closes only when p <= 2 (p - 1 and 0 are then the same link or the same VP).
+    case Topology::Kind::linear: return t.size() <= 2;
+    case Topology::Kind::mesh:
+      return (t.rows() == 1 || t.cols() == 1) && (t.wraps() || t.size() <= 2);
     case Topology::Kind::hypercube: return t.dimension() <= 1;
   }
   return false;

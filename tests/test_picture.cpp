@@ -8,8 +8,10 @@
 #include <functional>
 #include <hypercomm/hypercomm.hpp>
 #include <hypercomm/picture.hpp>
+#include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support.hpp"
@@ -69,6 +71,30 @@ std::string picture(const hc::Report& r, const hc::Topology& t, const std::strin
   return svg;
 }
 
+// The centres of the VP circles in a piece of a picture, in VP order.
+std::vector<std::pair<double, double>> vp_centres(const std::string& text) {
+  std::vector<std::pair<double, double>> at;
+  const std::string open = "<circle cx=\"";
+  for (auto pos = text.find(open); pos != std::string::npos; pos = text.find(open, pos + 1)) {
+    const std::string tag = text.substr(pos, text.find("/>", pos) - pos);
+    if (tag.find("class=\"vp\"") == std::string::npos) continue;
+    at.emplace_back(std::stod(tag.substr(open.size())),
+                    std::stod(tag.substr(tag.find("cy=\"") + 4)));
+  }
+  return at;
+}
+
+// The topology links of a panel drawn as two stubs (a wraparound link leaving one edge of the
+// grid and entering the other): edge paths with two sub-paths.
+std::size_t stub_pairs(const std::string& panel) {
+  const std::string edge = "class=\"edge\" d=\"";
+  std::size_t stubs = 0;
+  for (auto at = panel.find(edge); at != std::string::npos; at = panel.find(edge, at + 1))
+    stubs +=
+        panel.substr(at, panel.find('"', at + edge.size()) - at).find(" M") != std::string::npos;
+  return stubs;
+}
+
 void all_gather_body(hc::Proc& vp, hc::Algo a) {
   std::vector<int> in{vp.id()}, out(static_cast<std::size_t>(vp.size()));
   hc::all_gather(vp, in, out, a);
@@ -115,13 +141,70 @@ TEST_CASE("mesh broadcast: rows then columns, every VP reached once, wraparound 
   CHECK(ps.back().find("broadcast (mesh)") != std::string::npos);
   // Each panel draws the 3x3 torus's 6 wraparound links (3 row, 3 column) as pairs of stubs:
   // paths with two sub-paths.
-  const std::string& first = ps.front();
-  const std::string edge = "class=\"edge\" d=\"";
-  std::size_t stubs = 0;
-  for (auto at = first.find(edge); at != std::string::npos; at = first.find(edge, at + 1))
-    stubs +=
-        first.substr(at, first.find('"', at + edge.size()) - at).find(" M") != std::string::npos;
-  CHECK(stubs == 6);
+  CHECK(stub_pairs(ps.front()) == 6);
+}
+
+TEST_CASE("a linear array is drawn as a row, an open mesh as a grid without wraparound links") {
+  struct Case {
+    hc::Topology t;
+    std::size_t links, rows, cols;  // undirected links, distinct VP heights and x positions
+  };
+  for (const Case& c : {Case{hc::Topology::linear(5), 4, 1, 5},
+                        Case{hc::Topology::mesh(3, 3, hc::Wrap::none), 12, 3, 3},
+                        Case{hc::Topology::mesh(2, 4, hc::Wrap::none), 10, 2, 4}}) {
+    CAPTURE(c.t.name());
+    hc::Options o = hctest::test_options();
+    o.trace = true;
+    o.links = hc::Links::strict;
+    // Every VP swaps ids with each neighbour in turn: one message per directed link.
+    const auto r = hc::run(
+        c.t,
+        [](hc::Proc& vp) {
+          for (const int peer : vp.topology().neighbors(vp.id())) {
+            std::vector<int> out{vp.id()}, in(1);
+            vp.sendrecv(peer, out, in);
+          }
+        },
+        o);
+    const std::string svg = picture(r, c.t, "open");
+    const auto ps = panels(svg);
+    REQUIRE(!ps.empty());
+    CHECK(count(svg, "class=\"msg\"") == 2 * c.links);
+    CHECK(count(svg, "stroke-dasharray=\"5 3\"") == 0);  // neighbours only, nothing routed
+    for (const auto& p : ps) {
+      CHECK(count(p, "class=\"edge\"") == c.links);  // the book's links, no wraparound
+      CHECK(stub_pairs(p) == 0);
+    }
+    const auto at = vp_centres(ps.front());
+    REQUIRE(at.size() == static_cast<std::size_t>(c.t.size()));
+    std::set<double> xs, ys;
+    for (int id = 0; id < c.t.size(); ++id) {
+      CAPTURE(id);
+      const auto [x, y] = at[static_cast<std::size_t>(id)];
+      xs.insert(x);
+      ys.insert(y);
+      // Row by row, left to right: VP r*cols + c at column c of row r.
+      if (c.t.col_of(id) > 0) {
+        CHECK(x > at[static_cast<std::size_t>(id - 1)].first);
+        CHECK(y == at[static_cast<std::size_t>(id - 1)].second);
+      }
+      if (c.t.row_of(id) > 0) {
+        const auto above = at[static_cast<std::size_t>(id - c.t.cols())];
+        CHECK(y > above.second);
+        CHECK(x == above.first);
+      }
+    }
+    CHECK(ys.size() == c.rows);
+    CHECK(xs.size() == c.cols);
+    // The heat map draws the same links.
+    const std::string path = "test_picture_open_heat.svg";
+    hc::write_link_heatmap_svg(r, c.t, path);
+    const std::string heat = read(path);
+    std::remove(path.c_str());
+    CHECK(count(heat, "class=\"link\"") == r.link_traffic.size());
+    CHECK(r.link_traffic.size() == 2 * c.links);
+    CHECK(count(heat, "class=\"vp\"") == static_cast<std::size_t>(c.t.size()));
+  }
 }
 
 TEST_CASE("routed messages are dashed; calls are drawn one after the other") {

@@ -467,6 +467,90 @@ TEST_CASE("the mesh and hypercube route messages XY and E-cube in the link traff
   CHECK(cube.link_traffic.size() == 3);
 }
 
+TEST_CASE("linear arrays and open meshes: neighbours talk under strict links, no wraparound") {
+  for (const auto& t : {hc::Topology::linear(5), hc::Topology::mesh(3, 3, hc::Wrap::none)}) {
+    CAPTURE(t.name());
+    // Every VP swaps ids with each neighbour, in ascending order of neighbour (sends do not wait
+    // for their receivers, so this order cannot deadlock).
+    std::vector<std::vector<int>> heard(static_cast<std::size_t>(t.size()));
+    hc::Options o = test_options();
+    o.links = hc::Links::strict;
+    const hc::Report r = hc::run(
+        t,
+        [&](hc::Proc& vp) {
+          for (const int peer : vp.topology().neighbors(vp.id())) {
+            std::vector<int> out{vp.id()}, in(1, -1);
+            vp.sendrecv(peer, out, in);
+            heard[static_cast<std::size_t>(vp.id())].push_back(in[0]);
+          }
+        },
+        o);
+    std::size_t links = 0;
+    for (int id = 0; id < t.size(); ++id) {
+      CAPTURE(id);
+      const std::vector<int> around = t.neighbors(id);
+      CHECK(heard[static_cast<std::size_t>(id)] == around);
+      for (const int peer : around) {
+        ++links;
+        REQUIRE(r.link_traffic.count({id, peer}) == 1);
+        CHECK(r.link_traffic.at({id, peer}).messages == 1);
+      }
+    }
+    CHECK(r.link_traffic.size() == links);  // linear:5 has 4 links, mesh:3x3:open 12: x2 ways
+    CHECK(links == (t.kind() == hc::Topology::Kind::linear ? 8u : 24u));
+  }
+  // What a ring or a torus would carry over a wraparound link is no link here.
+  const auto expect_link_error = [](const hc::Topology& t, int from, int to) {
+    CAPTURE(t.name());
+    CAPTURE(from);
+    CAPTURE(to);
+    hc::Options o = test_options();
+    o.links = hc::Links::strict;
+    try {
+      hc::run(
+          t,
+          [&](hc::Proc& vp) {
+            std::vector<int> one{1};
+            if (vp.id() == from) vp.send(to, one);
+          },
+          o);
+      FAIL("no error");
+    } catch (const hc::LinkError& e) {
+      const std::string what = e.what();
+      CAPTURE(what);
+      CHECK(what.find("VP " + std::to_string(from)) != std::string::npos);
+      CHECK(what.find("not a neighbour") != std::string::npos);
+      CHECK(what.find(t.name()) != std::string::npos);
+    }
+  };
+  expect_link_error(hc::Topology::linear(5), 0, 2);
+  expect_link_error(hc::Topology::linear(5), 4, 0);
+  expect_link_error(hc::Topology::linear(5), 0, 4);
+  expect_link_error(hc::Topology::mesh(3, 3, hc::Wrap::none), 0, 2);  // the row's wraparound
+  expect_link_error(hc::Topology::mesh(3, 3, hc::Wrap::none), 0, 6);  // the column's
+  expect_link_error(hc::Topology::mesh(3, 3, hc::Wrap::none), 2, 3);  // consecutive ids
+  // Routed, the same messages go the long way round, straight along the line or XY.
+  const auto routed = [](const hc::Topology& t, int from, int to) {
+    return hc::run(
+        t,
+        [&](hc::Proc& vp) {
+          std::vector<int> one{1};
+          if (vp.id() == from) vp.send(to, one);
+          if (vp.id() == to) vp.recv(from, one);
+        },
+        test_options());
+  };
+  const auto line = routed(hc::Topology::linear(5), 4, 0);
+  CHECK(line.link_traffic.size() == 4);
+  for (int k = 4; k > 0; --k) CHECK(line.link_traffic.count({k, k - 1}) == 1);
+  const auto grid = routed(hc::Topology::mesh(3, 3, hc::Wrap::none), 0, 8);  // 0 1 2 5 8
+  CHECK(grid.link_traffic.size() == 4);
+  CHECK(grid.link_traffic.count({0, 1}) == 1);
+  CHECK(grid.link_traffic.count({1, 2}) == 1);
+  CHECK(grid.link_traffic.count({2, 5}) == 1);
+  CHECK(grid.link_traffic.count({5, 8}) == 1);
+}
+
 TEST_CASE("traced runs record events and write a Chrome trace") {
   hc::Options o = test_options();
   o.trace = true;

@@ -27,9 +27,11 @@ using A = Algo;
 constexpr const char* kHypercubeNeeds =
     "p = 2^d; a hypercube topology or Links::routed (partners i XOR 2^k)";
 constexpr const char* kRingNeeds =
-    "any p; VP i and i+1 neighbours (a ring, a 1 x n mesh) or Links::routed; th counted only "
+    "any p; VP i and i+1 neighbours (a ring, a 1 x n torus) or Links::routed; th counted only "
     "when they are neighbours";
-constexpr const char* kMeshNeeds = "a rows x cols mesh topology (any shape); neighbours only";
+constexpr const char* kMeshNeeds =
+    "a rows x cols mesh (any shape); neighbours only on a torus, Links::routed on a mesh "
+    "without wraparound";
 constexpr const char* kFamilyNeeds =
     "any p; the hypercube pair when p = 2^d on a hypercube or under Links::routed, else the "
     "mesh pair on a mesh, else the ring pair";
@@ -193,7 +195,9 @@ using detail::Ring;
 bool ring_native(const Topology& t) noexcept {
   switch (t.kind()) {
     case Topology::Kind::ring: return true;
-    case Topology::Kind::mesh: return t.rows() == 1 || t.cols() == 1;
+    case Topology::Kind::linear: return t.size() <= 2;
+    case Topology::Kind::mesh:
+      return (t.rows() == 1 || t.cols() == 1) && (t.wraps() || t.size() <= 2);
     case Topology::Kind::hypercube: return t.dimension() <= 1;
   }
   return false;

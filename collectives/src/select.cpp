@@ -86,10 +86,18 @@ bool power_of_two(int p) noexcept { return is_power_of_two(p); }
 bool ring_adjacent(const Topology& t) noexcept {
   switch (t.kind()) {
     case Topology::Kind::ring: return true;
-    case Topology::Kind::mesh: return t.rows() == 1 || t.cols() == 1;
+    case Topology::Kind::linear: return t.size() <= 2;  // no link from p-1 back to 0
+    case Topology::Kind::mesh:
+      return (t.rows() == 1 || t.cols() == 1) && (t.wraps() || t.size() <= 2);
     case Topology::Kind::hypercube: return t.dimension() <= 1;
   }
   return false;
+}
+
+// The mesh algorithms run the ring algorithms along rows and columns: neighbours only on a
+// torus, or where no row or column is longer than 2.
+bool mesh_rings_adjacent(const Topology& t) noexcept {
+  return t.wraps() || (t.rows() <= 2 && t.cols() <= 2);
 }
 
 double log2p(const Topology& t) { return std::log2(static_cast<double>(t.size())); }
@@ -148,8 +156,16 @@ const char* restriction(Collective op, Algo algo, const Topology& t, Links links
       return nullptr;
     case Algo::mesh:
       if (t.kind() != Topology::Kind::mesh) return "it needs a mesh topology";
+      if (!routed && !mesh_rings_adjacent(t))
+        return "its row and column rings need the wraparound links of a torus: it needs "
+               "Links::routed on a mesh without wraparound";
       return nullptr;
-    case Algo::two_phase: return nullptr;
+    case Algo::two_phase:  // its phases are the hypercube, mesh or ring pair of the machine
+      if (routed || (power_of_two(t.size()) && t.kind() == Topology::Kind::hypercube))
+        return nullptr;
+      if (t.kind() == Topology::Kind::mesh ? !mesh_rings_adjacent(t) : !ring_adjacent(t))
+        return "its ring phases need wraparound links: it needs Links::routed here";
+      return nullptr;
   }
   return "unknown algorithm";
 }

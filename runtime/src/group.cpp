@@ -118,8 +118,10 @@ Group GroupAccess::split(Proc& vp, GroupInfo& parent, int color, std::vector<int
 }  // namespace detail
 
 namespace {
-// A mesh row or column of n VPs: a ring on the torus.
-Topology line_of(const Topology& /*mesh*/, int n) { return Topology::ring(n); }
+// A mesh row or column of n VPs: a ring on the torus, a linear array on the open mesh.
+Topology line_of(const Topology& mesh, int n) {
+  return mesh.wraps() ? Topology::ring(n) : Topology::linear(n);
+}
 }  // namespace
 
 Group Proc::world() noexcept { return Group(*this, groups_->world); }

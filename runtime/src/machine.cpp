@@ -21,6 +21,10 @@ void validate(const Options& options) {
     throw Error(
         "Options::model: ts, tw and th must be finite and >= 0 (got ts = " + std::to_string(m.ts) +
         ", tw = " + std::to_string(m.tw) + ", th = " + std::to_string(m.th) + ")");
+  if (m.contention && m.all_port)
+    throw Error(
+        "Options::model: contention and all_port together are not supported (contention is "
+        "timed by replaying the run one port at a time)");
   if (options.deadlock_timeout <= std::chrono::nanoseconds::zero())
     throw Error("Options::deadlock_timeout must be positive (got " +
                 std::to_string(options.deadlock_timeout.count()) + " ns)");
@@ -162,7 +166,9 @@ void Fabric::vp_main(int id) {
     seen = current;
     if (shutdown_.load(std::memory_order_acquire)) return;
     try {
-      (*body_)(*procs_[static_cast<std::size_t>(id)]);
+      Proc& proc = *procs_[static_cast<std::size_t>(id)];
+      (*body_)(proc);
+      proc.settle_ports();
     } catch (...) {
       fail(std::current_exception());
     }
@@ -348,6 +354,14 @@ Report Fabric::collect(double wall_seconds) const {
   }
   std::stable_sort(r.events.begin(), r.events.end(),
                    [](const Event& a, const Event& b) { return a.wall_begin < b.wall_begin; });
+  if (options_.model.contention) {
+    // Messages that share a directed link at overlapping model times serialize on it: the
+    // run's operations replayed in logical-time order (replay.cpp states the rule exactly).
+    const Replay timed = r.replay(ReplayModel{.cost = options_.model, .contention = true});
+    r.clocks = timed.clocks;
+    r.model_time = timed.model_time;
+    if (!options_.trace && !options_.record) r.operations.clear();
+  }
   return r;
 }
 

@@ -55,7 +55,10 @@ std::string vp_name(int id) { return "VP " + std::to_string(id); }
 
 bool Proc::meet(const MessageTag& tag, const Rounds& rounds, const void* input, Combine combine,
                 const void* context, std::span<std::byte> out) {
-  if (!options().meetings || !fabric_->oversubscribed() || recording_ || size_ < 2) return false;
+  // A meeting plays the one-port rules; all ports send the messages.
+  if (!options().meetings || options().model.all_port || !fabric_->oversubscribed() ||
+      recording_ || size_ < 2)
+    return false;
   const char* op = operation_name();
   if (fabric_->aborted())
     throw Aborted(vp_name(id_) + ": " + op + " abandoned: another VP failed or the run deadlocked");

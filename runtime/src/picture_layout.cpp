@@ -1,5 +1,5 @@
-// Where each VP of a ring, a torus mesh or a hypercube is drawn, how links and messages between
-// them are drawn, and the small SVG writer the pictures share.
+// Where each VP of a ring, a linear array, a mesh (torus or open) or a hypercube is drawn, how
+// links and messages between them are drawn, and the small SVG writer the pictures share.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -135,6 +135,7 @@ Layout layout_of(const Topology& t, double label_width) {
   Layout l;
   switch (t.kind()) {
     case Topology::Kind::ring: l = ring_layout(t.size()); break;
+    case Topology::Kind::linear:  // one row of the grid, as the book draws a linear array
     case Topology::Kind::mesh:
       l = grid_layout(
           t.size(), [&](int i) { return static_cast<double>(t.col_of(i)); },
@@ -157,8 +158,9 @@ Path connection(const Topology& t, const Layout& l, int u, int v) {
     path.routed = true;
     return path;
   }
-  if (t.kind() == Topology::Kind::mesh) {
-    // A wraparound link leaves u off the edge of the grid and enters v from the other edge.
+  if (t.kind() == Topology::Kind::mesh && t.wraps()) {
+    // A wraparound link leaves u off the edge of the grid and enters v from the other edge (an
+    // open mesh and a linear array have none: all their links join VPs beside each other).
     const int dr = t.row_of(v) - t.row_of(u), dc = t.col_of(v) - t.col_of(u);
     Point out{};
     if (dr == 0 && std::abs(dc) > 1) out = {dc < 0 ? kStub : -kStub, 0};

@@ -46,6 +46,7 @@ const Options& Proc::options() const noexcept { return fabric_->options(); }
 
 void Proc::reset_for_run() noexcept {
   clock_ = 0;
+  ports_.assign(static_cast<std::size_t>(std::max(1, topology().max_degree())), 0.0);
   groups_->reset(topology(), id_);
   operation_ = nullptr;
   messages_sent_ = 0;
@@ -54,7 +55,8 @@ void Proc::reset_for_run() noexcept {
   open_spans_.clear();
   operations_.clear();
   meetings_.clear();
-  recording_ = options().trace || options().record;
+  // Contention is timed by replaying the run's operations (Fabric::collect).
+  recording_ = options().trace || options().record || options().model.contention;
 }
 
 void Proc::check_peer(int peer, const char* op, std::size_t bytes) const {
@@ -129,15 +131,16 @@ Proc::Route& Proc::route_to(int dest) {
   if (route.peer != dest) {
     const Topology& topo = topology();
     const int slot = topo.link_slot(id_, dest);
-    route =
-        Route{dest, slot, slot >= 0 ? 1 : topo.distance(id_, dest), &fabric_->channel(id_, dest)};
+    const int port = slot >= 0 ? slot : topo.link_slot(id_, topo.next_hop(id_, dest));
+    route = Route{dest, slot, port, slot >= 0 ? 1 : topo.distance(id_, dest),
+                  &fabric_->channel(id_, dest)};
   }
   return route;
 }
 
 Channel& Proc::channel_from(int src) {
   Route& route = in_routes_[static_cast<std::size_t>(src) % kRoutes];
-  if (route.peer != src) route = Route{src, -1, 0, &fabric_->channel(src, id_)};
+  if (route.peer != src) route = Route{src, -1, -1, 0, &fabric_->channel(src, id_)};
   return *route.channel;
 }
 
@@ -198,11 +201,36 @@ void Proc::throw_meeting_mismatch(int peer, const MessageTag& tag, const char* w
 void Proc::send_bytes(int dest, std::span<const std::byte> data, const MessageTag& tag) {
   check_peer(dest, "send", data.size());
   const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
-  const double start = clock_;
+  const double start = departure(dest);
   post_send(dest, data, tag, start);
-  clock_ = start + options().model.ts + options().model.tw * static_cast<double>(data.size());
+  sent(dest, start, data.size());
   if (recording_) operations_.push_back({CommOp::Kind::send, dest, -1, data.size(), 0});
   if (options().trace) record(Event::Kind::send, dest, data.size(), wall_begin, start, "send");
+}
+
+// When a send to dest leaves: one port (the book's default), when the VP is free; all ports
+// (CostModel::all_port, Grama et al. section 4.7), when the first link of its route is.
+double Proc::departure(int dest) {
+  if (!options().model.all_port) return clock_;
+  const Route& route = route_to(dest);
+  return std::max(clock_, ports_[static_cast<std::size_t>(route.port)]);
+}
+
+// The send to dest that left at start has taken its ts + tw*m: of the VP (one port) or of the
+// first link of its route (all ports: the VP may start another send on another link at once).
+void Proc::sent(int dest, double start, std::size_t bytes) {
+  const CostModel& model = options().model;
+  const double done = start + model.ts + model.tw * static_cast<double>(bytes);
+  if (!model.all_port) {
+    clock_ = done;
+    return;
+  }
+  ports_[static_cast<std::size_t>(route_to(dest).port)] = done;
+}
+
+// All ports: the run ends for a VP when its last send has left too.
+void Proc::settle_ports() noexcept {
+  for (const double free : ports_) clock_ = std::max(clock_, free);
 }
 
 // Blocks until ready() holds; Wait::aborted when the run was aborted meanwhile. With one VP per
@@ -303,7 +331,7 @@ void Proc::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
   check_peer(dest, "sendrecv", out.size());
   check_peer(src, "sendrecv", in.size());
   const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
-  const double start = clock_;
+  const double start = departure(dest);
   Channel& in_channel = channel_from(src);
   // Post the receive first, so that a partner sending at the same time copies its message
   // straight into `in`.
@@ -316,8 +344,8 @@ void Proc::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
     throw;
   }
   const double arrival = receive(in_channel, src, in, tag, posted);
-  const CostModel& model = options().model;
-  clock_ = std::max(start + model.ts + model.tw * static_cast<double>(out.size()), arrival);
+  sent(dest, start, out.size());
+  clock_ = std::max(clock_, arrival);
   if (recording_) operations_.push_back({CommOp::Kind::sendrecv, dest, src, out.size(), in.size()});
   if (options().trace)
     record(Event::Kind::sendrecv, src, out.size() + in.size(), wall_begin, start, "sendrecv");

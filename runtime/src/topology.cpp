@@ -1,10 +1,14 @@
-// Ring, 2-D torus mesh and hypercube arithmetic (API.md, "Topologies"): neighbours, distances,
-// standard routes and per-VP link slots. Routing follows Grama et al., "Introduction to Parallel
-// Computing", 2nd ed., section 2.6: the ring the shorter way, the mesh XY (dimension-ordered,
-// row first), the hypercube E-cube (lowest differing bit first).
+// Ring, linear array, 2-D mesh (torus or open) and hypercube arithmetic (API.md, "Topologies"):
+// neighbours, distances, standard routes and per-VP link slots. The shapes are those of Grama et
+// al., "Introduction to Parallel Computing", 2nd ed., section 2.4.3 (linear arrays with and
+// without the wraparound link, meshes with and without wraparound, hypercubes); routing follows
+// section 2.6: the ring the shorter way, the linear array straight along the line, the mesh XY
+// (dimension-ordered, row first), the hypercube E-cube (lowest differing bit first).
 //
-// A ring of p VPs is handled as a 1 x p torus: its neighbours, distances, routes and link slots
-// are exactly the mesh rules with a single row, so both share one code path below.
+// Ring, linear array and mesh are one rows x cols grid, VP r*cols + c at (r, c): a ring of p is a
+// 1 x p torus and a linear array of p a 1 x p open mesh, so their neighbours, distances, routes
+// and link slots are exactly the mesh rules with a single row, and all share one code path below.
+// The grid wraps (ring, torus) or stops at its edges (linear array, open mesh).
 #include "hypercomm/topology.hpp"
 
 #include <algorithm>
@@ -12,6 +16,7 @@
 #include <bit>
 #include <charconv>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,15 +41,27 @@ constexpr int step_toward(int from, int to, int extent) noexcept {
   return up <= extent - up ? wrap(from + 1, extent) : wrap(from - 1, extent);
 }
 
-// Slot of the directed torus link from -> to, -1 when there is none. The order (column + 1,
-// column - 1, row + 1, row - 1) with the first match winning keeps slots distinct when a short
-// extent makes two directions reach the same VP (a 2-wide torus, a ring of 2).
-int torus_link_slot(const Topology& torus, int from, int to) noexcept {
+// The position after `from` toward `to` on a line: one step closer, no wraparound.
+constexpr int step_along(int from, int to) noexcept {
+  return from < to ? from + 1 : (from > to ? from - 1 : from);
+}
+
+// The VPs one grid step from `id` in the link slot order: column + 1, column - 1, row + 1,
+// row - 1. On a wrapping grid every direction reaches a VP (on a short extent the same one twice,
+// or id itself); on an open grid a step off the edge is -1.
+std::array<int, 4> grid_steps(const Topology& grid, int id) noexcept {
+  const int row = grid.row_of(id);
+  const int col = grid.col_of(id);
+  return {grid.id_at(row, col + 1), grid.id_at(row, col - 1), grid.id_at(row + 1, col),
+          grid.id_at(row - 1, col)};
+}
+
+// Slot of the directed grid link from -> to, -1 when there is none. The first matching
+// direction wins, which keeps slots distinct when a short extent makes two directions reach the
+// same VP (a 2-wide torus, a ring of 2).
+int grid_link_slot(const Topology& grid, int from, int to) noexcept {
   if (from == to) return -1;
-  const int row = torus.row_of(from);
-  const int col = torus.col_of(from);
-  const std::array<int, 4> toward = {torus.id_at(row, col + 1), torus.id_at(row, col - 1),
-                                     torus.id_at(row + 1, col), torus.id_at(row - 1, col)};
+  const std::array<int, 4> toward = grid_steps(grid, from);
   for (int slot = 0; slot < static_cast<int>(toward.size()); ++slot) {
     if (toward[slot] == to) return slot;
   }
@@ -66,11 +83,16 @@ int next_hop_unchecked(const Topology& topology, int a, int b) noexcept {
     const auto differing = static_cast<unsigned>(a ^ b);
     return a ^ static_cast<int>(differing & (~differing + 1u));
   }
-  // XY: along the row (the column index changes) first, then along the column.
+  // XY: along the row (the column index changes) first, then along the column; round the
+  // shorter way on a wrapping grid, straight on an open one.
   const int row = topology.row_of(a);
   const int col = topology.col_of(a);
   const int target_row = topology.row_of(b);
   const int target_col = topology.col_of(b);
+  if (!topology.wraps()) {
+    if (col != target_col) return topology.id_at(row, step_along(col, target_col));
+    return topology.id_at(step_along(row, target_row), col);
+  }
   if (col != target_col) return topology.id_at(row, step_toward(col, target_col, topology.cols()));
   return topology.id_at(step_toward(row, target_row, topology.rows()), col);
 }
@@ -79,6 +101,10 @@ int next_hop_unchecked(const Topology& topology, int a, int b) noexcept {
 int distance_unchecked(const Topology& topology, int a, int b) noexcept {
   if (topology.kind() == Topology::Kind::hypercube) {
     return std::popcount(static_cast<unsigned>(a ^ b));
+  }
+  if (!topology.wraps()) {
+    return std::abs(topology.col_of(a) - topology.col_of(b)) +
+           std::abs(topology.row_of(a) - topology.row_of(b));
   }
   return ring_distance(topology.col_of(a), topology.col_of(b), topology.cols()) +
          ring_distance(topology.row_of(a), topology.row_of(b), topology.rows());
@@ -130,18 +156,27 @@ Topology Topology::ring(int p) {
     throw TopologyError("ring: p = " + std::to_string(p) + " is out of range [1, " +
                         std::to_string(kMaxVps) + "]");
   }
-  return Topology(Kind::ring, 1, p, -1);
+  return Topology(Kind::ring, 1, p, -1, Wrap::around);
 }
 
-Topology Topology::mesh(int rows, int cols) {
+Topology Topology::linear(int p) {
+  if (p < 1 || p > kMaxVps) {
+    throw TopologyError("linear: p = " + std::to_string(p) + " is out of range [1, " +
+                        std::to_string(kMaxVps) + "]");
+  }
+  return Topology(Kind::linear, 1, p, -1, Wrap::none);
+}
+
+Topology Topology::mesh(int rows, int cols, Wrap w) {
   // 64-bit product: rows * cols may overflow int before the limit check.
   const std::int64_t vps = std::int64_t{rows} * std::int64_t{cols};
   if (rows < 1 || cols < 1 || vps > kMaxVps) {
-    throw TopologyError("mesh: " + std::to_string(rows) + "x" + std::to_string(cols) +
-                        " is not a valid torus; rows and cols must be >= 1 and rows*cols <= " +
-                        std::to_string(kMaxVps));
+    throw TopologyError(
+        "mesh: " + std::to_string(rows) + "x" + std::to_string(cols) +
+        (w == Wrap::around ? " is not a valid torus" : " is not a valid open mesh") +
+        "; rows and cols must be >= 1 and rows*cols <= " + std::to_string(kMaxVps));
   }
-  return Topology(Kind::mesh, rows, cols, -1);
+  return Topology(Kind::mesh, rows, cols, -1, w);
 }
 
 Topology Topology::hypercube(int d) {
@@ -149,7 +184,7 @@ Topology Topology::hypercube(int d) {
     throw TopologyError("hypercube: d = " + std::to_string(d) + " is out of range [0, " +
                         std::to_string(kMaxDimension) + "]");
   }
-  return Topology(Kind::hypercube, 1, 1 << d, d);
+  return Topology(Kind::hypercube, 1, 1 << d, d, Wrap::around);
 }
 
 Topology Topology::parse(std::string_view text) {
@@ -160,25 +195,33 @@ Topology Topology::parse(std::string_view text) {
     const std::string_view shape = body.substr(colon + 1);
     if (kind == "ring") {
       if (const auto p = parse_decimal(shape)) return ring(*p);
+    } else if (kind == "linear") {
+      if (const auto p = parse_decimal(shape)) return linear(*p);
     } else if (kind == "hypercube") {
       if (const auto d = parse_decimal(shape)) return hypercube(*d);
     } else if (kind == "mesh") {
-      const auto times = shape.find('x');
+      // "RxC" is the torus, "RxC:open" the open mesh; no other suffix.
+      constexpr std::string_view kOpen = ":open";
+      const bool open = shape.ends_with(kOpen);
+      const std::string_view extents = open ? shape.substr(0, shape.size() - kOpen.size()) : shape;
+      const auto times = extents.find('x');
       if (times != std::string_view::npos) {
-        const auto rows = parse_decimal(shape.substr(0, times));
-        const auto cols = parse_decimal(shape.substr(times + 1));
-        if (rows && cols) return mesh(*rows, *cols);
+        const auto rows = parse_decimal(extents.substr(0, times));
+        const auto cols = parse_decimal(extents.substr(times + 1));
+        if (rows && cols) return mesh(*rows, *cols, open ? Wrap::none : Wrap::around);
       }
     }
   }
-  throw TopologyError("parse: " + quoted(text) +
-                      " is not a topology; accepted forms are \"ring:P\", \"mesh:RxC\" and "
-                      "\"hypercube:D\" with decimal P, R, C, D");
+  throw TopologyError(
+      "parse: " + quoted(text) +
+      " is not a topology; accepted forms are \"ring:P\", \"linear:P\", "
+      "\"mesh:RxC\", \"mesh:RxC:open\" and \"hypercube:D\" with decimal P, R, C, D");
 }
 
 int Topology::max_degree() const noexcept {
   switch (kind_) {
-    case Kind::ring: return 2;
+    case Kind::ring:
+    case Kind::linear: return 2;
     case Kind::mesh: return 4;
     case Kind::hypercube: return dimension_;
   }
@@ -199,12 +242,10 @@ std::vector<int> Topology::neighbors(int id) const {
   if (kind_ == Kind::hypercube) {
     for (int k = 0; k < dimension_; ++k) result.push_back(id ^ (1 << k));
   } else {
-    const int row = row_of(id);
-    const int col = col_of(id);
-    // On a short extent several directions reach the same VP, or the VP itself; both go below.
-    for (const int candidate :
-         {id_at(row, col + 1), id_at(row, col - 1), id_at(row + 1, col), id_at(row - 1, col)}) {
-      if (candidate != id) result.push_back(candidate);
+    // On a short wrapping extent several directions reach the same VP, or the VP itself; both
+    // go below, as do the steps off the edge of an open grid (-1).
+    for (const int candidate : grid_steps(*this, id)) {
+      if (candidate >= 0 && candidate != id) result.push_back(candidate);
     }
   }
   std::sort(result.begin(), result.end());
@@ -215,7 +256,7 @@ std::vector<int> Topology::neighbors(int id) const {
 bool Topology::adjacent(int a, int b) const {
   check_id(a, "adjacent");
   check_id(b, "adjacent");
-  return (kind_ == Kind::hypercube ? hypercube_link_slot(a, b) : torus_link_slot(*this, a, b)) >= 0;
+  return (kind_ == Kind::hypercube ? hypercube_link_slot(a, b) : grid_link_slot(*this, a, b)) >= 0;
 }
 
 int Topology::distance(int a, int b) const {
@@ -246,19 +287,24 @@ int Topology::next_hop(int a, int b) const {
 int Topology::link_slot(int from, int to) const {
   check_id(from, "link_slot");
   check_id(to, "link_slot");
-  return kind_ == Kind::hypercube ? hypercube_link_slot(from, to)
-                                  : torus_link_slot(*this, from, to);
+  return kind_ == Kind::hypercube ? hypercube_link_slot(from, to) : grid_link_slot(*this, from, to);
 }
 
 std::string Topology::name() const {
   switch (kind_) {
     case Kind::ring: return "ring:" + std::to_string(cols_);
-    case Kind::mesh: return "mesh:" + std::to_string(rows_) + "x" + std::to_string(cols_);
+    case Kind::linear: return "linear:" + std::to_string(cols_);
+    case Kind::mesh:
+      return "mesh:" + std::to_string(rows_) + "x" + std::to_string(cols_) +
+             (wraps() ? "" : ":open");
     case Kind::hypercube: return "hypercube:" + std::to_string(dimension_);
   }
   return {};  // unreachable: every Kind is handled above
 }
 
-int Topology::id_at(int r, int c) const noexcept { return wrap(r, rows_) * cols_ + wrap(c, cols_); }
+int Topology::id_at(int r, int c) const noexcept {
+  if (wraps()) return wrap(r, rows_) * cols_ + wrap(c, cols_);
+  return r >= 0 && r < rows_ && c >= 0 && c < cols_ ? r * cols_ + c : -1;
+}
 
 }  // namespace hypercomm

@@ -50,7 +50,9 @@ class RunCommand final : public Command {
     app_->footer(
         "Example: hypercomm run --topology hypercube:4 --op all_reduce --bytes 1M\n"
         "Exit status: 0 verified, 1 a wrong result (or a failed run), 2 a bad argument.");
-    app_->add_option("--topology,-t", topology_, "ring:P, mesh:RxC or hypercube:D")->required();
+    app_->add_option("--topology,-t", topology_,
+                     "ring:P, linear:P, mesh:RxC (torus), mesh:RxC:open or hypercube:D")
+        ->required();
     app_->add_option("--op,-o", op_, "the collective: " + operation_names())->required();
     app_->add_option("--bytes,-b", bytes_,
                      "bytes one VP passes, as the cost formula counts them (suffix K, M, G)")

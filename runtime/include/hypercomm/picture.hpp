@@ -17,10 +17,11 @@ namespace hypercomm {
 // label beside VP i is the set of VPs it has heard from, directly or through others, since its
 // collective began: i at first, then a message from u to v adds to v what u knew when the step
 // began (for all-to-all broadcast and prefix sums: Grama et al., Figures 4.8, 4.11 and 4.13).
-// Layouts: ring, VPs on a circle; mesh, the grid with its wraparound links as short stubs;
-// hypercube, d <= 4 as the book's square, cube and pair of cubes, d > 4 as a grid of the low
-// and the high half of the bits in Gray-code order. Messages between non-neighbours (routed)
-// are dashed straight arrows. Panels carry class="panel", message arrows class="msg".
+// Layouts: ring, VPs on a circle; linear array, VPs in a row; open mesh, the grid; torus, the grid
+// with its wraparound links as short stubs; hypercube, d <= 4 as the book's square, cube and pair
+// of cubes, d > 4 as a grid of the low and the high half of the bits in Gray-code order. Messages
+// between non-neighbours (routed) are dashed straight arrows. Panels carry class="panel",
+// message arrows class="msg".
 // Throws hypercomm::Error when the file cannot be written or the report is not of `topology`.
 void write_svg(const Report& report, const Topology& topology, const std::string& path);
 

@@ -151,6 +151,9 @@ class alignas(64) Proc {
   void check_not_meeting(int peer, const MessageTag& tag, const char* what) const;
   [[noreturn]] void throw_meeting_mismatch(int peer, const MessageTag& tag, const char* what,
                                            std::uint32_t meeting) const;
+  [[nodiscard]] double departure(int dest);
+  void sent(int dest, double start, std::size_t bytes);
+  void settle_ports() noexcept;
   void count_route(int dest, int slot, std::uint64_t bytes, std::uint64_t messages = 1) noexcept;
   // The link traffic of this run's meetings, counted once at its end (Fabric::run): the
   // messages of a meeting's rounds are known from its pattern, and routed rounds cross many
@@ -166,6 +169,7 @@ class alignas(64) Proc {
   struct Route {
     int peer = -1;
     int slot = -1;  // the link slot from this VP (send side), -1 when not a neighbour
+    int port = -1;  // the link slot of the route's first link (send side)
     int hops = 0;
     detail::Channel* channel = nullptr;
   };
@@ -179,6 +183,7 @@ class alignas(64) Proc {
   int id_;
   int size_;
   double clock_ = 0;
+  std::vector<double> ports_;  // all ports: when each outgoing link is free again
   std::unique_ptr<detail::GroupTable> groups_;
   const char* operation_ = nullptr;
   std::uint64_t messages_sent_ = 0;
