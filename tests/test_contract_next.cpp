@@ -1,0 +1,130 @@
+// The parts of API.md beyond ../shared/contract's check, spelled as a user spells them: the
+// linear array and the open mesh, Options::meetings, the cost model's contention and all_port,
+// Groups and the irregular collectives. Each is called and its result checked once; the
+// families' own tests (test_groups, test_irregular, test_topology, ...) go much further.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <numeric>
+#include <span>
+#include <vector>
+
+#include "support.hpp"
+
+namespace hc = hypercomm;
+
+TEST_CASE("contract: topologies, options and the cost model's new fields") {
+  const hc::Topology l = hc::Topology::linear(8);
+  const hc::Topology open = hc::Topology::mesh(4, 4, hc::Wrap::none);
+  const hc::Topology torus = hc::Topology::mesh(4, 4, hc::Wrap::around);
+  CHECK(l.name() == "linear:8");
+  CHECK(open.name() == "mesh:4x4:open");
+  CHECK(hc::Topology::parse("mesh:4x4:open") == open);
+  CHECK(hc::Topology::parse("linear:8") == l);
+  CHECK(torus == hc::Topology::mesh(4, 4));
+  CHECK_FALSE(l.adjacent(0, 7));
+  CHECK_FALSE(open.adjacent(0, 3));
+  CHECK(torus.adjacent(0, 3));
+
+  hc::Options opt = hctest::test_options();
+  opt.meetings = false;
+  opt.model = {.ts = 1.0, .tw = 0.0, .th = 0.0, .contention = true};
+  const hc::Report r = hc::run(
+      hc::Topology::ring(8), [](hc::Proc& vp) { hc::barrier(vp); }, opt);
+  CHECK(r.model_time > 0);
+  opt.model = {.ts = 1.0, .tw = 0.0, .th = 0.0, .contention = false, .all_port = true};
+  // All ports: the root of a hypercube:3 sends its three messages at once.
+  const hc::Report a = hc::run(
+      hc::Topology::hypercube(3),
+      [](hc::Proc& vp) {
+        std::array<int, 1> x{vp.id()};
+        if (vp.id() == 0)
+          for (int k : {1, 2, 4}) vp.send(k, x);
+        else if (vp.id() == 1 || vp.id() == 2 || vp.id() == 4)
+          vp.recv(0, x);
+      },
+      opt);
+  CHECK(a.model_time == doctest::Approx(1.0));
+  opt.model.all_port = false;
+  const hc::Report one = hc::run(
+      hc::Topology::hypercube(3),
+      [](hc::Proc& vp) {
+        std::array<int, 1> x{vp.id()};
+        if (vp.id() == 0)
+          for (int k : {1, 2, 4}) vp.send(k, x);
+        else if (vp.id() == 1 || vp.id() == 2 || vp.id() == 4)
+          vp.recv(0, x);
+      },
+      opt);
+  CHECK(one.model_time == doctest::Approx(3.0));
+}
+
+TEST_CASE("contract: groups and irregular collectives as a user spells them") {
+  std::vector<int> row_sums(16), splits(16), gathered(16), shifts(16);
+  hc::run(
+      hc::Topology::mesh(4, 4),
+      [&](hc::Proc& vp) {
+        hc::Group w = vp.world();
+        hc::Group r = vp.row();
+        hc::Group c = vp.column();
+        CHECK(w.size() == 16);
+        CHECK(r.topology() == hc::Topology::ring(4));
+        CHECK(c.vp(c.rank()) == vp.id());
+        row_sums[static_cast<std::size_t>(vp.id())] = hc::all_reduce(r, vp.id(), std::plus<>());
+        hc::Group h = hc::split(w, vp.id() % 2, -vp.id());
+        splits[static_cast<std::size_t>(vp.id())] = h.rank();
+        std::vector<int> out(2), in(2, vp.id());
+        hc::circular_shift(r, in, out, 1);
+        shifts[static_cast<std::size_t>(vp.id())] = out[0];
+        if (r.rank() == 0) r.send(1, in);
+        if (r.rank() == 1) r.recv(0, out);
+        std::vector<std::size_t> counts{1, 2, 3, 4};
+        std::vector<int> mine(counts[static_cast<std::size_t>(r.rank())], vp.id()), all(10);
+        hc::all_gatherv(r, std::span<const int>(mine), std::span<int>(all),
+                        std::span<const std::size_t>(counts));
+        gathered[static_cast<std::size_t>(vp.id())] = std::accumulate(all.begin(), all.end(), 0);
+        std::vector<int> everyone = hc::all_gatherv(c, mine);
+        CHECK(everyone.size() == static_cast<std::size_t>(c.size() * (r.rank() + 1)));
+        std::vector<std::vector<int>> to(4);
+        for (int j = 0; j < 4; ++j) to[static_cast<std::size_t>(j)].assign(j, vp.id());
+        std::vector<std::vector<int>> from = hc::all_to_allv(r, to);
+        CHECK(from[0].size() == static_cast<std::size_t>(r.rank()));
+        std::vector<int> red(counts[static_cast<std::size_t>(r.rank())]), sum_in(10, 1);
+        hc::reduce_scatterv(r, sum_in, red, std::plus<>(), counts);
+        CHECK(red.front() == 4);
+        std::vector<int> root_out(r.rank() == 0 ? 10 : 0),
+            part(counts[static_cast<std::size_t>(r.rank())]);
+        hc::gatherv(r, mine, root_out, counts, 0);
+        hc::scatterv(r, root_out, part, counts, 0);
+        CHECK(part == mine);
+        std::vector<std::size_t> sc{1, 1, 1, 1}, rc{1, 1, 1, 1};
+        std::vector<int> a2a(4, vp.id()), b2b(4);
+        hc::all_to_allv(r, a2a, sc, b2b, rc);
+        CHECK(b2b[static_cast<std::size_t>(r.rank())] == vp.id());
+      },
+      hctest::test_options());
+  for (int id = 0; id < 16; ++id) {
+    const int row = id / 4;
+    CAPTURE(id);
+    CHECK(row_sums[static_cast<std::size_t>(id)] == 4 * (4 * row) + 6);
+    CHECK(splits[static_cast<std::size_t>(id)] == (15 - id) / 2);
+    CHECK(shifts[static_cast<std::size_t>(id)] == row * 4 + (id % 4 + 3) % 4);
+    CHECK(gathered[static_cast<std::size_t>(id)] == 4 * row * 10 + (0 * 1 + 1 * 2 + 2 * 3 + 3 * 4));
+  }
+  std::vector<int> ranks(16, -2);
+  hc::run(
+      hc::Topology::hypercube(4),
+      [&](hc::Proc& vp) {
+        hc::Group s = vp.subcube(0b0101);
+        CHECK(s.topology() == hc::Topology::hypercube(2));
+        ranks[static_cast<std::size_t>(vp.id())] = s.rank();
+        hc::Group none = hc::split(vp, vp.id() == 3 ? -1 : 0, 0);
+        if (vp.id() == 3) {
+          CHECK(none.size() == 0);
+          CHECK(none.rank() == -1);
+        }
+      },
+      hctest::test_options());
+  for (int id = 0; id < 16; ++id)
+    CHECK(ranks[static_cast<std::size_t>(id)] == ((id & 1) | ((id >> 2) & 1) << 1));
+}
