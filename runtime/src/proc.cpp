@@ -399,7 +399,8 @@ double Proc::receive(Channel& channel, int src, std::span<std::byte> data, const
                               " waits for a message from VP " + std::to_string(src) +
                               ", which has already finished";
     if (tag.kind != 0)
-      throw CollectiveMismatch(waits + ": the VPs disagree on the collectives they call");
+      throw CollectiveMismatch(waits + " (this VP is in " + detail::describe_tag(tag, topology()) +
+                               "): the VPs disagree on the collectives they call");
     throw Deadlock("deadlock: " + waits);
   }
   return take(*channel.front());
