@@ -47,7 +47,8 @@ class Call {
   Call(const Group& g, Collective op, Algo requested, std::size_t bytes, int root = 0)
       : vp_(g.proc()),
         group_(g.info()),
-        choice_(select(op, group_, vp_.options().links, bytes, requested, vp_.id())) {
+        choice_(select(op, group_, vp_.options().links, bytes, requested, vp_.id(),
+                       vp_.options().model)) {
     tag_.sequence = ++group_.sequence;
     tag_.group = group_.id;
     tag_.root = static_cast<std::uint16_t>(root);

@@ -47,8 +47,10 @@ constexpr std::array kCards{
          "(ts + tw*m)*log p + th*H", kHypercubeNeeds, "(ts + tw m) log p"},
     Card{C::broadcast, A::esbt,
          "Johnsson and Ho 1989: d edge-disjoint spanning binomial trees, k chunks pipelined",
-         "(k + log p)*(ts + tw*m/k), k = clamp(round(sqrt(m*log p*1e-4)), 1, max(m, 1)); p = 2: "
-         "k*(ts + tw*m/k) + th; th > 0 or uneven chunks: the longest path of the schedule",
+         "(k + log p)*(ts + tw*m/k), k the whole number next to k* = sqrt(m*log p*tw/ts) with the "
+         "smaller cost (tw = 0: the reference machine's ts = 1 us, tw = 0.1 ns/B); at k*, the "
+         "optimum m*tw + ts*log p + 2*sqrt(m*log p*ts*tw); p = 2: k*(ts + tw*m/k) + th; th > 0 "
+         "or uneven chunks: the longest path of the schedule",
          kHypercubeNeeds, nullptr},
     Card{C::broadcast, A::two_phase, "Grama et al., section 4.7.1: scatter, then all-gather",
          "b = m/p: hypercube 2*(ts*log p + tw*b*(p-1) + th*H); ring S(p, b) + (p-1)*(ts + "
@@ -775,7 +777,7 @@ class Formula {
       case A::hypercube: return d_ * w(m_) + dimension_hops();
       case A::esbt: {
         const int k = static_cast<int>(std::min<std::size_t>(
-            static_cast<std::size_t>(std::max(1, detail::esbt_chunk_count(t_, bytes_))),
+            static_cast<std::size_t>(std::max(1, detail::esbt_chunk_count(t_, bytes_, model_))),
             std::max<std::size_t>(bytes_, 1)));
         const double chunk = m_ / k;
         // d = 1: the last of the k + 1 steps is empty; the k chunks cross one link.

@@ -112,14 +112,28 @@ bool mesh_rings_adjacent(const Topology& t) noexcept {
 
 double log2p(const Topology& t) { return std::log2(static_cast<double>(t.size())); }
 
-int esbt_chunks(const Topology& t, std::size_t bytes) { return esbt_chunk_count(t, bytes); }
+int esbt_chunks(const Topology& t, std::size_t bytes) {
+  return esbt_chunk_count(t, bytes, CostModel{.ts = kTs, .tw = kTw});
+}
 
 }  // namespace
 
-int esbt_chunk_count(const Topology& t, std::size_t bytes) {
+// Johnsson and Ho: k chunks through d trees take (k + d)(ts + tw*m/k), least at k* = sqrt(m d tw
+// / ts), T* = m tw + d ts + 2 sqrt(m d ts tw). The run's model decides when it has a bandwidth
+// term; the default unit model (tw = 0) has none, so the reference machine's ts and tw stand in
+// for the hardware the broadcast runs on (a wall-time choice).
+int esbt_chunk_count(const Topology& t, std::size_t bytes, const CostModel& model) {
   const double d = std::max(1.0, log2p(t));
-  const double k = std::round(std::sqrt(static_cast<double>(bytes) * d * kTw / kTs));
-  return static_cast<int>(std::clamp(k, 1.0, std::max(1.0, static_cast<double>(bytes))));
+  const bool has_bandwidth = model.tw > 0;
+  const double ts = has_bandwidth ? model.ts : kTs, tw = has_bandwidth ? model.tw : kTw;
+  const double most = std::max(1.0, static_cast<double>(bytes));
+  if (ts <= 0) return static_cast<int>(std::min(most, 1e9));
+  const double k_star = std::sqrt(static_cast<double>(bytes) * d * tw / ts);
+  // The better of the two whole numbers around k*: the cost is convex in k.
+  const auto cost = [&](double k) { return (k + d) * (ts + tw * static_cast<double>(bytes) / k); };
+  const double lo = std::clamp(std::floor(k_star), 1.0, most);
+  const double hi = std::clamp(std::ceil(k_star), 1.0, most);
+  return static_cast<int>(std::min(cost(lo) <= cost(hi) ? lo : hi, 1e9));
 }
 
 // The regular collective whose algorithms an irregular one runs, with its blocks uneven.
@@ -345,7 +359,7 @@ double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t b
 
 namespace {
 Choice select_uncached(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
-                       Algo requested, int vp_id);
+                       Algo requested, int vp_id, const CostModel& model);
 
 // A split group's ring is routed over the machine: under Links::strict its collectives run only
 // when every message they send is between machine neighbours, that is, when consecutive members
@@ -368,29 +382,31 @@ std::string who(const GroupInfo& g, int vp_id) {
 }
 
 Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes, Algo requested,
-              int vp_id) {
+              int vp_id, const CostModel& model) {
   struct Memo {
     std::optional<Topology> topology;
     Links links = Links::routed;
     bool routed_group = false;
     Algo requested = Algo::automatic;
     std::size_t bytes = 0;
+    double ts = 0;
+    double tw = 0;
     Choice choice{};
   };
   thread_local std::array<Memo, static_cast<std::size_t>(Collective::reduce_scatterv) + 1> memo;
   Memo& m = memo[static_cast<std::size_t>(op)];
   const bool routed_group = group_restriction(g, links) != nullptr;
   if (m.topology == g.topology && m.links == links && m.routed_group == routed_group &&
-      m.requested == requested && m.bytes == bytes)
+      m.requested == requested && m.bytes == bytes && m.ts == model.ts && m.tw == model.tw)
     return m.choice;
-  const Choice choice = select_uncached(op, g, links, bytes, requested, vp_id);  // may throw
-  m = Memo{g.topology, links, routed_group, requested, bytes, choice};
+  const Choice choice = select_uncached(op, g, links, bytes, requested, vp_id, model);  // may throw
+  m = Memo{g.topology, links, routed_group, requested, bytes, model.ts, model.tw, choice};
   return choice;
 }
 
 namespace {
 Choice select_uncached(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
-                       Algo requested, int vp_id) {
+                       Algo requested, int vp_id, const CostModel& model) {
   const Topology& t = g.topology;
   const std::string who = detail::who(g, vp_id);
   const auto algos = algorithms_of(op);
@@ -435,7 +451,7 @@ Choice select_uncached(Collective op, const GroupInfo& g, Links links, std::size
     choice.family = Family::mesh;
   else
     choice.family = Family::ring;
-  if (choice.algo == Algo::esbt) choice.chunks = esbt_chunks(t, bytes);
+  if (choice.algo == Algo::esbt) choice.chunks = esbt_chunk_count(t, bytes, model);
   return choice;
 }
 }  // namespace

@@ -19,7 +19,7 @@ struct Choice {
 // its members are machine neighbours), or throws AlgorithmError (on every member alike, before
 // any message is sent) naming why it cannot run there; vp_id is the calling VP's machine id.
 [[nodiscard]] Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
-                            Algo requested, int vp_id);
+                            Algo requested, int vp_id, const CostModel& model);
 
 // "VP 5", or "VP 5 (rank 1 of row 1 of mesh:4x4)" on a group smaller than the machine.
 [[nodiscard]] std::string who(const GroupInfo& g, int vp_id);
@@ -37,8 +37,9 @@ struct Choice {
 // the choice should suit the hardware, not the model being taught).
 [[nodiscard]] double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t bytes);
 
-// ESBT pipeline depth for a broadcast of `bytes`: k = clamp(round(sqrt(m*d*tw/ts)), 1, max(m, 1))
-// on the reference machine (d = max(1, log p)); the broadcast and its card use this one k.
-[[nodiscard]] int esbt_chunk_count(const Topology& t, std::size_t bytes);
+// ESBT pipeline depth for a broadcast of `bytes`: the whole k next to k* = sqrt(m*d*tw/ts) with
+// the smaller (k + d)(ts + tw*m/k), in [1, max(m, 1)] (d = max(1, log p)); ts and tw from `model`
+// when it has tw > 0, else the reference machine's. The broadcast and its card use this one k.
+[[nodiscard]] int esbt_chunk_count(const Topology& t, std::size_t bytes, const CostModel& model);
 
 }  // namespace hypercomm::detail

@@ -1,0 +1,48 @@
+// ESBT picks its packet count from the run's cost model (Johnsson and Ho 1989): k chunks through
+// d trees cost (k + d)(ts + tw m/k), least at k* = sqrt(m d tw / ts) where
+// T* = m tw + d ts + 2 sqrt(m d ts tw). The run's model time equals the card's formula and lies
+// within a whole-number rounding of T*, for several ts / tw.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "support.hpp"
+
+namespace hc = hypercomm;
+
+TEST_CASE("ESBT broadcast reaches Johnsson and Ho's optimum for the run's ts and tw") {
+  struct Case {
+    double ts, tw;
+    std::size_t bytes;
+  };
+  // The two machines (1 MiB on hypercube:4) and a few others.
+  const std::vector<Case> cases{{10e-6, 0.1e-9, 1 << 20}, {0.1e-6, 1e-9, 1 << 20},
+                                {1e-6, 1e-9, 1 << 16},    {1.0, 0.01, 4096},
+                                {1.0, 1.0, 64},           {5e-6, 2e-10, 3 << 20}};
+  for (const int d : {2, 3, 4}) {
+    const hc::Topology t = hc::Topology::hypercube(d);
+    for (const Case& c : cases) {
+      hc::Options opt = hctest::test_options();
+      opt.model = {.ts = c.ts, .tw = c.tw, .th = 0.0};
+      hc::Machine m(t, opt);
+      const hc::Report r = m.run([&](hc::Proc& vp) {
+        std::vector<char> buf(c.bytes, static_cast<char>(vp.id() == 0 ? 7 : 0));
+        hc::broadcast(vp, buf, 0, hc::Algo::esbt);
+        CHECK(buf[c.bytes - 1] == 7);
+      });
+      const double m_bytes = static_cast<double>(c.bytes);
+      const double optimum = m_bytes * c.tw + d * c.ts + 2 * std::sqrt(m_bytes * d * c.ts * c.tw);
+      const double card = hc::textbook_time(hc::Collective::broadcast, hc::Algo::esbt, t,
+                                            hc::Links::routed, c.bytes, opt.model);
+      CAPTURE(d);
+      CAPTURE(c.ts);
+      CAPTURE(c.tw);
+      CAPTURE(c.bytes);
+      CHECK(r.model_time == doctest::Approx(card).epsilon(1e-9));
+      CHECK(r.model_time >= optimum * (1 - 1e-9));
+      // A whole k next to k*, and chunks that may differ by one byte, cost at most a little more.
+      CHECK(r.model_time <= optimum * 1.02);
+    }
+  }
+}
