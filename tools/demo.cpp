@@ -181,6 +181,176 @@ void write_trace_and_picture(const hc::Options& base, const std::string& dir) {
   std::printf("\n");
 }
 
+// The slowest VP's wall time for one call of body, best of 5 runs (a barrier first).
+double best_wall(hc::Machine& machine, const std::function<void(hc::Proc&)>& body) {
+  double best = 1e9;
+  const int p = machine.topology().size();
+  for (int rep = 0; rep < 5; ++rep) {
+    std::vector<double> took(static_cast<std::size_t>(p));
+    machine.run([&](hc::Proc& vp) {
+      hc::barrier(vp);
+      const auto t0 = std::chrono::steady_clock::now();
+      body(vp);
+      took[static_cast<std::size_t>(vp.id())] =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    });
+    best = std::min(best, *std::max_element(took.begin(), took.end()));
+  }
+  return best;
+}
+
+// A collective on groups, every group at once: what it runs, each VP's expected result, and the
+// group's topology, whose card gives the formula (a row of mesh:4x4 costs what ring:4 costs).
+struct GroupCase {
+  const char* name;
+  const char* machine;
+  hc::Collective op;
+  std::size_t bytes;
+  hc::Topology group_topology;
+  std::function<void(hc::Proc&, Vec&)> body;
+  std::function<Vec(int)> expect;
+};
+
+// The model clock at which each VP started its group collective (after a split's exchange).
+thread_local double group_start = 0;
+
+std::vector<GroupCase> group_cases() {
+  auto column_sum = [](int id) {  // column of id, reduced to rank 1 (row 1)
+    Vec s(kCount, 0);
+    for (int r = 0; r < 4; ++r)
+      for (std::size_t k = 0; k < kCount; ++k) s[k] += value(r * 4 + id % 4, k);
+    return s;
+  };
+  return {
+      {"row broadcast", "mesh:4x4", hc::Collective::broadcast, kCount * 8, hc::Topology::ring(4),
+       [](hc::Proc& vp, Vec& out) {
+         hc::Group row = vp.row();
+         out = row.rank() == 1 ? input(vp.id(), kCount) : Vec(kCount, -1);
+         hc::broadcast(row, out, 1);
+       },
+       [](int id) { return input(id / 4 * 4 + 1, kCount); }},
+      {"column reduce", "mesh:4x4", hc::Collective::reduce, kCount * 8, hc::Topology::ring(4),
+       [](hc::Proc& vp, Vec& out) {
+         hc::Group column = vp.column();
+         out.assign(column.rank() == 1 ? kCount : 0, 0);
+         hc::reduce(column, input(vp.id(), kCount), out, std::plus<>(), 1);
+       },
+       [=](int id) { return id / 4 == 1 ? column_sum(id) : Vec{}; }},
+      {"subcube 0b0101 all_gather", "hypercube:4", hc::Collective::all_gather, kBlock * 8,
+       hc::Topology::hypercube(2),
+       [](hc::Proc& vp, Vec& out) {
+         hc::Group cube = vp.subcube(0b0101);
+         out.assign(kBlock * 4, 0);
+         hc::all_gather(cube, input(vp.id(), kBlock), out);
+       },
+       [](int id) {
+         Vec all;
+         for (int rank = 0; rank < 4; ++rank) {
+           const int member = (id & 0b1010) | (rank & 1) | ((rank & 2) << 1);
+           const Vec part = input(member, kBlock);
+           all.insert(all.end(), part.begin(), part.end());
+         }
+         return all;
+       }},
+      {"split id%3 all_reduce", "ring:9", hc::Collective::all_reduce, kCount * 8,
+       hc::Topology::ring(3),
+       [](hc::Proc& vp, Vec& out) {
+         hc::Group third = hc::split(vp, vp.id() % 3, vp.id());
+         group_start = vp.clock();
+         out.assign(kCount, 0);
+         hc::all_reduce(third, input(vp.id(), kCount), out, std::plus<>());
+       },
+       [](int id) {
+         Vec s(kCount, 0);
+         for (int v = id % 3; v < 9; v += 3)
+           for (std::size_t k = 0; k < kCount; ++k) s[k] += value(v, k);
+         return s;
+       }},
+  };
+}
+
+// Uneven counts for the irregular collectives: zeros, small and large blocks.
+std::vector<std::size_t> uneven_counts(int p) {
+  std::vector<std::size_t> counts(static_cast<std::size_t>(p));
+  for (int i = 0; i < p; ++i) counts[static_cast<std::size_t>(i)] = (i * 37 % 5) * 64;
+  return counts;
+}
+Vec concat(const std::vector<std::size_t>& counts, int upto) {
+  Vec all;
+  for (int i = 0; i < upto; ++i) {
+    const Vec part = input(i, counts[static_cast<std::size_t>(i)]);
+    all.insert(all.end(), part.begin(), part.end());
+  }
+  return all;
+}
+
+struct IrregularCase {
+  const char* name;
+  std::function<void(hc::Proc&, Vec&)> body;
+  std::function<Vec(int, int)> expect;
+};
+
+std::vector<IrregularCase> irregular_cases() {
+  return {
+      {"all_gatherv",
+       [](hc::Proc& vp, Vec& out) {
+         const auto counts = uneven_counts(vp.size());
+         out.assign(concat(counts, vp.size()).size(), 0);
+         hc::all_gatherv(vp, input(vp.id(), counts[static_cast<std::size_t>(vp.id())]), out,
+                         counts);
+       },
+       [](int, int p) { return concat(uneven_counts(p), p); }},
+      {"gatherv",
+       [](hc::Proc& vp, Vec& out) {
+         const auto counts = uneven_counts(vp.size());
+         out.assign(vp.id() == root ? concat(counts, vp.size()).size() : 0, 0);
+         hc::gatherv(vp, input(vp.id(), counts[static_cast<std::size_t>(vp.id())]), out, counts,
+                     root);
+       },
+       [](int i, int p) { return i == root ? concat(uneven_counts(p), p) : Vec{}; }},
+      {"scatterv",
+       [](hc::Proc& vp, Vec& out) {
+         const auto counts = uneven_counts(vp.size());
+         out.assign(counts[static_cast<std::size_t>(vp.id())], 0);
+         hc::scatterv(vp, vp.id() == root ? concat(counts, vp.size()) : Vec{}, out, counts, root);
+       },
+       [](int i, int p) { return input(i, uneven_counts(p)[static_cast<std::size_t>(i)]); }},
+      {"reduce_scatterv",
+       [](hc::Proc& vp, Vec& out) {
+         const auto counts = uneven_counts(vp.size());
+         const std::size_t total = concat(counts, vp.size()).size();
+         out.assign(counts[static_cast<std::size_t>(vp.id())], 0);
+         hc::reduce_scatterv(vp, input(vp.id(), total), out, std::plus<>(), counts);
+       },
+       [](int i, int p) {
+         const auto counts = uneven_counts(p);
+         std::size_t offset = 0;
+         for (int j = 0; j < i; ++j) offset += counts[static_cast<std::size_t>(j)];
+         Vec s(counts[static_cast<std::size_t>(i)], 0);
+         for (int v = 0; v < p; ++v)
+           for (std::size_t k = 0; k < s.size(); ++k) s[k] += value(v, offset + k);
+         return s;
+       }},
+      {"all_to_allv",
+       [](hc::Proc& vp, Vec& out) {
+         std::vector<std::vector<std::int64_t>> to(static_cast<std::size_t>(vp.size()));
+         for (int j = 0; j < vp.size(); ++j)
+           to[static_cast<std::size_t>(j)] = input(vp.id() * 100 + j, (vp.id() + j) % 3 * 64);
+         out.clear();
+         for (const auto& part : hc::all_to_allv(vp, to))
+           out.insert(out.end(), part.begin(), part.end());
+       },
+       [](int i, int p) {
+         Vec all;
+         for (int j = 0; j < p; ++j) {
+           const Vec part = input(j * 100 + i, (j + i) % 3 * 64);
+           all.insert(all.end(), part.begin(), part.end());
+         }
+         return all;
+       }},
+  };
+}
+
 }  // namespace
 
 // demo [--model FILE] [--out DIR]: the model from `hypercomm calibrate`'s file (else 1 us per
@@ -225,7 +395,7 @@ int main(int argc, char** argv) {
   std::printf("%-15s %-12s %-24s %9s %6s %11s %11s %11s\n", "operation", "topology", "algorithm",
               "bytes", "check", "wall (us)", "model (us)", "formula (us)");
   int failures = 0, rows = 0;
-  for (const char* shape : {"ring:8", "mesh:4x4", "hypercube:4"}) {
+  for (const char* shape : {"ring:8", "mesh:4x4", "hypercube:4", "linear:8", "mesh:4x4:open"}) {
     const hc::Topology topology = hc::Topology::parse(shape);
     const int p = topology.size();
     hc::Machine machine(topology, options);
@@ -280,6 +450,66 @@ int main(int argc, char** argv) {
       }
     }
   }
+  // Groups: every row (column, subcube, split group) runs its collective at once; the formula
+  // is the card's for the group's own topology.
+  std::printf("\n%-26s %-12s %-10s %-14s %6s %11s %11s %11s\n", "on groups, all at once", "machine",
+              "group", "algorithm", "check", "wall (us)", "model (us)", "formula (us)");
+  for (const GroupCase& c : group_cases()) {
+    const hc::Topology topology = hc::Topology::parse(c.machine);
+    const int p = topology.size();
+    hc::Machine machine(topology, options);
+    std::vector<Vec> results(static_cast<std::size_t>(p));
+    std::vector<double> starts(static_cast<std::size_t>(p));
+    const hc::Report report = machine.run([&](hc::Proc& vp) {
+      group_start = 0;
+      c.body(vp, results[static_cast<std::size_t>(vp.id())]);
+      starts[static_cast<std::size_t>(vp.id())] = group_start;
+    });
+    bool ok = true;
+    for (int i = 0; i < p; ++i) ok = ok && results[static_cast<std::size_t>(i)] == c.expect(i);
+    // The collective's own model time: from when the groups start it (every VP alike here).
+    const double model = report.model_time - *std::min_element(starts.begin(), starts.end());
+    const double wall = best_wall(machine, [&](hc::Proc& vp) {
+      Vec scratch;
+      c.body(vp, scratch);
+    });
+    const hc::Algo algo =
+        hc::resolve(c.op, hc::Algo::automatic, c.group_topology, options.links, c.bytes);
+    const hc::CallShape call{.root = 1, .elem_size = sizeof(std::int64_t)};
+    const double formula = hc::textbook_time(c.op, algo, c.group_topology, options.links, c.bytes,
+                                             options.model, call);
+    std::printf("%-26s %-12s %-10s %-14s %6s %11.2f %11.2f %11.2f\n", c.name, c.machine,
+                c.group_topology.name().c_str(), hc::to_string(algo), ok ? "ok" : "WRONG",
+                wall * 1e6, model * 1e6, formula * 1e6);
+    failures += !ok;
+    ++rows;
+  }
+  std::printf("(split: model time from the end of the split's all-gather of colors and keys)\n");
+
+  // Irregular collectives: uneven blocks (0 to 256 elements) on the book's algorithms.
+  std::printf("\n%-26s %-12s %-24s %6s %11s %11s\n", "irregular", "topology", "algorithm", "check",
+              "wall (us)", "model (us)");
+  for (const char* shape : {"ring:8", "mesh:4x4", "hypercube:4"}) {
+    const hc::Topology topology = hc::Topology::parse(shape);
+    const int p = topology.size();
+    hc::Machine machine(topology, options);
+    for (const IrregularCase& c : irregular_cases()) {
+      std::vector<Vec> results(static_cast<std::size_t>(p));
+      const hc::Report report = machine.run(
+          [&](hc::Proc& vp) { c.body(vp, results[static_cast<std::size_t>(vp.id())]); });
+      bool ok = true;
+      for (int i = 0; i < p; ++i) ok = ok && results[static_cast<std::size_t>(i)] == c.expect(i, p);
+      const double wall = best_wall(machine, [&](hc::Proc& vp) {
+        Vec scratch;
+        c.body(vp, scratch);
+      });
+      std::printf("%-26s %-12s %-24s %6s %11.2f %11.2f\n", c.name, shape, "auto",
+                  ok ? "ok" : "WRONG", wall * 1e6, report.model_time * 1e6);
+      failures += !ok;
+      ++rows;
+    }
+  }
+
   std::printf("\n%d runs, %d verified, %d wrong\n", rows, rows - failures, failures);
   write_trace_and_picture(options, out_dir);
   return failures == 0 ? 0 : 1;
