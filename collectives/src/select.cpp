@@ -8,6 +8,8 @@
 #include <array>
 #include <cmath>
 #include <hypercomm/errors.hpp>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -227,6 +229,46 @@ const char* restriction(Collective op, Algo algo, const Topology& t, Links links
 // on the reference machine: a combine streams memory like a copy), which the book leaves out
 // but which decides, for large vectors, between folding the whole vector log p times
 // (hypercube) and each VP folding one block (reduce-scatter first: two_phase, ring).
+namespace {
+
+// The most messages that share one directed link when every VP sends to id XOR x along the
+// topology's routes: 1 for x = 2^k on a hypercube (its own links), more where the pattern is
+// mapped onto a ring or mesh (Grama et al. section 4.5: the congestion of the mapping). Exact
+// (every route walked) up to 256 VPs, else the average load over the used links, a lower bound.
+// Computed once per topology and x, shared by every thread.
+double xor_congestion(const Topology& t, int x) {
+  if (t.kind() == Topology::Kind::hypercube) return 1.0;
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, int>, double> cache;
+  const std::lock_guard lock(mutex);
+  const auto key = std::make_pair(t.name(), x);
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  const int p = t.size();
+  double congestion = 1.0;
+  if (p <= 256) {
+    std::map<std::pair<int, int>, int> load;
+    for (int id = 0; id < p; ++id)
+      for (int at = id, to = id ^ x; at != to;) {
+        const int next = t.next_hop(at, to);
+        congestion = std::max(congestion, static_cast<double>(++load[{at, next}]));
+        at = next;
+      }
+  } else {
+    double hops = 0;
+    for (int id = 0; id < p; ++id) hops += t.distance(id, id ^ x);
+    congestion = std::max(1.0, hops / (static_cast<double>(p) * std::max(1, t.max_degree())));
+  }
+  cache.emplace(key, congestion);
+  return congestion;
+}
+
+}  // namespace
+
+// The butterfly-style exchanges (every VP swaps with id XOR x in each step) pay the mapping's
+// congestion on every byte when they run on a ring or mesh under Links::routed: messages that
+// share a link serialize (CostModel::contention). automatic counts it whatever that flag says, so
+// it never picks an algorithm that wins only because congestion was ignored (Algorithm 4.10 on
+// ring:8). The other terms of the table assume none, as the book's formulas do.
 double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t bytes) {
   op = regular_of(op);
   constexpr double ts = 10'000, tw = 1, tc = tw, seconds = 1e-10;  // kTs, kTw in units of kTw
@@ -252,6 +294,8 @@ double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t b
   const double fold_whole = tc * m, fold_block = tc * block * (p - 1);
   const bool hypercube_family = power_of_two(n);
   const bool mesh_family = !hypercube_family && t.kind() == Topology::Kind::mesh;
+  // Congestion of the XOR-x exchange here (1 off the hypercube family, where it is not used).
+  const auto cong = [&](int x) { return hypercube_family ? xor_congestion(t, x) : 1.0; };
   const auto units = [&]() -> double {
     switch (op) {
       case Collective::broadcast:
@@ -284,7 +328,11 @@ double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t b
         }
       case Collective::all_reduce:
         switch (algo) {
-          case Algo::hypercube: return (w(m) + fold_whole) * lg;
+          case Algo::hypercube: {
+            double cost = 0;
+            for (int k = 0; (1 << k) < n; ++k) cost += w(m * cong(1 << k)) + fold_whole;
+            return cost;
+          }
           case Algo::two_phase:
             if (hypercube_family) return 2 * (ts * lg + tw * block * (p - 1)) + fold_block;
             if (mesh_family)
@@ -307,14 +355,26 @@ double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t b
       case Collective::all_gather:
       case Collective::reduce_scatter:
         switch (algo) {
-          case Algo::hypercube: return ts * lg + tw * m * (p - 1);
+          case Algo::hypercube: {
+            double cost = 0;
+            for (int k = 0; (1 << k) < n; ++k) cost += w(m * (1 << k) * cong(1 << k));
+            return cost;
+          }
           case Algo::mesh: return ts * (rows + cols - 2) + tw * m * (p - 1);
           default: return w(m) * (p - 1);
         }
       case Collective::all_to_all:
         switch (algo) {
-          case Algo::hypercube: return w(block) * (p - 1);
-          case Algo::dimension_exchange: return w(m / 2) * lg;
+          case Algo::hypercube: {
+            double cost = 0;
+            for (int i = 1; i < n; ++i) cost += w(block * cong(i));
+            return cost;
+          }
+          case Algo::dimension_exchange: {
+            double cost = 0;
+            for (int k = 0; (1 << k) < n; ++k) cost += w(m / 2 * cong(1 << k));
+            return cost;
+          }
           case Algo::mesh: return w(m / 2) * (rows + cols - 2);
           default: return w(m / 2) * (p - 1);
         }
