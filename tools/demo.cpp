@@ -179,6 +179,22 @@ void write_trace_and_picture(const hc::Options& base, const std::string& dir) {
   const std::string png = dir + "/ring8_all_gather.png";
   if (hc::svg_to_png(svg, png)) std::printf(" and %s", png.c_str());
   std::printf("\n");
+
+  // Groups on mesh:4x4: every row broadcasts from its column 0, then every column reduces to its
+  // row 3, each drawn on the machine's layout.
+  const hc::Topology mesh = hc::Topology::parse("mesh:4x4");
+  hc::Machine groups(mesh, options);
+  const hc::Report rows = groups.run([](hc::Proc& vp) {
+    Vec x = input(vp.id(), kBlock), sum(kBlock);
+    hc::broadcast(vp.row(), x, 0, hc::Algo::ring);
+    hc::reduce(vp.column(), x, sum, std::plus<>(), 3, hc::Algo::ring);
+  });
+  const std::string mesh_svg = dir + "/mesh4x4_row_broadcast_column_reduce.svg";
+  hc::write_svg(rows, mesh, mesh_svg);
+  std::printf("picture: %s", mesh_svg.c_str());
+  const std::string mesh_png = dir + "/mesh4x4_row_broadcast_column_reduce.png";
+  if (hc::svg_to_png(mesh_svg, mesh_png)) std::printf(" and %s", mesh_png.c_str());
+  std::printf("\n");
 }
 
 // The slowest VP's wall time for one call of body, best of 5 runs (a barrier first).
