@@ -6,6 +6,8 @@
 //   scan MPI_Scan                       all_to_all MPI_Alltoall (m per pair)
 //   gather MPI_Gather, scatter MPI_Scatter (root 0, m per rank)
 //   barrier MPI_Barrier
+//   row_broadcast MPI_Bcast (root 0) on MPI_Comm_split row communicators of 4 ranks (rank / 4),
+//                 every row at once: the groups benchmark (scripts/bench-groups)
 // Data are doubles. Timing: MPI_Wtime around N calls after an MPI_Barrier, N chosen by a
 // calibration (rank 0 decides from the slowest rank), the slowest rank's time / N per batch,
 // the median over batches. Rank 0 prints one line per measurement (peer_common.hpp).
@@ -24,6 +26,17 @@ struct Buffers {
   std::vector<double> in, out;
 };
 
+// The row communicator of this rank: ranks r*4 .. r*4+3, as a 4-column mesh's rows.
+MPI_Comm row_comm() {
+  static MPI_Comm row = MPI_COMM_NULL;
+  if (row == MPI_COMM_NULL) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_split(MPI_COMM_WORLD, rank / 4, rank, &row);
+  }
+  return row;
+}
+
 void one_call(const std::string& op, Buffers& b, int n, int p) {
   double* in = b.in.data();
   double* out = b.out.data();
@@ -32,6 +45,8 @@ void one_call(const std::string& op, Buffers& b, int n, int p) {
     MPI_Barrier(MPI_COMM_WORLD);
   else if (op == "broadcast")
     MPI_Bcast(in, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  else if (op == "row_broadcast")
+    MPI_Bcast(in, n, MPI_DOUBLE, 0, row_comm());
   else if (op == "reduce")
     MPI_Reduce(in, out, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   else if (op == "all_reduce")
@@ -56,15 +71,15 @@ Buffers buffers_for(const std::string& op, std::size_t n, std::size_t p, int ran
   if (op == "all_gather" || op == "gather") out = n * p;
   if (op == "reduce_scatter" || op == "scatter") in = n * p;
   if (op == "all_to_all") in = out = n * p;
-  if (op == "barrier" || op == "broadcast") out = 0;
+  if (op == "barrier" || op == "broadcast" || op == "row_broadcast") out = 0;
   b.in.assign(std::max<std::size_t>(in, 1), 1.0 + rank);
   b.out.assign(std::max<std::size_t>(out, 1), 0.0);
   return b;
 }
 
-const std::vector<std::string> kOps{"broadcast",      "reduce", "all_reduce", "all_gather",
-                                    "reduce_scatter", "scan",   "all_to_all", "gather",
-                                    "scatter",        "barrier"};
+const std::vector<std::string> kOps{"broadcast",      "reduce",  "all_reduce",   "all_gather",
+                                    "reduce_scatter", "scan",    "all_to_all",   "gather",
+                                    "scatter",        "barrier", "row_broadcast"};
 
 void measure(const std::string& op, std::size_t bytes, int rank, int p, const peer::Args& args) {
   const std::size_t n = bytes / sizeof(double);
