@@ -55,7 +55,7 @@ class Call {
     tag_.kind = static_cast<std::uint8_t>(op);
     tag_.algo = static_cast<std::uint8_t>(choice_.algo);
     tag_.count = static_cast<std::uint32_t>(bytes);
-    vp_.begin_span(to_string(op), to_string(choice_.algo), bytes);
+    vp_.begin_span(to_string(op), to_string(choice_.algo), bytes, group_.id);
   }
   ~Call() { vp_.end_span(); }
   Call(const Call&) = delete;

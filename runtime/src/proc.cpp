@@ -431,7 +431,8 @@ void Proc::record(Event::Kind kind, int peer, std::uint64_t bytes, double wall_b
   events_.push_back(e);
 }
 
-void Proc::begin_span(const char* name, const char* algo, std::uint64_t bytes) noexcept {
+void Proc::begin_span(const char* name, const char* algo, std::uint64_t bytes,
+                      std::uint32_t group) noexcept {
   operation_ = name;
   if (!options().trace) return;
   try {
@@ -443,6 +444,7 @@ void Proc::begin_span(const char* name, const char* algo, std::uint64_t bytes) n
     e.model_begin = clock_;
     e.name = name;
     e.algo = algo;
+    e.group = group;
     open_spans_.push_back(events_.size());
     events_.push_back(e);
   } catch (...) {  // tracing is best effort: never fail a collective for it

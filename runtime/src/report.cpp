@@ -13,7 +13,9 @@
 #include <fstream>
 #include <hypercomm/errors.hpp>
 #include <hypercomm/report.hpp>
+#include <hypercomm/topology.hpp>
 
+#include "group_info.hpp"
 #include "trace_json.hpp"
 
 namespace hypercomm {
@@ -103,6 +105,15 @@ std::int64_t flow_point(const std::vector<TraceNode>& nodes, const std::vector<S
 }
 
 class TraceWriter {
+  // The name of the group a collective span ran on, from its id and the run's topology.
+  [[nodiscard]] std::string group_name(std::uint32_t id) const {
+    try {
+      return detail::group_name(id, Topology::parse(r_.topology));
+    } catch (const TopologyError&) {
+      return "group " + std::to_string(id);
+    }
+  }
+
  public:
   explicit TraceWriter(const Report& r)
       : r_(r),
@@ -173,6 +184,8 @@ class TraceWriter {
     switch (e.kind) {
       case Event::Kind::collective:
         out_ += "\"algorithm\":" + detail::json_string(e.algo) + ",\"bytes\":" + bytes;
+        if (e.group != 0)  // spans of a group's collective say which group ("row 2 of mesh:4x4")
+          out_ += ",\"group\":" + detail::json_string(group_name(e.group));
         break;
       case Event::Kind::send:
         out_ += "\"to\":" + std::to_string(e.peer) + ",\"bytes\":" + bytes;

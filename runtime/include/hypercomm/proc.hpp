@@ -95,7 +95,8 @@ class alignas(64) Proc {
                       const MessageTag& tag);
 
   // Collective bookkeeping: trace spans.
-  void begin_span(const char* name, const char* algo, std::uint64_t bytes) noexcept;
+  void begin_span(const char* name, const char* algo, std::uint64_t bytes,
+                  std::uint32_t group = 0) noexcept;
   void end_span() noexcept;
   // Names the operation a blocked VP is in, for Deadlock reports (a static string).
   void set_operation(const char* name) noexcept { operation_ = name; }

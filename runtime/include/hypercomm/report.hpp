@@ -28,9 +28,10 @@ struct Event {
   double wall_end = 0;
   double model_begin = 0;  // the VP's model clock
   double model_end = 0;
-  const char* name = "";  // collective name, or "send"/"recv"/"sendrecv"/"wait"
-  const char* algo = "";  // collective algorithm
-  int depth = 0;          // nesting: 1 inside a collective span, 0 outside
+  const char* name = "";    // collective name, or "send"/"recv"/"sendrecv"/"wait"
+  const char* algo = "";    // collective algorithm
+  std::uint32_t group = 0;  // collectives: the group it ran on (0: the whole machine)
+  int depth = 0;            // nesting: 1 inside a collective span, 0 outside
 };
 
 // One communication operation of one VP, in program order: what Report::replay re-times.
