@@ -6,6 +6,7 @@
 //   scan MPI_Scan                       all_to_all MPI_Alltoall (m per pair)
 //   gather MPI_Gather, scatter MPI_Scatter (root 0, m per rank)
 //   barrier MPI_Barrier
+//   all_to_allv MPI_Alltoallv with skewed counts (peer::skewed_count)
 //   row_broadcast MPI_Bcast (root 0) on MPI_Comm_split row communicators of 4 ranks (rank / 4),
 //                 every row at once: the groups benchmark (scripts/bench-groups)
 // Data are doubles. Timing: MPI_Wtime around N calls after an MPI_Barrier, N chosen by a
@@ -24,6 +25,7 @@ namespace {
 
 struct Buffers {
   std::vector<double> in, out;
+  std::vector<int> send_counts, send_displs, recv_counts, recv_displs;  // all_to_allv
 };
 
 // The row communicator of this rank: ranks r*4 .. r*4+3, as a 4-column mesh's rows.
@@ -45,6 +47,9 @@ void one_call(const std::string& op, Buffers& b, int n, int p) {
     MPI_Barrier(MPI_COMM_WORLD);
   else if (op == "broadcast")
     MPI_Bcast(in, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  else if (op == "all_to_allv")
+    MPI_Alltoallv(in, b.send_counts.data(), b.send_displs.data(), MPI_DOUBLE, out,
+                  b.recv_counts.data(), b.recv_displs.data(), MPI_DOUBLE, MPI_COMM_WORLD);
   else if (op == "row_broadcast")
     MPI_Bcast(in, n, MPI_DOUBLE, 0, row_comm());
   else if (op == "reduce")
@@ -72,6 +77,18 @@ Buffers buffers_for(const std::string& op, std::size_t n, std::size_t p, int ran
   if (op == "reduce_scatter" || op == "scatter") in = n * p;
   if (op == "all_to_all") in = out = n * p;
   if (op == "barrier" || op == "broadcast" || op == "row_broadcast") out = 0;
+  if (op == "all_to_allv") {
+    const int np = static_cast<int>(p);
+    in = out = 0;
+    for (int j = 0; j < np; ++j) {
+      b.send_displs.push_back(static_cast<int>(in));
+      b.recv_displs.push_back(static_cast<int>(out));
+      b.send_counts.push_back(static_cast<int>(peer::skewed_count(rank, j, np, n * 8)));
+      b.recv_counts.push_back(static_cast<int>(peer::skewed_count(j, rank, np, n * 8)));
+      in += static_cast<std::size_t>(b.send_counts.back());
+      out += static_cast<std::size_t>(b.recv_counts.back());
+    }
+  }
   b.in.assign(std::max<std::size_t>(in, 1), 1.0 + rank);
   b.out.assign(std::max<std::size_t>(out, 1), 0.0);
   return b;

@@ -130,6 +130,15 @@ inline bool too_big(const std::string& op, std::size_t m, int p, const Args& a) 
   return bytes_per_participant(op, m, p) * p > a.max_total_mib * 1024 * 1024;
 }
 
+// all_to_allv with skewed counts (hypercomm_bench, mpi_bench): doubles rank i sends rank j, a
+// share of `bytes` falling as 1/(1 + (j - i) mod p) (zipf over the distance), at least one.
+inline std::size_t skewed_count(int i, int j, int p, std::size_t bytes) {
+  double total = 0;
+  for (int k = 0; k < p; ++k) total += 1.0 / (1 + k);
+  const double share = 1.0 / (1 + ((j - i) % p + p) % p) / total;
+  return std::max<std::size_t>(1, static_cast<std::size_t>(share * static_cast<double>(bytes) / 8));
+}
+
 // Calls per batch from a calibration (seconds per call).
 inline long reps_for(double per_call, const Args& a) {
   if (a.reps > 0) return a.reps;
