@@ -94,9 +94,9 @@ Buffers buffers_for(const std::string& op, std::size_t n, std::size_t p, int ran
   return b;
 }
 
-const std::vector<std::string> kOps{"broadcast",      "reduce",  "all_reduce",   "all_gather",
-                                    "reduce_scatter", "scan",    "all_to_all",   "gather",
-                                    "scatter",        "barrier", "row_broadcast"};
+const std::vector<std::string> kOps{"broadcast",      "reduce",  "all_reduce",    "all_gather",
+                                    "reduce_scatter", "scan",    "all_to_all",    "gather",
+                                    "scatter",        "barrier", "row_broadcast", "all_to_allv"};
 
 void measure(const std::string& op, std::size_t bytes, int rank, int p, const peer::Args& args) {
   const std::size_t n = bytes / sizeof(double);
