@@ -4,6 +4,7 @@
 
 #include <hypercomm/errors.hpp>
 #include <hypercomm/group.hpp>
+#include <optional>
 #include <string>
 
 #include "select.hpp"
@@ -44,7 +45,10 @@ inline bool overlaps(ConstBytes a, ConstBytes b) noexcept {
 // One collective call on this VP: its group, its algorithm, its header and its trace span.
 class Call {
  public:
-  Call(const Group& g, Collective op, Algo requested, std::size_t bytes, int root = 0)
+  // tag_count: what the header's count field carries when it is not the byte count (the
+  // irregular collectives: a digest of the counts that every member must agree on).
+  Call(const Group& g, Collective op, Algo requested, std::size_t bytes, int root = 0,
+       std::optional<std::uint32_t> tag_count = std::nullopt)
       : vp_(g.proc()),
         group_(g.info()),
         choice_(select(op, group_, vp_.options().links, bytes, requested, vp_.id(),
@@ -54,17 +58,24 @@ class Call {
     tag_.root = static_cast<std::uint16_t>(root);
     tag_.kind = static_cast<std::uint8_t>(op);
     tag_.algo = static_cast<std::uint8_t>(choice_.algo);
-    tag_.count = static_cast<std::uint32_t>(bytes);
+    tag_.count = tag_count.value_or(static_cast<std::uint32_t>(bytes));
     vp_.begin_span(to_string(op), to_string(choice_.algo), bytes, group_.id);
+    try {
+      vp_.begin_call(tag_);  // published for the members' mismatch check (Proc::begin_call)
+    } catch (...) {          // a test's fault hook (runtime/src/faults.hpp)
+      vp_.end_call();
+      vp_.end_span();
+      throw;
+    }
   }
-  ~Call() { vp_.end_span(); }
+  ~Call() {
+    vp_.end_call();
+    vp_.end_span();
+  }
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;
 
   [[nodiscard]] Comm comm() const noexcept { return Comm{vp_, group_, tag_}; }
-  // What the header's count field carries when it is not the byte count (the irregular
-  // collectives: a digest of the counts that every member must agree on).
-  void set_tag_count(std::uint32_t count) noexcept { tag_.count = count; }
   [[nodiscard]] const Choice& choice() const noexcept { return choice_; }
   [[nodiscard]] Algo algo() const noexcept { return choice_.algo; }
   [[nodiscard]] bool alone() const noexcept { return group_.size == 1; }

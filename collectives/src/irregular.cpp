@@ -74,8 +74,7 @@ void all_gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::s
   check_block(g, op, "out", out.size(), off.back(), elem_size, "the sum of counts");
   Buffer storage;
   in = separate(in, out, storage);
-  Call call(g, op, Algo::automatic, mean_block(off.back(), g.size()));
-  call.set_tag_count(digest(counts));
+  const Call call(g, op, Algo::automatic, mean_block(off.back(), g.size()), 0, digest(counts));
   const Blocks blocks(off);
   copy_bytes(blocks.block(out, me), in);  // received blocks land in place around it
   if (call.alone()) return;
@@ -101,8 +100,7 @@ void gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_
     check_block(g, op, "the root's out", out.size(), off.back(), elem_size, "the sum of counts");
   Buffer storage;
   if (me == root) in = separate(in, out, storage);
-  Call call(g, op, Algo::automatic, mean_block(off.back(), g.size()), root);
-  call.set_tag_count(digest(counts));
+  const Call call(g, op, Algo::automatic, mean_block(off.back(), g.size()), root, digest(counts));
   if (call.alone()) return copy_bytes(out, in);
   const Comm c = call.comm();
   const Blocks blocks(off);
@@ -127,8 +125,7 @@ void scatterv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size
     check_block(g, op, "the root's in", in.size(), off.back(), elem_size, "the sum of counts");
   Buffer storage;
   if (me == root) in = separate(in, out, storage);
-  Call call(g, op, Algo::automatic, mean_block(off.back(), g.size()), root);
-  call.set_tag_count(digest(counts));
+  const Call call(g, op, Algo::automatic, mean_block(off.back(), g.size()), root, digest(counts));
   if (call.alone()) return copy_bytes(out, in);
   const Comm c = call.comm();
   const Blocks blocks(off);
@@ -159,8 +156,8 @@ void all_to_allv(const Group& g, ConstBytes in, Counts send_counts, Bytes out, C
                    " (the block a rank sends itself)");
   Buffer storage;
   in = separate(in, out, storage);
-  Call call(g, op, Algo::automatic, mean_block(sent.back(), g.size()));
-  call.set_tag_count(0);  // counts differ from member to member: each receive checks its size
+  // Counts differ from member to member: each receive checks its size.
+  const Call call(g, op, Algo::automatic, mean_block(sent.back(), g.size()), 0, 0);
   const Blocks sent_blocks(sent), received_blocks(received);
   if (call.alone()) return copy_bytes(out, in);
   all_to_allv_pairwise(call.comm(), in, sent_blocks, out, received_blocks);
@@ -177,8 +174,7 @@ void reduce_scatterv(const Group& g, ConstBytes in, Bytes out, const Reducer& op
               "counts[" + std::to_string(me) + "] (this rank's count)");
   Buffer storage;
   in = separate(in, out, storage);
-  Call call(g, kind, Algo::automatic, mean_block(off.back(), g.size()));
-  call.set_tag_count(digest(counts));
+  const Call call(g, kind, Algo::automatic, mean_block(off.back(), g.size()), 0, digest(counts));
   if (call.alone()) return copy_bytes(out, in);
   const Comm c = call.comm();
   const Blocks blocks(off);

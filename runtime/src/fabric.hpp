@@ -3,6 +3,7 @@
 // reaches it.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "channel.hpp"
@@ -37,7 +39,32 @@ struct alignas(kCacheLine) VpState {
   std::atomic<std::uint64_t> received{0};  // messages taken; the watchdog's sign of progress
   std::atomic<std::uint32_t> mail{0};      // oversubscribed: a message came since the VP blocked
   std::atomic<std::uint32_t> lending{0};   // waiting for a receiver to post (Proc::post_send)
+  // The collective call the VP is in and the last one it left (Proc::begin_call), for the
+  // mismatch check of the VPs that wait in the same call (Proc::check_agreement): a seqlock that
+  // only the VP writes, twice per collective call and never per message, on a line of its own
+  // so that neither its senders nor its waits touch it.
+  alignas(kCacheLine) std::atomic<std::uint32_t> call_version{0};
+  std::array<std::atomic<std::uint64_t>, 2> call{};       // header words; kind 0: in none
+  std::array<std::atomic<std::uint64_t>, 2> last_call{};  // the last call it left, or zeros
 };
+
+// What a VP publishes about its collective calls (VpState::call, VpState::last_call).
+struct PublishedCalls {
+  MessageTag current{};  // kind 0: in no collective call
+  MessageTag last{};     // kind 0: none yet this run
+};
+// The VP's own writes (one writer); the readers' snapshot, false when the VP kept rewriting it.
+void publish_calls(VpState& state, const PublishedCalls& calls) noexcept;
+[[nodiscard]] bool read_calls(const VpState& state, PublishedCalls& calls) noexcept;
+
+// A header and the VPs that hold it.
+using TagHolders = std::pair<MessageTag, std::vector<int>>;
+// CollectiveMismatch's text when VPs hold different headers for one call: "VP 5: reduce: the
+// VPs disagree on the root of collective call 1 on ring:8: VPs 0, 2-7 call reduce (call 1 on
+// ring:8, root 0, ...) but VP 1 calls reduce (call 1 on ring:8, root 7, ...)". `me` found it.
+[[nodiscard]] std::string describe_disagreement(int me, const char* op, const MessageTag& mine,
+                                                const std::vector<TagHolders>& seen,
+                                                const Topology& machine);
 
 // VpState::waiting_for of a VP in a meeting: it waits for every VP, not for one.
 inline constexpr int kWaitsForAll = -2;
@@ -93,7 +120,29 @@ class Fabric {
     return create_channel(src, dst);
   }
   [[nodiscard]] VpState& state(int vp) noexcept { return states_[static_cast<std::size_t>(vp)]; }
-  [[nodiscard]] bool aborted() const noexcept { return aborted_.load(std::memory_order_acquire); }
+  [[nodiscard]] bool aborted() const noexcept {
+    return (attention_.load(std::memory_order_acquire) & kAborted) != 0;
+  }
+  // Nonzero when a send or receive must look closer: the run is aborted (kAborted), or a test's
+  // fault hook watches some VP's messages (kWatching each; runtime/src/faults.hpp).
+  [[nodiscard]] std::uint32_t attention() const noexcept {
+    return attention_.load(std::memory_order_acquire);
+  }
+  static constexpr std::uint32_t kAborted = 1;
+  static constexpr std::uint32_t kWatching = 2;
+  void watch_messages(bool on) noexcept {
+    if (on)
+      attention_.fetch_add(kWatching, std::memory_order_seq_cst);
+    else
+      attention_.fetch_sub(kWatching, std::memory_order_seq_cst);
+  }
+  // Every VP's wait, for Deadlock and CollectiveMismatch reports: "VP 1 waits in recv for VP 0,
+  // which has already finished; VP 2 ...".
+  [[nodiscard]] std::string describe_waits() const;
+  // A VP that found the run stuck (its peer finished): waits until every unfinished VP is
+  // blocked too, at most a short while, so that describe_waits shows the whole picture; false
+  // when the run was aborted meanwhile.
+  [[nodiscard]] bool settle() const;
   [[nodiscard]] Meeting& meeting() noexcept { return meeting_; }
   // A VP that has finished this run, or -1.
   [[nodiscard]] int finished_vp() const noexcept;
@@ -122,8 +171,7 @@ class Fabric {
   void fail(std::exception_ptr error) noexcept;  // the first error wins; releases every VP
   void finish(int id) noexcept;
   void watch(std::chrono::steady_clock::time_point start);
-  [[nodiscard]] std::string describe_waits() const;
-  [[nodiscard]] bool waiting_in_collective() const;
+  [[nodiscard]] bool all_waiting_in_collectives() const;
   [[nodiscard]] Report collect(double wall_seconds) const;
 
   Topology topology_;
@@ -158,7 +206,7 @@ class Fabric {
   std::atomic<std::uint32_t> generation_{0};
   std::atomic<std::uint32_t> remaining_{0};
   std::atomic<bool> shutdown_{false};
-  std::atomic<bool> aborted_{false};
+  std::atomic<std::uint32_t> attention_{0};  // kAborted | kWatching * (VPs watched)
   const std::function<void(Proc&)>* body_ = nullptr;
   std::mutex error_mutex_;
   std::exception_ptr error_;

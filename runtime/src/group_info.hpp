@@ -69,6 +69,15 @@ struct GroupTable {
   std::deque<GroupInfo> made;  // subcubes and splits of this run; addresses stay valid
 
   void reset(const Topology& machine, int id);
+  // This VP's group with header id `id`, or nullptr.
+  [[nodiscard]] const GroupInfo* find(std::uint32_t id) const noexcept {
+    if (id == world.id) return &world;
+    if (row && row->id == id) return &*row;
+    if (column && column->id == id) return &*column;
+    for (const GroupInfo& g : made)
+      if (g.id == id && g.rank >= 0) return &g;
+    return nullptr;
+  }
 };
 
 }  // namespace hypercomm::detail

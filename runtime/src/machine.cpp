@@ -1,12 +1,16 @@
 // Machine: VP threads, the run protocol, abort, the deadlock watchdog and the Report.
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cmath>
 #include <hypercomm/errors.hpp>
 #include <hypercomm/machine.hpp>
+#include <string_view>
+#include <thread>
 
 #include "fabric.hpp"
 #include "futex.hpp"
+#include "group_info.hpp"
 #include "pinning.hpp"
 
 namespace hypercomm {
@@ -181,7 +185,7 @@ void Fabric::fail(std::exception_ptr error) noexcept {
     const std::lock_guard lock(error_mutex_);
     if (!error_) error_ = std::move(error);
   }
-  aborted_.store(true, std::memory_order_seq_cst);
+  attention_.fetch_or(kAborted, std::memory_order_seq_cst);
   meeting_.signal.fetch_add(1, std::memory_order_seq_cst);
   futex_wake(meeting_.signal, INT_MAX);
   for (int i = 0; i < size_; ++i) {
@@ -210,42 +214,122 @@ void Fabric::finish(int id) noexcept {
   if (last) futex_wake(remaining_, 1);
 }
 
+namespace {
+
+std::array<std::uint64_t, 2> words_of(const MessageTag& tag) noexcept {
+  return std::bit_cast<std::array<std::uint64_t, 2>>(tag);
+}
+MessageTag tag_of(std::uint64_t first, std::uint64_t second) noexcept {
+  return std::bit_cast<MessageTag>(std::array<std::uint64_t, 2>{first, second});
+}
+
+}  // namespace
+
+// A seqlock (Boehm, "Can seqlocks get along with programming language memory models?"): the
+// version is odd while the VP rewrites its words; a reader retries when it saw it change.
+void publish_calls(VpState& state, const PublishedCalls& calls) noexcept {
+  const std::uint32_t version = state.call_version.load(std::memory_order_relaxed);
+  state.call_version.store(version + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  const auto current = words_of(calls.current), last = words_of(calls.last);
+  for (std::size_t k = 0; k < 2; ++k) {
+    state.call[k].store(current[k], std::memory_order_relaxed);
+    state.last_call[k].store(last[k], std::memory_order_relaxed);
+  }
+  state.call_version.store(version + 2, std::memory_order_release);
+}
+
+bool read_calls(const VpState& state, PublishedCalls& calls) noexcept {
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    const std::uint32_t before = state.call_version.load(std::memory_order_acquire);
+    if ((before & 1u) != 0) {
+      cpu_relax();
+      continue;
+    }
+    const std::uint64_t c0 = state.call[0].load(std::memory_order_relaxed);
+    const std::uint64_t c1 = state.call[1].load(std::memory_order_relaxed);
+    const std::uint64_t l0 = state.last_call[0].load(std::memory_order_relaxed);
+    const std::uint64_t l1 = state.last_call[1].load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (state.call_version.load(std::memory_order_relaxed) != before) continue;
+    calls.current = tag_of(c0, c1);
+    calls.last = tag_of(l0, l1);
+    return true;
+  }
+  return false;
+}
+
 std::string Fabric::describe_waits() const {
   std::string text;
   int listed = 0, finished = 0;
+  auto add = [&](const std::string& item) {
+    if (listed++ < 64)
+      text += (text.empty() ? "" : "; ") + item;
+    else if (listed == 65)
+      text += "; ...";
+  };
   for (int i = 0; i < size_; ++i) {
     const VpState& s = states_[static_cast<std::size_t>(i)];
-    if (s.status.load(std::memory_order_acquire) == kFinished) {
+    const std::uint32_t status = s.status.load(std::memory_order_acquire);
+    if (status == kFinished) {
       ++finished;
       continue;
     }
-    if (listed++ == 64) {
-      text += "; ...";
+    const std::string vp = "VP " + std::to_string(i);
+    if (status == kRunning) {
+      add(vp + " is running");
       continue;
     }
-    if (listed > 64) continue;
     const int peer = s.waiting_for.load(std::memory_order_relaxed);
     const char* op = s.operation.load(std::memory_order_relaxed);
-    text += (text.empty() ? "" : "; ") + std::string("VP ") + std::to_string(i) + " waits in " +
-            (op != nullptr ? op : "recv") +
-            (peer == kWaitsForAll ? std::string(" for every VP to join it")
-                                  : " for VP " + std::to_string(peer));
-    if (peer >= 0 && states_[static_cast<std::size_t>(peer)].status.load() == kFinished)
-      text += ", which has already finished";
+    std::string item = vp + " waits in " + (op != nullptr ? op : "recv");
+    PublishedCalls calls;
+    if (read_calls(s, calls) && calls.current.kind != 0)
+      item += " (call " + std::to_string(calls.current.sequence) + " on " +
+              group_name(calls.current.group, topology_) + ")";
+    if (peer == kWaitsForAll) {
+      item += " for every VP to join it";
+    } else {
+      item += " for VP " + std::to_string(peer);
+      if (peer >= 0 && states_[static_cast<std::size_t>(peer)].status.load() == kFinished)
+        item += ", which has already finished";
+    }
+    add(item);
   }
-  if (finished > 0) text += "; " + std::to_string(finished) + " VP(s) have finished";
+  if (finished > 0)
+    text +=
+        "; " + std::to_string(finished) + (finished == 1 ? " VP has" : " VPs have") + " finished";
   return text;
 }
 
-bool Fabric::waiting_in_collective() const {
+bool Fabric::settle() const {
+  using namespace std::chrono;
+  const auto until =
+      steady_clock::now() + std::min<nanoseconds>(options_.deadlock_timeout, milliseconds(200));
+  for (;;) {
+    if (aborted()) return false;
+    bool running = false;
+    for (int i = 0; i < size_ && !running; ++i)
+      running =
+          states_[static_cast<std::size_t>(i)].status.load(std::memory_order_acquire) == kRunning;
+    if (!running || steady_clock::now() >= until) return !aborted();
+    std::this_thread::sleep_for(microseconds(200));
+  }
+}
+
+// Whether every blocked VP waits inside a collective: then they disagree on the collectives
+// they call. One blocked in a point-to-point receive makes it a plain deadlock.
+bool Fabric::all_waiting_in_collectives() const {
+  bool any = false;
   for (int i = 0; i < size_; ++i) {
     const VpState& s = states_[static_cast<std::size_t>(i)];
+    if (s.status.load(std::memory_order_acquire) != kBlocked) continue;
     const char* op = s.operation.load(std::memory_order_relaxed);
-    if (s.status.load(std::memory_order_acquire) == kBlocked && op != nullptr &&
-        std::string_view(op) != "recv" && std::string_view(op) != "sendrecv")
-      return true;
+    if (op == nullptr || std::string_view(op) == "recv" || std::string_view(op) == "sendrecv")
+      return false;
+    any = true;
   }
-  return false;
+  return any;
 }
 
 void Fabric::watch(std::chrono::steady_clock::time_point start) {
@@ -279,7 +363,7 @@ void Fabric::watch(std::chrono::steady_clock::time_point start) {
                                " s while every unfinished VP waits: " + describe_waits();
       // VPs stuck inside collectives wait for messages their peers never send: they disagree
       // on the collective, its root, count or algorithm.
-      if (waiting_in_collective())
+      if (all_waiting_in_collectives())
         fail(std::make_exception_ptr(CollectiveMismatch(
             "deadlock inside collectives, the VPs disagree on the collective sequence: " + what)));
       else
@@ -291,7 +375,7 @@ void Fabric::watch(std::chrono::steady_clock::time_point start) {
 Report Fabric::run(const std::function<void(Proc&)>& body) {
   body_ = &body;
   error_ = nullptr;
-  aborted_.store(false, std::memory_order_relaxed);
+  attention_.fetch_and(~kAborted, std::memory_order_relaxed);
   for (int i = 0; i < size_; ++i) {
     VpState& s = state(i);
     s.status.store(kRunning, std::memory_order_relaxed);
@@ -299,6 +383,7 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
     s.operation.store(nullptr, std::memory_order_relaxed);
     s.received.store(0, std::memory_order_relaxed);
     s.meeting.store(0, std::memory_order_relaxed);
+    publish_calls(s, PublishedCalls{});
     procs_[static_cast<std::size_t>(i)]->reset_for_run();
   }
   for (std::size_t i = 0; i < static_cast<std::size_t>(size_) * link_stride_; ++i) {
@@ -323,6 +408,13 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
       leftover = "VP " + std::to_string(entry.dst) + " never received a message of " +
                  describe_tag(e.tag, topology_) + " that VP " + std::to_string(entry.src) +
                  " sent: the VPs disagree on the collective, its root, count or algorithm";
+      // What the receiver called instead, when that was its last collective call.
+      PublishedCalls calls;
+      if (read_calls(state(entry.dst), calls) && calls.last.kind != 0 &&
+          calls.last.group == e.tag.group && calls.last.sequence == e.tag.sequence &&
+          !(calls.last == e.tag))
+        leftover += " (VP " + std::to_string(entry.dst) + " called " +
+                    describe_tag(calls.last, topology_) + ")";
     }
   }
   if (error_) std::rethrow_exception(error_);

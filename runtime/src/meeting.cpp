@@ -17,6 +17,7 @@
 #include <hypercomm/errors.hpp>
 #include <hypercomm/proc.hpp>
 #include <string>
+#include <vector>
 
 #include "fabric.hpp"
 #include "futex.hpp"
@@ -56,8 +57,8 @@ std::string vp_name(int id) { return "VP " + std::to_string(id); }
 bool Proc::meet(const MessageTag& tag, const Rounds& rounds, const void* input, Combine combine,
                 const void* context, std::span<std::byte> out) {
   // A meeting plays the one-port rules; all ports send the messages.
-  if (!options().meetings || options().model.all_port || !fabric_->oversubscribed() ||
-      recording_ || size_ < 2)
+  if (!options().meetings || options().model.all_port || !fabric_->oversubscribed() || recording_ ||
+      size_ < 2)
     return false;
   const char* op = operation_name();
   if (fabric_->aborted())
@@ -93,7 +94,7 @@ bool Proc::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
     if (meeting.sleepers.load(std::memory_order_seq_cst) != 0)
       detail::futex_wake(meeting.signal, INT_MAX);
   } else {
-    wait_for_meeting(generation);
+    wait_for_meeting(generation, tag);
   }
 
   // Released: this VP's share of what the rounds would have done.
@@ -132,16 +133,21 @@ void Proc::conclude_meeting(const Rounds& rounds, Combine combine, const void* c
                             std::size_t result_bytes) {
   detail::Meeting& meeting = fabric_->meeting();
   const std::span<detail::Meeting::Seat> seats(meeting.seats);
-  auto describe = [this](const detail::Meeting::Seat& seat) {
-    return std::string(seat.operation) + ", " + detail::describe_tag(seat.tag, topology());
-  };
-  for (int i = 0; i < size_; ++i) {
-    const auto& theirs = seats[static_cast<std::size_t>(i)];
-    if (!(theirs.tag == seats.front().tag))
-      throw CollectiveMismatch(vp_name(i) + " meets the other VPs in " + describe(theirs) +
-                               ", but " + vp_name(0) + " in " + describe(seats.front()) +
-                               " (found by " + vp_name(id_) +
-                               "): the VPs disagree on the collective, its count or algorithm");
+  bool agree = true;
+  for (const auto& theirs : seats) agree = agree && theirs.tag == seats.front().tag;
+  if (!agree) {
+    std::vector<detail::TagHolders> seen;
+    for (int i = 0; i < size_; ++i) {
+      const MessageTag& theirs = seats[static_cast<std::size_t>(i)].tag;
+      auto it = std::find_if(seen.begin(), seen.end(),
+                             [&](const auto& entry) { return entry.first == theirs; });
+      if (it == seen.end()) it = seen.insert(seen.end(), {theirs, {}});
+      it->second.push_back(i);
+    }
+    const auto& mine = seats[static_cast<std::size_t>(id_)];
+    throw CollectiveMismatch(
+        detail::describe_disagreement(id_, mine.operation, mine.tag, seen, topology()) +
+        " (they met in shared memory)");
   }
   play_rounds(rounds, options().model, topology(), seats, meeting.next_clocks);
   if (combine == nullptr) return;
@@ -159,27 +165,44 @@ void Proc::conclude_meeting(const Rounds& rounds, Combine combine, const void* c
 // Waits for the release of the meeting after `generation`: yields the core, to whichever VP on
 // it can run, for the fabric's yield time, then sleeps on the meeting's futex word. Throws
 // Aborted when the run is aborted, CollectiveMismatch when a VP finishes without coming.
-void Proc::wait_for_meeting(std::uint32_t generation) {
+void Proc::wait_for_meeting(std::uint32_t generation, const MessageTag& tag) {
   detail::Meeting& meeting = fabric_->meeting();
   auto released = [&] { return meeting.released.load(std::memory_order_acquire) != generation; };
+  auto abandoned = [&] {
+    return Aborted(vp_name(id_) + ": " + operation_name() +
+                   " abandoned: another VP failed or the run deadlocked");
+  };
+  // As a VP waiting for a message does (Proc::wait_until): the other VPs may be in a different
+  // call of the same sequence number, or have finished.
   auto check = [&] {
+    if (fabric_->aborted()) throw abandoned();
+    if (std::string problem = disagreement(tag); !problem.empty() && !released())
+      throw CollectiveMismatch(problem);
     const int finished = fabric_->finished_vp();
-    if (fabric_->aborted())
-      throw Aborted(vp_name(id_) + ": " + operation_name() +
-                    " abandoned: another VP failed or the run deadlocked");
-    if (finished >= 0 && !released())
-      throw CollectiveMismatch(vp_name(id_) + ": " + operation_name() +
-                               " waits for every VP to join it, but " + vp_name(finished) +
-                               " has already finished: the VPs disagree on the collectives "
-                               "they call");
+    if (finished < 0 || released()) return;
+    if (!fabric_->settle()) throw abandoned();
+    if (released()) return;
+    throw CollectiveMismatch(vp_name(id_) + ": " + operation_name() +
+                             " waits for every VP to join it, but " + vp_name(finished) +
+                             " has already finished: the VPs disagree on the collectives they "
+                             "call. Every VP: " +
+                             fabric_->describe_waits());
   };
 
-  const auto yield_until = std::chrono::steady_clock::now() + fabric_->yield_time();
+  const auto yield_start = std::chrono::steady_clock::now();
+  const auto yield_until = yield_start + fabric_->yield_time();
+  auto next_check = yield_start + fabric_->yield_time() / 4;
   for (unsigned i = 1;; ++i) {
     if (released()) return;
     if ((i & 15) == 0) {
-      check();
-      if (std::chrono::steady_clock::now() >= yield_until) break;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= next_check) {
+        next_check = now + fabric_->yield_time() / 4;
+        check();
+      } else if (fabric_->aborted()) {
+        throw abandoned();
+      }
+      if (now >= yield_until) break;
     }
     sched_yield();
   }
@@ -189,7 +212,7 @@ void Proc::wait_for_meeting(std::uint32_t generation) {
     check();
     meeting.sleepers.fetch_add(1, std::memory_order_seq_cst);
     if (meeting.released.load(std::memory_order_seq_cst) == generation)
-      detail::futex_wait(meeting.signal, signal, std::chrono::milliseconds(100));
+      detail::futex_wait(meeting.signal, signal, std::chrono::milliseconds(25));  // check again
     meeting.sleepers.fetch_sub(1, std::memory_order_relaxed);
   }
 }

@@ -6,8 +6,12 @@
 #include <hypercomm/errors.hpp>
 #include <hypercomm/proc.hpp>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "fabric.hpp"
+#include "faults.hpp"
 #include "futex.hpp"
 #include "group_info.hpp"
 
@@ -19,9 +23,11 @@ using detail::Fabric;
 
 namespace {
 std::atomic<detail::TagDescriber> tag_describer{nullptr};
+std::atomic<detail::FaultHook> fault_hook{nullptr};
 }  // namespace
 
 void detail::set_tag_describer(TagDescriber describer) noexcept { tag_describer.store(describer); }
+void detail::set_fault_hook(FaultHook hook) noexcept { fault_hook.store(hook); }
 
 std::string detail::describe_tag(const MessageTag& tag, const Topology& machine) {
   if (tag.kind == 0) return "a point-to-point message";
@@ -59,7 +65,7 @@ void Proc::reset_for_run() noexcept {
   recording_ = options().trace || options().record || options().model.contention;
 }
 
-void Proc::check_peer(int peer, const char* op, std::size_t bytes) const {
+void Proc::check_peer(int peer, const char* op, std::size_t bytes) {
   if (peer < 0 || peer >= size_)
     throw LinkError("VP " + std::to_string(id_) + ": " + op + " with VP " + std::to_string(peer) +
                     ", which is outside [0, " + std::to_string(size_) + ") on " +
@@ -71,9 +77,158 @@ void Proc::check_peer(int peer, const char* op, std::size_t bytes) const {
     throw LinkError("VP " + std::to_string(id_) + ": " + op + " with VP " + std::to_string(peer) +
                     ", which is not a neighbour on " + topology().name() +
                     " (Links::strict allows neighbours only)");
-  if (fabric_->aborted())
+  if (const std::uint32_t attention = fabric_->attention(); attention != 0) [[unlikely]]
+    attend(attention, op);
+}
+
+void Proc::attend(std::uint32_t attention, const char* op) {
+  if ((attention & Fabric::kAborted) != 0)
     throw Aborted("VP " + std::to_string(id_) + ": " + op +
                   " abandoned: another VP failed or the run deadlocked");
+  if (fault_messages_ < 0) return;
+  if (const detail::FaultHook hook = fault_hook.load(std::memory_order_relaxed)) {
+    detail::FaultSite site{*this, detail::FaultPoint::message, call_, ++fault_messages_};
+    hook(site);
+  }
+}
+
+void Proc::begin_call(const MessageTag& tag) {
+  call_ = tag;
+  detail::publish_calls(fabric_->state(id_), {call_, last_call_});
+  if (const detail::FaultHook hook = fault_hook.load(std::memory_order_relaxed)) [[unlikely]] {
+    detail::FaultSite site{*this, detail::FaultPoint::call_entry, call_};
+    hook(site);
+    if (site.watch_messages && fault_messages_ < 0) {
+      fault_messages_ = 0;
+      fabric_->watch_messages(true);
+    }
+  }
+}
+
+void Proc::end_call() noexcept {
+  if (fault_messages_ >= 0) {
+    fault_messages_ = -1;
+    fabric_->watch_messages(false);
+  }
+  if (call_.kind == 0) return;
+  last_call_ = call_;
+  call_ = MessageTag{};
+  detail::publish_calls(fabric_->state(id_), {call_, last_call_});
+}
+
+namespace {
+
+// "VP 3", "VPs 0, 2-5, 9"; after a dozen runs "..., and n more".
+std::string vp_list(std::vector<int> ids) {
+  std::sort(ids.begin(), ids.end());
+  std::string s = ids.size() == 1 ? "VP " : "VPs ";
+  int runs = 0;
+  for (std::size_t i = 0; i < ids.size();) {
+    std::size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    if (++runs > 12) {
+      s += " and " + std::to_string(ids.size() - i) + " more";
+      break;
+    }
+    if (i > 0) s += ", ";
+    s += std::to_string(ids[i]);
+    if (j > i) s += (j == i + 1 ? ", " : "-") + std::to_string(ids[j]);
+    i = j + 1;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string detail::describe_disagreement(int me, const char* op, const MessageTag& mine,
+                                          const std::vector<TagHolders>& seen,
+                                          const Topology& machine) {
+  // What differs from this VP's header, in the contract's words.
+  std::vector<std::string> fields;
+  auto differ = [&](auto member) {
+    return std::any_of(seen.begin(), seen.end(),
+                       [&](const auto& entry) { return entry.first.*member != mine.*member; });
+  };
+  const std::string_view name = op != nullptr ? op : "collective";
+  if (differ(&MessageTag::kind)) fields.emplace_back("collective");
+  if (differ(&MessageTag::root)) fields.emplace_back(name == "circular_shift" ? "shift" : "root");
+  if (differ(&MessageTag::count)) fields.emplace_back("count");
+  if (differ(&MessageTag::algo)) fields.emplace_back("algorithm");
+  std::string what;
+  for (std::size_t i = 0; i < fields.size(); ++i)
+    what += (i == 0 ? "" : i + 1 == fields.size() ? " and " : ", ") + fields[i];
+
+  std::string text = "VP " + std::to_string(me) + ": " + std::string(name) +
+                     ": the VPs disagree on the " + what + " of collective call " +
+                     std::to_string(mine.sequence) + " on " + group_name(mine.group, machine) +
+                     ": ";
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    const auto& [theirs, vps] = seen[i];
+    text += (i == 0                 ? ""
+             : i + 1 == seen.size() ? " but "
+                                    : "; ") +
+            vp_list(vps) + (vps.size() == 1 ? " calls " : " call ") + describe_tag(theirs, machine);
+  }
+  return text;
+}
+
+// The members of the call's group that have published a header for the same call (group and
+// sequence), grouped by header: agreement is one header. The group's members come from this
+// VP's own table, so that only real members are compared.
+std::string Proc::disagreement(const MessageTag& tag) const {
+  const detail::GroupInfo* group = groups_->find(tag.group);
+  if (group == nullptr || group->size <= 1) return {};
+  const auto same_call = [&](const MessageTag& t) {
+    return t.kind != 0 && t.group == tag.group && t.sequence == tag.sequence;
+  };
+  bool differs = false;
+  std::vector<detail::TagHolders> seen;  // built only once one differs
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int r = 0; r < group->size; ++r) {
+      const int vp = group->vp_of(r);
+      MessageTag theirs = tag;
+      if (vp != id_) {
+        detail::PublishedCalls calls;
+        if (!detail::read_calls(fabric_->state(vp), calls)) continue;
+        if (same_call(calls.current))
+          theirs = calls.current;
+        else if (same_call(calls.last))
+          theirs = calls.last;
+        else
+          continue;
+      }
+      if (pass == 0) {
+        if (!(theirs == tag)) {
+          differs = true;
+          break;
+        }
+        continue;
+      }
+      auto it = std::find_if(seen.begin(), seen.end(),
+                             [&](const auto& entry) { return entry.first == theirs; });
+      if (it == seen.end()) it = seen.insert(seen.end(), {theirs, {}});
+      it->second.push_back(vp);
+    }
+    if (!differs) return {};
+  }
+  if (seen.size() < 2) return {};  // it changed meanwhile (a VP rewrote its call)
+  return detail::describe_disagreement(id_, operation_name(), tag, seen, topology());
+}
+
+void Proc::throw_stuck(int src, bool collective, const std::string& head) {
+  // Blocked again while the others settle, so that the picture shows this VP's wait too.
+  detail::VpState& me = fabric_->state(id_);
+  me.waiting_for.store(src, std::memory_order_relaxed);
+  me.operation.store(operation_name(), std::memory_order_relaxed);
+  me.status.store(detail::kBlocked, std::memory_order_release);
+  const bool settled = fabric_->settle();
+  const std::string waits = fabric_->describe_waits();
+  me.status.store(detail::kRunning, std::memory_order_release);
+  if (!settled) throw_abandoned(src);
+  if (collective)
+    throw CollectiveMismatch(head +
+                             ": the VPs disagree on the collectives they call. Every VP: " + waits);
+  throw Deadlock("deadlock: " + head + ". Every VP: " + waits);
 }
 
 void Proc::throw_size_mismatch(int src, const char* op, std::uint64_t got, std::size_t want) const {
@@ -82,8 +237,16 @@ void Proc::throw_size_mismatch(int src, const char* op, std::uint64_t got, std::
                      std::to_string(got) + " bytes");
 }
 
-void Proc::throw_tag_mismatch(int src, const MessageTag& got, const MessageTag& want) const {
+void Proc::throw_tag_mismatch(int src, const MessageTag& got, const MessageTag& want) {
   const char* what = operation_ != nullptr ? operation_ : "recv";
+  // A point-to-point receive can take src's later messages only after this collective one,
+  // which only this VP's own collective call takes: the program deadlocks.
+  if (want.kind == 0)
+    throw_stuck(src, false,
+                "VP " + std::to_string(id_) + ": " + what + " waits for a message from VP " +
+                    std::to_string(src) + ", but VP " + std::to_string(src) + " sent " +
+                    detail::describe_tag(got, topology()) +
+                    " first, which this VP takes only in the same collective call");
   throw CollectiveMismatch(
       "VP " + std::to_string(id_) + ": " + what + " expected " +
       detail::describe_tag(want, topology()) + " from VP " + std::to_string(src) + " but got " +
@@ -238,6 +401,10 @@ void Proc::settle_ports() noexcept {
 // when VPs outnumber cores it hands the core to a VP of this core that can run, or polls when
 // none can (Fabric::core_wanted); then it sleeps on the VP's futex word with the sleeping flag
 // set, so that a sender wakes it only when it really sleeps.
+namespace {
+constexpr std::chrono::milliseconds kRecheck{25};
+}  // namespace
+
 template <class Ready>
 Proc::Wait Proc::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_meeting,
                             Ready&& ready) {
@@ -248,6 +415,11 @@ Proc::Wait Proc::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
     if (tag.kind == 0 || tag.group != 0) return false;
     peer_meeting = peer.meeting.load(std::memory_order_acquire);
     return peer_meeting != 0 && peer_meeting >= tag.sequence && !ready();
+  };
+  auto disagrees = [&] {
+    if (tag.kind == 0) return false;
+    problem_ = disagreement(tag);
+    return !problem_.empty() && !ready();
   };
   me.waiting_for.store(src, std::memory_order_relaxed);
   me.operation.store(operation_name(), std::memory_order_relaxed);
@@ -271,14 +443,23 @@ Proc::Wait Proc::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
   if (fabric_->yield_time().count() > 0) {
     // Oversubscribed: hand the core to a VP on it that can run, else poll; a message from
     // another core is seen at once, without the cost of a sleep and a wake-up.
-    const auto yield_until = std::chrono::steady_clock::now() + fabric_->yield_time();
+    // Every quarter of it, and before each sleep, a VP in a collective compares its call
+    // with the other members' (Proc::disagreement).
+    const auto yield_start = std::chrono::steady_clock::now();
+    const auto yield_until = yield_start + fabric_->yield_time();
+    auto next_check = yield_start + fabric_->yield_time() / 4;
     for (unsigned i = 1;; ++i) {
       me.mail.store(0, std::memory_order_relaxed);
       if (ready()) return Wait::ready;
       if ((i & 15) == 0) {
         if (fabric_->aborted()) return Wait::aborted;
         if (peer_left()) return Wait::peer_meeting;
-        if (std::chrono::steady_clock::now() >= yield_until) break;
+        const auto now = std::chrono::steady_clock::now();
+        if (tag.kind != 0 && now >= next_check) {
+          next_check = now + fabric_->yield_time() / 4;
+          if (disagrees()) return Wait::mismatch;
+        }
+        if (now >= yield_until) break;
       }
       if (fabric_->core_wanted(id_))
         sched_yield();
@@ -297,11 +478,16 @@ Proc::Wait Proc::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
       result = Wait::aborted;
     } else if (peer_left()) {
       result = Wait::peer_meeting;
+    } else if (disagrees()) {
+      result = Wait::mismatch;
     } else if (peer.status.load(std::memory_order_acquire) == detail::kFinished) {
       // A finished VP sends nothing more: unless its last message is here, none will come.
       result = ready() ? Wait::ready : Wait::peer_finished;
     } else {
-      detail::futex_wait(me.wake, ticket, std::chrono::milliseconds(100));
+      // In a collective, wake now and then to compare calls again: the VP whose header differs
+      // may have entered after this one slept, and passed through without waiting.
+      detail::futex_wait(me.wake, ticket,
+                         tag.kind != 0 ? kRecheck : std::chrono::milliseconds(100));
       me.sleeping.store(0, std::memory_order_relaxed);
       continue;
     }
@@ -394,15 +580,12 @@ double Proc::receive(Channel& channel, int src, std::span<std::byte> data, const
   if (wait == Wait::aborted) throw_abandoned(src);
   if (wait == Wait::peer_meeting)
     throw_meeting_mismatch(src, tag, "waits for a message from", peer_meeting);
-  if (wait == Wait::peer_finished) {
-    const std::string waits = "VP " + std::to_string(id_) + ": " + operation_name() +
-                              " waits for a message from VP " + std::to_string(src) +
-                              ", which has already finished";
-    if (tag.kind != 0)
-      throw CollectiveMismatch(waits + " (this VP is in " + detail::describe_tag(tag, topology()) +
-                               "): the VPs disagree on the collectives they call");
-    throw Deadlock("deadlock: " + waits);
-  }
+  if (wait == Wait::mismatch) throw CollectiveMismatch(problem_);
+  if (wait == Wait::peer_finished)
+    throw_stuck(src, tag.kind != 0,
+                "VP " + std::to_string(id_) + ": " + operation_name() +
+                    " waits for a message from VP " + std::to_string(src) +
+                    ", which has already finished");
   return take(*channel.front());
 }
 

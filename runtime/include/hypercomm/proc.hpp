@@ -12,6 +12,7 @@
 #include <memory>
 #include <ranges>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -98,6 +99,12 @@ class alignas(64) Proc {
   void begin_span(const char* name, const char* algo, std::uint64_t bytes,
                   std::uint32_t group = 0) noexcept;
   void end_span() noexcept;
+  // The collective call this VP is in (its header), published until end_call so that the VPs
+  // that wait in the same call compare theirs with it and raise CollectiveMismatch at once
+  // rather than after the deadlock timeout. Twice per collective call, never per message.
+  // begin_call throws only what a test's fault hook throws (runtime/src/faults.hpp).
+  void begin_call(const MessageTag& tag);
+  void end_call() noexcept;
   // Names the operation a blocked VP is in, for Deadlock reports (a static string).
   void set_operation(const char* name) noexcept { operation_ = name; }
 
@@ -130,7 +137,16 @@ class alignas(64) Proc {
   friend struct detail::GroupAccess;
   void reset_for_run() noexcept;
   void post_send(int dest, std::span<const std::byte> data, const MessageTag& tag, double start);
-  void check_peer(int peer, const char* op, std::size_t bytes) const;
+  void check_peer(int peer, const char* op, std::size_t bytes);
+  void attend(std::uint32_t attention, const char* op);
+  // In a wait of collective call `tag`: empty while every member of its group that is in (or
+  // has left) the same call agrees on its header, else the CollectiveMismatch message naming the
+  // headers and the VPs that hold them. Reads the members' published calls (begin_call).
+  [[nodiscard]] std::string disagreement(const MessageTag& tag) const;
+  // The run is stuck (this VP waits for src in vain): after Fabric::settle, throws
+  // CollectiveMismatch (in a collective) or Deadlock, `head` then what every VP waits for
+  // (Fabric::describe_waits); Aborted when another VP failed meanwhile.
+  [[noreturn]] void throw_stuck(int src, bool collective, const std::string& head);
   double receive(detail::Channel& channel, int src, std::span<std::byte> data,
                  const MessageTag& tag, bool posted);
   [[nodiscard]] const char* operation_name() const noexcept;
@@ -139,9 +155,8 @@ class alignas(64) Proc {
               double model_begin, const char* name);
   [[noreturn]] void throw_size_mismatch(int src, const char* op, std::uint64_t got,
                                         std::size_t want) const;
-  [[noreturn]] void throw_tag_mismatch(int src, const MessageTag& got,
-                                       const MessageTag& want) const;
-  enum class Wait : std::uint8_t { ready, aborted, peer_finished, peer_meeting };
+  [[noreturn]] void throw_tag_mismatch(int src, const MessageTag& got, const MessageTag& want);
+  enum class Wait : std::uint8_t { ready, aborted, peer_finished, peer_meeting, mismatch };
   // Waits for a message of collective call `tag.sequence` from src (Wait::peer_meeting, with
   // the call src meets in, when src meets in that call or a later one: it will not send).
   template <class Ready>
@@ -162,7 +177,7 @@ class alignas(64) Proc {
   void count_meetings() noexcept;
   void conclude_meeting(const Rounds& rounds, Combine combine, const void* context,
                         std::size_t result_bytes);
-  void wait_for_meeting(std::uint32_t generation);
+  void wait_for_meeting(std::uint32_t generation, const MessageTag& tag);
   void tally_meeting(const Rounds& rounds);
 
   // The last peers' routes and channels, so that a message to a recent peer skips the
@@ -187,6 +202,10 @@ class alignas(64) Proc {
   std::vector<double> ports_;  // all ports: when each outgoing link is free again
   std::unique_ptr<detail::GroupTable> groups_;
   const char* operation_ = nullptr;
+  MessageTag call_{};        // the collective call this VP is in (kind 0: none)
+  MessageTag last_call_{};   // the last one it left
+  std::string problem_;      // a wait's CollectiveMismatch message (Wait::mismatch)
+  int fault_messages_ = -1;  // the messages of this call so far, when a fault hook watches them
   std::uint64_t messages_sent_ = 0;
   std::uint64_t bytes_sent_ = 0;
   std::vector<Event> events_;
