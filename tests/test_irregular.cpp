@@ -1,7 +1,7 @@
 // Irregular collectives (API.md, "Irregular collectives"): all_gatherv, gatherv, scatterv,
 // all_to_allv, reduce_scatterv and the two count-discovering forms, against sequential oracles.
 //
-// Every form runs on rings 1..9 and 16, meshes 1x1, 2x3, 3x3, 4x4, hypercubes d = 0..5,
+// Every form runs on rings 1..9 and 16, meshes 1x1, 1x3, 5x1, 2x3, 3x3, 4x4, hypercubes d = 0..5,
 // linear:5 and mesh:3x3:open; on the whole machine (through vp and through vp.world()), on rows
 // and columns, on subcubes of several masks and on split groups (one with a VP of color < 0 that
 // calls nothing, its ranks in reverse id order; one of id pairs); with all-zero counts, zeros
@@ -361,7 +361,9 @@ std::vector<Topology> irregular_topologies() {
     return t;
   }
   for (int p : {1, 2, 3, 4, 5, 6, 7, 8, 9, 16}) t.push_back(Topology::ring(p));
-  for (auto [r, c] : {std::pair{1, 1}, {2, 3}, {3, 3}, {4, 4}}) t.push_back(Topology::mesh(r, c));
+  // (1x3 and 5x1: the mesh algorithms' one-row and one-column paths.)
+  for (auto [r, c] : {std::pair{1, 1}, {1, 3}, {5, 1}, {2, 3}, {3, 3}, {4, 4}})
+    t.push_back(Topology::mesh(r, c));
   for (int d = 0; d <= 5; ++d) t.push_back(Topology::hypercube(d));
   t.push_back(Topology::parse("linear:5"));
   t.push_back(Topology::parse("mesh:3x3:open"));
