@@ -52,6 +52,10 @@ const Options& Proc::options() const noexcept { return fabric_->options(); }
 
 void Proc::reset_for_run() noexcept {
   clock_ = 0;
+  // A new run's calls are numbered from 1 again (split ids too): nothing published by the last
+  // run may meet them in the members' mismatch check.
+  call_ = MessageTag{};
+  last_call_ = MessageTag{};
   ports_.assign(static_cast<std::size_t>(std::max(1, topology().max_degree())), 0.0);
   groups_->reset(topology(), id_);
   operation_ = nullptr;
