@@ -86,18 +86,29 @@ void all_gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::s
   }
 }
 
-void gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_t elem_size,
-             int root) {
-  const Collective op = Collective::gatherv;
+namespace {
+
+// gatherv and scatterv: the same checks and the same call, mirrored. Gather's own block is `in`
+// and the root's whole buffer `out`; scatter's the other way round.
+using RootedAlgorithm = void (*)(const Comm&, ConstBytes, Bytes, const Blocks&, int);
+struct RootedAlgorithms {
+  RootedAlgorithm hypercube, mesh, ring;
+};
+
+void rooted_v(const Group& g, Collective op, ConstBytes in, Bytes out, Counts counts,
+              std::size_t elem_size, int root, const RootedAlgorithms& algorithms) {
+  const bool gathering = op == Collective::gatherv;
   check_member(g, op);
   check_root(g, op, root);
   check_counts(g, op, counts, "counts");
   const std::vector<std::size_t> off = offsets_of(counts, elem_size);
   const int me = g.rank();
-  check_block(g, op, "in", in.size(), off[me + 1] - off[me], elem_size,
+  check_block(g, op, gathering ? "in" : "out", gathering ? in.size() : out.size(),
+              off[me + 1] - off[me], elem_size,
               "counts[" + std::to_string(me) + "] (this rank's count)");
   if (me == root)
-    check_block(g, op, "the root's out", out.size(), off.back(), elem_size, "the sum of counts");
+    check_block(g, op, gathering ? "the root's out" : "the root's in",
+                gathering ? out.size() : in.size(), off.back(), elem_size, "the sum of counts");
   Buffer storage;
   if (me == root) in = separate(in, out, storage);
   const Call call(g, op, Algo::automatic, mean_block(off.back(), g.size()), root, digest(counts));
@@ -105,35 +116,24 @@ void gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_
   const Comm c = call.comm();
   const Blocks blocks(off);
   switch (call.algo()) {
-    case Algo::hypercube: return gather_hypercube(c, in, out, blocks, root);
-    case Algo::mesh: return gather_mesh(c, in, out, blocks, root);
-    default: return gather_ring(c, in, out, blocks, root);
+    case Algo::hypercube: return algorithms.hypercube(c, in, out, blocks, root);
+    case Algo::mesh: return algorithms.mesh(c, in, out, blocks, root);
+    default: return algorithms.ring(c, in, out, blocks, root);
   }
+}
+
+}  // namespace
+
+void gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_t elem_size,
+             int root) {
+  rooted_v(g, Collective::gatherv, in, out, counts, elem_size, root,
+           {gather_hypercube, gather_mesh, gather_ring});
 }
 
 void scatterv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_t elem_size,
               int root) {
-  const Collective op = Collective::scatterv;
-  check_member(g, op);
-  check_root(g, op, root);
-  check_counts(g, op, counts, "counts");
-  const std::vector<std::size_t> off = offsets_of(counts, elem_size);
-  const int me = g.rank();
-  check_block(g, op, "out", out.size(), off[me + 1] - off[me], elem_size,
-              "counts[" + std::to_string(me) + "] (this rank's count)");
-  if (me == root)
-    check_block(g, op, "the root's in", in.size(), off.back(), elem_size, "the sum of counts");
-  Buffer storage;
-  if (me == root) in = separate(in, out, storage);
-  const Call call(g, op, Algo::automatic, mean_block(off.back(), g.size()), root, digest(counts));
-  if (call.alone()) return copy_bytes(out, in);
-  const Comm c = call.comm();
-  const Blocks blocks(off);
-  switch (call.algo()) {
-    case Algo::hypercube: return scatter_hypercube(c, in, out, blocks, root);
-    case Algo::mesh: return scatter_mesh(c, in, out, blocks, root);
-    default: return scatter_ring(c, in, out, blocks, root);
-  }
+  rooted_v(g, Collective::scatterv, in, out, counts, elem_size, root,
+           {scatter_hypercube, scatter_mesh, scatter_ring});
 }
 
 void all_to_allv(const Group& g, ConstBytes in, Counts send_counts, Bytes out, Counts recv_counts,
