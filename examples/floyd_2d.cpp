@@ -9,12 +9,11 @@
 // Cost (book): T_P = n^3/p tc + n log p (ts + tw n/sqrt p): n iterations of two broadcasts of
 // n/sqrt(p) words among sqrt(p) VPs, (ts + tw n/sqrt p) log sqrt(p) each.
 // Usage: floyd_2d [n] [mesh:QxQ]      (defaults: n = 256, mesh:4x4)
-#include <hypercomm/hypercomm.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <hypercomm/hypercomm.hpp>
 #include <limits>
 #include <random>
 #include <string>
@@ -33,7 +32,10 @@ int main(int argc, char** argv) {
   std::string shape = "mesh:4x4";
   for (int k = 1; k < argc; ++k) {
     const std::string arg = argv[k];
-    if (arg.find(':') != std::string::npos) shape = arg; else n = std::atoi(arg.c_str());
+    if (arg.find(':') != std::string::npos)
+      shape = arg;
+    else
+      n = std::atoi(arg.c_str());
   }
   hc::Topology topology = hc::Topology::ring(1);
   try {
@@ -59,43 +61,55 @@ int main(int argc, char** argv) {
   long edges = 0;
   for (int r = 0; r < n; ++r)
     for (int c = 0; c < n; ++c) {
-      const auto draw = static_cast<std::uint32_t>(rng()), weight = static_cast<std::uint32_t>(rng() % 100 + 1);
-      if (r == c) G[at(r, c)] = 0;
-      else if (draw % static_cast<std::uint32_t>(n) < 4) { G[at(r, c)] = static_cast<int>(weight); ++edges; }
+      const auto draw = static_cast<std::uint32_t>(rng()),
+                 weight = static_cast<std::uint32_t>(rng() % 100 + 1);
+      if (r == c)
+        G[at(r, c)] = 0;
+      else if (draw % static_cast<std::uint32_t>(n) < 4) {
+        G[at(r, c)] = static_cast<int>(weight);
+        ++edges;
+      }
     }
 
   hc::Options opt;
   opt.model = {.ts = 1e-6, .tw = 1e-9, .th = 0.0};  // seconds, seconds per byte
-  std::vector<int> D(G.size());  // each VP writes its own block
+  std::vector<int> D(G.size());                     // each VP writes its own block
 
-  std::printf("Floyd's all-pairs shortest paths, 2-D block mapping (Grama et al. 10.4.2): n = %d on %s, p = %d\n",
-              n, topology.name().c_str(), p);
+  std::printf(
+      "Floyd's all-pairs shortest paths, 2-D block mapping (Grama et al. 10.4.2): n = %d on %s, p "
+      "= %d\n",
+      n, topology.name().c_str(), p);
   std::printf("graph       random directed, seed 20261123, %ld edges, weights 1..100\n", edges);
 
-  const auto report = hc::run(topology, [&](hc::Proc& vp) {
-    hc::Group row = vp.row(), column = vp.column();
-    const int i = column.rank(), j = row.rank();  // this VP is (i, j)
-    std::vector<int> d(nb * nb);
-    for (int x = 0; x < nb; ++x)
-      for (int y = 0; y < nb; ++y) d[x * nb + y] = G[at(i * nb + x, j * nb + y)];
-    std::vector<int> row_k(nb), col_k(nb);
-    for (int k = 0; k < n; ++k) {
-      const int owner = k / nb, local = k % nb;  // row k lies in mesh row `owner`, column k in mesh column `owner`
-      if (i == owner)
-        for (int y = 0; y < nb; ++y) row_k[y] = d[local * nb + y];
-      if (j == owner)
-        for (int x = 0; x < nb; ++x) col_k[x] = d[x * nb + local];
-      hc::broadcast(column, row_k, owner);  // d[k][j-block] down column j
-      hc::broadcast(row, col_k, owner);     // d[i-block][k] along row i
-      for (int x = 0; x < nb; ++x)
-        for (int y = 0; y < nb; ++y) {
-          int& dxy = d[x * nb + y];
-          dxy = relax(dxy, col_k[x], row_k[y]);
+  const auto report = hc::run(
+      topology,
+      [&](hc::Proc& vp) {
+        hc::Group row = vp.row(), column = vp.column();
+        const int i = column.rank(), j = row.rank();  // this VP is (i, j)
+        std::vector<int> d(nb * nb);
+        for (int x = 0; x < nb; ++x)
+          for (int y = 0; y < nb; ++y) d[x * nb + y] = G[at(i * nb + x, j * nb + y)];
+        std::vector<int> row_k(nb), col_k(nb);
+        for (int k = 0; k < n; ++k) {
+          const int owner = k / nb,
+                    local =
+                        k % nb;  // row k lies in mesh row `owner`, column k in mesh column `owner`
+          if (i == owner)
+            for (int y = 0; y < nb; ++y) row_k[y] = d[local * nb + y];
+          if (j == owner)
+            for (int x = 0; x < nb; ++x) col_k[x] = d[x * nb + local];
+          hc::broadcast(column, row_k, owner);  // d[k][j-block] down column j
+          hc::broadcast(row, col_k, owner);     // d[i-block][k] along row i
+          for (int x = 0; x < nb; ++x)
+            for (int y = 0; y < nb; ++y) {
+              int& dxy = d[x * nb + y];
+              dxy = relax(dxy, col_k[x], row_k[y]);
+            }
         }
-    }
-    for (int x = 0; x < nb; ++x)
-      for (int y = 0; y < nb; ++y) D[at(i * nb + x, j * nb + y)] = d[x * nb + y];
-  }, opt);
+        for (int x = 0; x < nb; ++x)
+          for (int y = 0; y < nb; ++y) D[at(i * nb + x, j * nb + y)] = d[x * nb + y];
+      },
+      opt);
 
   // Sequential Floyd on the same graph.
   std::vector<int> S = G;
@@ -111,16 +125,22 @@ int main(int argc, char** argv) {
     }
 
   const double ts = opt.model.ts, tw = opt.model.tw;
-  const double m = 4.0 * nb;  // bytes of n/sqrt(p) ints (the book's tw is per word; a word = 4 bytes here)
+  const double m =
+      4.0 * nb;  // bytes of n/sqrt(p) ints (the book's tw is per word; a word = 4 bytes here)
   const double book = n * std::log2(static_cast<double>(p)) * (ts + tw * m);
-  std::printf("result      %s (every distance against sequential Floyd, exact; %ld pairs unreachable)\n",
-              wrong == 0 ? "correct" : "WRONG", unreachable);
-  std::printf("wall time   %.6f s  (%d VPs on %u cores: n^3/p updates, 2n broadcasts, thread switches)\n",
-              report.wall_seconds, p, std::thread::hardware_concurrency());
-  std::printf("model time  %.4e s  (ts = %g s, tw = %g s/byte; the model charges communication only)\n",
-              report.model_time, ts, tw);
+  std::printf(
+      "result      %s (every distance against sequential Floyd, exact; %ld pairs unreachable)\n",
+      wrong == 0 ? "correct" : "WRONG", unreachable);
+  std::printf(
+      "wall time   %.6f s  (%d VPs on %u cores: n^3/p updates, 2n broadcasts, thread switches)\n",
+      report.wall_seconds, p, std::thread::hardware_concurrency());
+  std::printf(
+      "model time  %.4e s  (ts = %g s, tw = %g s/byte; the model charges communication only)\n",
+      report.model_time, ts, tw);
   std::printf("book        n log p (ts + tw m), m = 4 n/sqrt(p) bytes = %.4e s\n", book);
-  std::printf("            (n iterations x 2 broadcasts x (ts + tw m) log sqrt(p); leaves out the n^3/p tc)\n");
+  std::printf(
+      "            (n iterations x 2 broadcasts x (ts + tw m) log sqrt(p); leaves out the n^3/p "
+      "tc)\n");
   if (wrong != 0) {
     std::printf("WRONG: %ld of %d x %d distances differ from sequential Floyd\n", wrong, n, n);
     return 1;

@@ -10,12 +10,11 @@
 //   4. row subcubes sum the partial products onto the last column     (reduce over row)
 // Cost (book): T_P ~ n^2/p tc + ts log p + tw (n/sqrt p) log p, plus ts + tw n/sqrt p to align.
 // Usage: matvec_subcube [n] [hypercube:d]      (defaults: n = 512, hypercube:4; d even)
-#include <hypercomm/hypercomm.hpp>
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <hypercomm/hypercomm.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,7 +30,10 @@ int main(int argc, char** argv) {
   std::string shape = "hypercube:4";
   for (int k = 1; k < argc; ++k) {
     const std::string arg = argv[k];
-    if (arg.find(':') != std::string::npos) shape = arg; else n = std::atoi(arg.c_str());
+    if (arg.find(':') != std::string::npos)
+      shape = arg;
+    else
+      n = std::atoi(arg.c_str());
   }
   hc::Topology topology = hc::Topology::ring(1);
   try {
@@ -53,64 +55,75 @@ int main(int argc, char** argv) {
 
   hc::Options opt;
   opt.model = {.ts = 1e-6, .tw = 1e-9, .th = 0.0};  // seconds, seconds per byte
-  std::vector<double> y(n, 0.0);  // written by the last column
+  std::vector<double> y(n, 0.0);                    // written by the last column
 
-  std::printf("matrix-vector product y = A x over subcubes (Grama et al. 8.1.2): n = %d on %s, p = %d, blocks %d x %d\n",
-              n, topology.name().c_str(), p, nb, nb);
-  std::printf("groups      row = vp.subcube(0x%x) (low bits), column = vp.subcube(0x%x) (high bits)\n",
-              low_mask, high_mask);
+  std::printf(
+      "matrix-vector product y = A x over subcubes (Grama et al. 8.1.2): n = %d on %s, p = %d, "
+      "blocks %d x %d\n",
+      n, topology.name().c_str(), p, nb, nb);
+  std::printf(
+      "groups      row = vp.subcube(0x%x) (low bits), column = vp.subcube(0x%x) (high bits)\n",
+      low_mask, high_mask);
 
-  const auto report = hc::run(topology, [&](hc::Proc& vp) {
-    hc::Group row = vp.subcube(low_mask), column = vp.subcube(high_mask);
-    const int i = column.rank(), j = row.rank();  // this VP is (i, j): id == i * q + j
-    std::vector<double> A(nb * nb);
-    for (int r = 0; r < nb; ++r)
-      for (int c = 0; c < nb; ++c) A[r * nb + c] = a_entry(i * nb + r, j * nb + c);
-    std::vector<double> x(nb, 0.0);
-    if (j == q - 1)
-      for (int c = 0; c < nb; ++c) x[c] = x_entry(i * nb + c);
+  const auto report = hc::run(
+      topology,
+      [&](hc::Proc& vp) {
+        hc::Group row = vp.subcube(low_mask), column = vp.subcube(high_mask);
+        const int i = column.rank(), j = row.rank();  // this VP is (i, j): id == i * q + j
+        std::vector<double> A(nb * nb);
+        for (int r = 0; r < nb; ++r)
+          for (int c = 0; c < nb; ++c) A[r * nb + c] = a_entry(i * nb + r, j * nb + c);
+        std::vector<double> x(nb, 0.0);
+        if (j == q - 1)
+          for (int c = 0; c < nb; ++c) x[c] = x_entry(i * nb + c);
 
-    // 1. Alignment inside the row subcube, by rank: rank q-1 -> rank i.
-    if (j == q - 1 && i != q - 1) row.send(i, x);
-    if (j == i && i != q - 1) row.recv(q - 1, x);
-    // 2. Column subcube j: rank j (the diagonal VP) broadcasts x_j.
-    hc::broadcast(column, x, j);
-    // 3. Local product.
-    std::vector<double> partial(nb, 0.0), sum(nb);
-    for (int r = 0; r < nb; ++r) {
-      double s = 0.0;
-      for (int c = 0; c < nb; ++c) s += A[r * nb + c] * x[c];
-      partial[r] = s;
-    }
-    // 4. Row subcube i: sum onto rank q-1, the last column.
-    hc::reduce(row, partial, sum, std::plus<>(), q - 1);
-    if (j == q - 1)
-      for (int r = 0; r < nb; ++r) y[i * nb + r] = sum[r];
-  }, opt);
+        // 1. Alignment inside the row subcube, by rank: rank q-1 -> rank i.
+        if (j == q - 1 && i != q - 1) row.send(i, x);
+        if (j == i && i != q - 1) row.recv(q - 1, x);
+        // 2. Column subcube j: rank j (the diagonal VP) broadcasts x_j.
+        hc::broadcast(column, x, j);
+        // 3. Local product.
+        std::vector<double> partial(nb, 0.0), sum(nb);
+        for (int r = 0; r < nb; ++r) {
+          double s = 0.0;
+          for (int c = 0; c < nb; ++c) s += A[r * nb + c] * x[c];
+          partial[r] = s;
+        }
+        // 4. Row subcube i: sum onto rank q-1, the last column.
+        hc::reduce(row, partial, sum, std::plus<>(), q - 1);
+        if (j == q - 1)
+          for (int r = 0; r < nb; ++r) y[i * nb + r] = sum[r];
+      },
+      opt);
 
   // Sequential check.
   int wrong = 0;
   for (int r = 0; r < n; ++r) {
     double s = 0.0;
     for (int c = 0; c < n; ++c) s += a_entry(r, c) * x_entry(c);
-    if (s != y[r] && wrong++ < 5)
-      std::printf("  y[%d] = %.17g, sequential %.17g\n", r, y[r], s);
+    if (s != y[r] && wrong++ < 5) std::printf("  y[%d] = %.17g, sequential %.17g\n", r, y[r], s);
   }
 
   const double ts = opt.model.ts, tw = opt.model.tw;
-  const double m = 8.0 * nb;  // bytes of n/sqrt(p) doubles (the book's tw is per word; a word = 8 bytes here)
+  const double m =
+      8.0 * nb;  // bytes of n/sqrt(p) doubles (the book's tw is per word; a word = 8 bytes here)
   const double logp = static_cast<double>(d);
   const double book = ts * logp + tw * m * logp;
   const double align = q > 1 ? ts + tw * m : 0.0;
   std::printf("result      %s (y on the last column against the sequential product, exact)\n",
               wrong == 0 ? "correct" : "WRONG");
-  std::printf("wall time   %.6f s  (%d VPs on %u cores: local products, copies and thread switches)\n",
-              report.wall_seconds, p, std::thread::hardware_concurrency());
-  std::printf("model time  %.4e s  (ts = %g s, tw = %g s/byte; the model charges communication only)\n",
-              report.model_time, ts, tw);
+  std::printf(
+      "wall time   %.6f s  (%d VPs on %u cores: local products, copies and thread switches)\n",
+      report.wall_seconds, p, std::thread::hardware_concurrency());
+  std::printf(
+      "model time  %.4e s  (ts = %g s, tw = %g s/byte; the model charges communication only)\n",
+      report.model_time, ts, tw);
   std::printf("book        ts log p + tw m log p, m = 8 n/sqrt(p) bytes     = %.4e s\n", book);
-  std::printf("            + alignment ts + tw m                          = %.4e s\n", book + align);
-  std::printf("            the book leaves out the computation n^2/p tc and (in T_P) the alignment message\n");
+  std::printf("            + alignment ts + tw m                          = %.4e s\n",
+              book + align);
+  std::printf(
+      "            the book leaves out the computation n^2/p tc and (in T_P) the alignment "
+      "message\n");
   if (wrong != 0) {
     std::printf("WRONG: %d of %d entries of y differ from the sequential product\n", wrong, n);
     return 1;

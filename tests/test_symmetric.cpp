@@ -23,9 +23,9 @@ using hypercomm::Topology;
 namespace {
 
 constexpr Links kLinkModes[] = {Links::routed, Links::strict};
-constexpr Algo kAllAlgos[] = {Algo::automatic, Algo::hypercube, Algo::ring,
-                              Algo::mesh,      Algo::esbt,      Algo::two_phase,
-                              Algo::dimension_exchange};
+constexpr Algo kAllAlgos[] = {
+    Algo::automatic, Algo::hypercube,         Algo::ring, Algo::mesh, Algo::esbt,
+    Algo::two_phase, Algo::dimension_exchange};
 
 // (doctest prints a const char* in INFO as a pointer: hand it strings.)
 std::string name_of(Links links) { return links == Links::routed ? "routed" : "strict"; }
@@ -114,8 +114,8 @@ struct MatMulOp {
 std::string show(std::int64_t v) { return std::to_string(v); }
 std::string show(double v) { return std::to_string(v); }
 std::string show(const hctest::Mat& m) {
-  return "[" + std::to_string(m.a) + " " + std::to_string(m.b) + "; " + std::to_string(m.c) +
-         " " + std::to_string(m.d) + "]";
+  return "[" + std::to_string(m.a) + " " + std::to_string(m.b) + "; " + std::to_string(m.c) + " " +
+         std::to_string(m.d) + "]";
 }
 
 // K's value at index i folded over VPs first .. last-1, left to right.
@@ -202,8 +202,7 @@ void check_cases(const std::vector<Case>& cases, const Slots<T>& slots, std::siz
                  Want want) {
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const Case& cs = cases[k];
-    INFO("algo=" << name_of(cs.algo) << " count=" << cs.count
-                 << (cs.in_place ? " in place" : ""));
+    INFO("algo=" << name_of(cs.algo) << " count=" << cs.count << (cs.in_place ? " in place" : ""));
     if (!cs.valid) {
       for (char threw : slots.threw[k]) CHECK_MESSAGE(threw == 1, "no AlgorithmError");
       continue;
@@ -250,13 +249,14 @@ TEST_CASE("all_gather: every topology, algorithm and link mode") {
           },
           options_for(links));
       if (!ran) continue;
-      check_cases(cases, slots, static_cast<std::size_t>(p), [](const Case& cs, int, std::size_t i) {
-        return PlusInt::value(static_cast<int>(i / cs.count), i % cs.count);  // block j from VP j
-      });
-      const std::string error = first_error(value_form, static_cast<std::size_t>(p),
-                                            [](int, std::size_t j) {
-                                              return PlusInt::value(static_cast<int>(j), 0);
-                                            });
+      check_cases(cases, slots, static_cast<std::size_t>(p),
+                  [](const Case& cs, int, std::size_t i) {
+                    return PlusInt::value(static_cast<int>(i / cs.count),
+                                          i % cs.count);  // block j from VP j
+                  });
+      const std::string error =
+          first_error(value_form, static_cast<std::size_t>(p),
+                      [](int, std::size_t j) { return PlusInt::value(static_cast<int>(j), 0); });
       CHECK_MESSAGE(error.empty(), "value form: " << error);
     }
   }
@@ -354,8 +354,8 @@ void all_reduce_suite() {
       if (!ran) continue;
       check_cases(cases, slots, 1,
                   [p](const Case&, int, std::size_t i) { return fold<K>(0, p, i); });
-      std::string error = first_error(in_place_form, 7,
-                                      [p](int, std::size_t i) { return fold<K>(0, p, i); });
+      std::string error =
+          first_error(in_place_form, 7, [p](int, std::size_t i) { return fold<K>(0, p, i); });
       CHECK_MESSAGE(error.empty(), "in-place form: " << error);
       error = first_error(value_form, 1, [p](int, std::size_t) { return fold<K>(0, p, 3); });
       CHECK_MESSAGE(error.empty(), "value form: " << error);
@@ -365,9 +365,7 @@ void all_reduce_suite() {
 
 TEST_CASE("all_reduce: plus on int64") { all_reduce_suite<PlusInt>(); }
 TEST_CASE("all_reduce: max on double") { all_reduce_suite<MaxDouble>(); }
-TEST_CASE("all_reduce: non-commutative MatMul folds in id order") {
-  all_reduce_suite<MatMulOp>();
-}
+TEST_CASE("all_reduce: non-commutative MatMul folds in id order") { all_reduce_suite<MatMulOp>(); }
 
 // The mesh all-reduce switches each phase to reduce-scatter + all-gather once
 // m*(n - 2) > n*10000 bytes: large vectors, uneven blocks, both operator kinds.
@@ -458,9 +456,7 @@ void scan_suite() {
 
 TEST_CASE("scan and exscan: plus on int64") { scan_suite<PlusInt>(); }
 TEST_CASE("scan and exscan: max on double") { scan_suite<MaxDouble>(); }
-TEST_CASE("scan and exscan: non-commutative MatMul folds in id order") {
-  scan_suite<MatMulOp>();
-}
+TEST_CASE("scan and exscan: non-commutative MatMul folds in id order") { scan_suite<MatMulOp>(); }
 
 // ---- errors -------------------------------------------------------------------------------------
 
@@ -468,40 +464,45 @@ TEST_CASE("wrong local buffer sizes throw SizeMismatch") {
   const Topology t = Topology::ring(4);
   const Options opt = options_for(Links::routed);
   using T = std::int64_t;
-  CHECK_THROWS_AS(hypercomm::run(t,
-                                 [](Proc& vp) {
-                                   std::vector<T> in(3), out(11);  // needs 4 * 3
-                                   hypercomm::all_gather(vp, in, out);
-                                 },
-                                 opt),
+  CHECK_THROWS_AS(hypercomm::run(
+                      t,
+                      [](Proc& vp) {
+                        std::vector<T> in(3), out(11);  // needs 4 * 3
+                        hypercomm::all_gather(vp, in, out);
+                      },
+                      opt),
                   hypercomm::SizeMismatch);
-  CHECK_THROWS_AS(hypercomm::run(t,
-                                 [](Proc& vp) {
-                                   std::vector<T> in(13), out(3);  // needs 4 * 3
-                                   hypercomm::reduce_scatter(vp, in, out, std::plus<>{});
-                                 },
-                                 opt),
+  CHECK_THROWS_AS(hypercomm::run(
+                      t,
+                      [](Proc& vp) {
+                        std::vector<T> in(13), out(3);  // needs 4 * 3
+                        hypercomm::reduce_scatter(vp, in, out, std::plus<>{});
+                      },
+                      opt),
                   hypercomm::SizeMismatch);
-  CHECK_THROWS_AS(hypercomm::run(t,
-                                 [](Proc& vp) {
-                                   std::vector<T> in(5), out(4);
-                                   hypercomm::all_reduce(vp, in, out, std::plus<>{});
-                                 },
-                                 opt),
+  CHECK_THROWS_AS(hypercomm::run(
+                      t,
+                      [](Proc& vp) {
+                        std::vector<T> in(5), out(4);
+                        hypercomm::all_reduce(vp, in, out, std::plus<>{});
+                      },
+                      opt),
                   hypercomm::SizeMismatch);
-  CHECK_THROWS_AS(hypercomm::run(t,
-                                 [](Proc& vp) {
-                                   std::vector<T> in(5), out(6);
-                                   hypercomm::scan(vp, in, out, std::plus<>{});
-                                 },
-                                 opt),
+  CHECK_THROWS_AS(hypercomm::run(
+                      t,
+                      [](Proc& vp) {
+                        std::vector<T> in(5), out(6);
+                        hypercomm::scan(vp, in, out, std::plus<>{});
+                      },
+                      opt),
                   hypercomm::SizeMismatch);
-  CHECK_THROWS_AS(hypercomm::run(t,
-                                 [](Proc& vp) {
-                                   std::vector<T> in(5), out(0);
-                                   hypercomm::exscan(vp, in, out, std::plus<>{});
-                                 },
-                                 opt),
+  CHECK_THROWS_AS(hypercomm::run(
+                      t,
+                      [](Proc& vp) {
+                        std::vector<T> in(5), out(0);
+                        hypercomm::exscan(vp, in, out, std::plus<>{});
+                      },
+                      opt),
                   hypercomm::SizeMismatch);
 }
 
@@ -512,15 +513,15 @@ TEST_CASE("an algorithm that cannot run throws AlgorithmError out of run") {
       hypercomm::all_gather(vp, in, out, a);
     };
   };
-  CHECK_THROWS_AS(hypercomm::run(Topology::ring(6), gather_with(Algo::hypercube),
-                                 options_for(Links::routed)),
-                  hypercomm::AlgorithmError);
-  CHECK_THROWS_AS(hypercomm::run(Topology::hypercube(3), gather_with(Algo::ring),
-                                 options_for(Links::strict)),
-                  hypercomm::AlgorithmError);
-  CHECK_THROWS_AS(hypercomm::run(Topology::ring(4), gather_with(Algo::two_phase),
-                                 options_for(Links::routed)),
-                  hypercomm::AlgorithmError);
+  CHECK_THROWS_AS(
+      hypercomm::run(Topology::ring(6), gather_with(Algo::hypercube), options_for(Links::routed)),
+      hypercomm::AlgorithmError);
+  CHECK_THROWS_AS(
+      hypercomm::run(Topology::hypercube(3), gather_with(Algo::ring), options_for(Links::strict)),
+      hypercomm::AlgorithmError);
+  CHECK_THROWS_AS(
+      hypercomm::run(Topology::ring(4), gather_with(Algo::two_phase), options_for(Links::routed)),
+      hypercomm::AlgorithmError);
 }
 
 // ---- model time ---------------------------------------------------------------------------------
@@ -531,8 +532,7 @@ constexpr hypercomm::CostModel kModel{.ts = 1.0, .tw = 0.5, .th = 0.0};
 
 template <class Body>
 double model_time(const Topology& t, Body&& body) {
-  return hypercomm::run(t, std::forward<Body>(body), options_for(Links::routed, kModel))
-      .model_time;
+  return hypercomm::run(t, std::forward<Body>(body), options_for(Links::routed, kModel)).model_time;
 }
 
 // Model time of one collective call with `count` elements per block (K's elements).
@@ -607,7 +607,7 @@ TEST_CASE("model time: reduce_scatter equals its formulas") {
   const double ts = kModel.ts, tw = kModel.tw;
   for (std::size_t count : {0, 1, 7, 100}) {
     INFO("count=" << count);
-    const double m = 8.0 * static_cast<double>(count);  // bytes per block, int64
+    const double m = 8.0 * static_cast<double>(count);    // bytes per block, int64
     const double mm = 32.0 * static_cast<double>(count);  // bytes per block, Mat
     for (int d : {1, 3, 4}) {  // Algorithm 4.8, both forms: ts log p + tw m (p - 1)
       const Topology t = Topology::hypercube(d);
@@ -632,10 +632,10 @@ TEST_CASE("model time: reduce_scatter equals its formulas") {
       const double rows = t.rows(), cols = t.cols(), p = t.size();
       CHECK(reduce_scatter_time<PlusInt>(t, Algo::mesh, count) ==
             doctest::Approx(ts * (rows + cols - 2) + tw * m * (p - 1)).epsilon(1e-12));
-      CHECK(reduce_scatter_time<MatMulOp>(t, Algo::mesh, count) ==
-            doctest::Approx(ts * (rows + cols - 2) +
-                            tw * mm * (rows * (2 * cols - 3) + 2 * rows - 3))
-                .epsilon(1e-12));
+      CHECK(
+          reduce_scatter_time<MatMulOp>(t, Algo::mesh, count) ==
+          doctest::Approx(ts * (rows + cols - 2) + tw * mm * (rows * (2 * cols - 3) + 2 * rows - 3))
+              .epsilon(1e-12));
     }
   }
 }

@@ -9,7 +9,7 @@ namespace hypercomm::detail {
 // Broadcast: buf holds the message at root on entry and at every VP on return.
 void broadcast_hypercube(const Comm& c, Bytes buf, int root);            // Alg 4.1/4.2, p = 2^d
 void broadcast_esbt(const Comm& c, Bytes buf, int root, int chunks);     // Johnsson-Ho, p = 2^d
-void broadcast_ring(const Comm& c, Bytes buf, int root, const Ring& g); // two-way ring over g
+void broadcast_ring(const Comm& c, Bytes buf, int root, const Ring& g);  // two-way ring over g
 void broadcast_mesh(const Comm& c, Bytes buf, int root);                 // root's row, then columns
 void broadcast_two_phase(const Comm& c, Bytes buf, std::size_t elem_size, int root, Family f);
 

@@ -2,13 +2,12 @@
 // end in collectives.hpp turns span<T> into bytes and an Op into a block function.
 #pragma once
 
-#include <hypercomm/group.hpp>
-#include <hypercomm/ops.hpp>
-#include <hypercomm/proc.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <hypercomm/group.hpp>
+#include <hypercomm/ops.hpp>
+#include <hypercomm/proc.hpp>
 #include <span>
 
 namespace hypercomm {
@@ -89,7 +88,8 @@ using ConstBytes = std::span<const std::byte>;
 
 void broadcast(const Group& g, Bytes buf, std::size_t elem_size, int root, Algo algo);
 void reduce(const Group& g, ConstBytes in, Bytes out, const Reducer& op, int root, Algo algo);
-void all_reduce(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Algo algo);  // in may be out
+void all_reduce(const Group& g, ConstBytes in, Bytes out, const Reducer& op,
+                Algo algo);  // in may be out
 void all_gather(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, Algo algo);
 void reduce_scatter(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Algo algo);
 void scan(const Group& g, ConstBytes in, Bytes out, const Reducer& op, bool exclusive);
@@ -107,8 +107,8 @@ void gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_
              int root);
 void scatterv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_t elem_size,
               int root);
-void all_to_allv(const Group& g, ConstBytes in, Counts send_counts, Bytes out,
-                 Counts recv_counts, std::size_t elem_size);
+void all_to_allv(const Group& g, ConstBytes in, Counts send_counts, Bytes out, Counts recv_counts,
+                 std::size_t elem_size);
 void reduce_scatterv(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Counts counts);
 // SizeMismatch: a per-rank argument of `op` with `entries` entries instead of one per member.
 [[noreturn]] void throw_rank_count(const Group& g, const char* op, std::size_t entries);
