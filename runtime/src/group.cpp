@@ -118,51 +118,38 @@ Group GroupAccess::split(Proc& vp, GroupInfo& parent, int color, std::vector<int
 }  // namespace detail
 
 namespace {
-// A mesh row or column of n VPs: a ring on the torus, a linear array on the open mesh.
-Topology line_of(const Topology& mesh, int n) {
-  return mesh.wraps() ? Topology::ring(n) : Topology::linear(n);
+
+// This VP's row (along the columns) or column (along the rows) of a mesh: a ring on the torus, a
+// linear array on the open mesh; member r is VP first + r * stride.
+GroupInfo mesh_line(const Topology& t, int id, Shape shape) {
+  const char* what = shape == Shape::row ? "row()" : "column()";
+  if (t.kind() != Topology::Kind::mesh)
+    throw TopologyError("VP " + std::to_string(id) + ": " + what +
+                        " needs a mesh; the machine is " + t.name());
+  const bool row = shape == Shape::row;
+  GroupInfo g;
+  g.shape = shape;
+  g.machine = &t;
+  g.id = detail::group_id(shape, static_cast<std::uint32_t>(row ? t.row_of(id) : t.col_of(id)));
+  g.size = row ? t.cols() : t.rows();
+  g.rank = row ? t.col_of(id) : t.row_of(id);
+  g.first = row ? t.row_of(id) * t.cols() : t.col_of(id);
+  g.stride = row ? 1 : t.cols();
+  g.topology = t.wraps() ? Topology::ring(g.size) : Topology::linear(g.size);
+  return g;
 }
+
 }  // namespace
 
 Group Proc::world() noexcept { return Group(*this, groups_->world); }
 
 Group Proc::row() {
-  const Topology& t = topology();
-  if (t.kind() != Topology::Kind::mesh)
-    throw TopologyError("VP " + std::to_string(id_) + ": row() needs a mesh; the machine is " +
-                        t.name());
-  if (!groups_->row) {
-    GroupInfo g;
-    g.shape = Shape::row;
-    g.machine = &t;
-    g.id = detail::group_id(Shape::row, static_cast<std::uint32_t>(t.row_of(id_)));
-    g.size = t.cols();
-    g.rank = t.col_of(id_);
-    g.first = t.row_of(id_) * t.cols();
-    g.stride = 1;
-    g.topology = line_of(t, t.cols());
-    groups_->row = std::move(g);
-  }
+  if (!groups_->row) groups_->row = mesh_line(topology(), id_, Shape::row);
   return Group(*this, *groups_->row);
 }
 
 Group Proc::column() {
-  const Topology& t = topology();
-  if (t.kind() != Topology::Kind::mesh)
-    throw TopologyError("VP " + std::to_string(id_) + ": column() needs a mesh; the machine is " +
-                        t.name());
-  if (!groups_->column) {
-    GroupInfo g;
-    g.shape = Shape::column;
-    g.machine = &t;
-    g.id = detail::group_id(Shape::column, static_cast<std::uint32_t>(t.col_of(id_)));
-    g.size = t.rows();
-    g.rank = t.row_of(id_);
-    g.first = t.col_of(id_);
-    g.stride = t.cols();
-    g.topology = line_of(t, t.rows());
-    groups_->column = std::move(g);
-  }
+  if (!groups_->column) groups_->column = mesh_line(topology(), id_, Shape::column);
   return Group(*this, *groups_->column);
 }
 
