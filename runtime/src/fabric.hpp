@@ -98,9 +98,38 @@ struct alignas(16) LinkCounter {
 
 using ChannelRow = std::vector<std::atomic<Channel*>>;
 
+class Fabric;
+
+// The VPs of other processes (mpi/): a Fabric whose machine spans several processes runs its own
+// VPs [first, last) as threads and reaches the others through a Remote, which carries their
+// messages in and out of this process's channels: a message to a VP of another process is queued
+// on the channel to it as any other, and the Remote takes it from there; one from another process
+// is put on the channel from its sender by the Remote, the channel's only producer.
+class Remote {
+ public:
+  virtual ~Remote() = default;
+  // A VP of this process queued a message for a VP of another process.
+  virtual void outgoing() noexcept = 0;
+  // Runs on the thread that called Fabric::run while the VPs run, in place of the local
+  // watchdog: moves messages, finished VPs, aborts and the deadlock watch between the processes.
+  // Returns when every VP of every process has finished and every message has arrived.
+  virtual void serve(Fabric& fabric) = 0;
+  // Every process's part of the run, once it is over, as one Report on every process: every
+  // process takes part, failed or not; rethrows this process's error, else throws the error of
+  // another process's part (`problem`: a leftover message, or empty).
+  virtual Report combine(Report local, std::exception_ptr error, const std::string& problem) = 0;
+};
+
+// Which VPs of the machine run in this process, and what reaches the others.
+struct Placement {
+  int first = 0;
+  int last = -1;  // -1: every VP
+  Remote* remote = nullptr;
+};
+
 class Fabric {
  public:
-  Fabric(Topology topology, Options options);
+  Fabric(Topology topology, Options options, Placement placement = {});
   ~Fabric();
   Fabric(const Fabric&) = delete;
   Fabric& operator=(const Fabric&) = delete;
@@ -110,6 +139,13 @@ class Fabric {
   [[nodiscard]] const Topology& topology() const noexcept { return topology_; }
   [[nodiscard]] const Options& options() const noexcept { return options_; }
   [[nodiscard]] int size() const noexcept { return size_; }
+  // The VPs this process runs, [first_vp, last_vp); all of them unless distributed.
+  [[nodiscard]] int first_vp() const noexcept { return first_; }
+  [[nodiscard]] int last_vp() const noexcept { return last_; }
+  [[nodiscard]] bool local(int vp) const noexcept { return vp >= first_ && vp < last_; }
+  // The machine spans several processes (mpi/): meetings are off, and the run is served by the
+  // Remote.
+  [[nodiscard]] bool distributed() const noexcept { return remote_ != nullptr; }
 
   // The channel src -> dst, created on first use.
   [[nodiscard]] Channel& channel(int src, int dst) {
@@ -147,8 +183,46 @@ class Fabric {
   // A VP that has finished this run, or -1.
   [[nodiscard]] int finished_vp() const noexcept;
 
-  // After publishing a message for vp: wake it if it sleeps.
+  // After publishing a message for vp: wake it if it sleeps (a VP of another process: tell the
+  // Remote).
   void notify(int vp) noexcept;
+
+  // ---- for the Remote (distributed runs)
+  // The first error wins; releases every VP of this process. `vp`: the VP that threw it, or -1
+  // for an error from outside the VPs (another process's abort, the deadlock watch).
+  void fail(std::exception_ptr error, int vp) noexcept;
+  // The VP whose error aborted this run here, or -1 (none, or it came from outside the VPs).
+  [[nodiscard]] int failed_vp() const noexcept {
+    return failed_vp_.load(std::memory_order_acquire);
+  }
+  // The error this run failed with here (after aborted()), or null.
+  [[nodiscard]] std::exception_ptr error() {
+    const std::lock_guard lock(error_mutex_);
+    return error_;
+  }
+  // VP vp of another process has finished: whoever here waits for it finds out.
+  void remote_finished(int vp) noexcept;
+  // The VPs of this process that have not finished.
+  [[nodiscard]] std::uint32_t remaining() const noexcept {
+    return remaining_.load(std::memory_order_acquire);
+  }
+  // Grows whenever a channel is created (the Remote rescans for channels to other processes).
+  [[nodiscard]] std::uint64_t channel_epoch() const noexcept {
+    return channel_epoch_.load(std::memory_order_acquire);
+  }
+  // The channel src -> dst if it exists (no creation), else nullptr.
+  [[nodiscard]] Channel* find_channel(int src, int dst) const noexcept {
+    if (ChannelRow* row = rows_[static_cast<std::size_t>(src)].load(std::memory_order_acquire))
+      return (*row)[static_cast<std::size_t>(dst)].load(std::memory_order_acquire);
+    return nullptr;
+  }
+  // Whether every unfinished VP of this process waits (none runs); `progress` sums their
+  // received messages; `in_collectives`: every waiting one waits inside a collective.
+  [[nodiscard]] bool stalled(std::uint64_t& progress, bool& in_collectives) const;
+  // The local link counters, for the Report of the whole machine: (from, slot) -> counts.
+  [[nodiscard]] const LinkCounter& link_counter(int from, int slot) const noexcept {
+    return links_[static_cast<std::size_t>(from) * link_stride_ + static_cast<std::size_t>(slot)];
+  }
   // `messages` messages of `bytes` bytes in all on the link from -> to.
   void count_link(int from, int to, std::uint64_t bytes, std::uint64_t messages = 1) noexcept;
   // The same for the link in slot `slot` of `from` (Topology::link_slot).
@@ -168,15 +242,19 @@ class Fabric {
  private:
   Channel& create_channel(int src, int dst);
   void vp_main(int id);
-  void fail(std::exception_ptr error) noexcept;  // the first error wins; releases every VP
   void finish(int id) noexcept;
   void watch(std::chrono::steady_clock::time_point start);
   [[nodiscard]] bool all_waiting_in_collectives() const;
+  // This process's VPs' part of the Report; `complete` adds what needs the whole machine.
   [[nodiscard]] Report collect(double wall_seconds) const;
+  [[nodiscard]] Report complete(Report r) const;
 
   Topology topology_;
   Options options_;
   int size_;
+  int first_ = 0;  // this process's VPs: [first_, last_)
+  int last_ = 0;
+  Remote* remote_ = nullptr;
   std::size_t channel_capacity_;
   std::chrono::nanoseconds spin_time_;
   std::chrono::nanoseconds yield_time_;
@@ -198,6 +276,7 @@ class Fabric {
     std::unique_ptr<Channel> channel;
   };
   std::vector<OwnedChannel> channels_;
+  std::atomic<std::uint64_t> channel_epoch_{0};
 
   std::size_t link_stride_;
   std::unique_ptr<LinkCounter[]> links_;
@@ -210,6 +289,7 @@ class Fabric {
   const std::function<void(Proc&)>* body_ = nullptr;
   std::mutex error_mutex_;
   std::exception_ptr error_;
+  std::atomic<int> failed_vp_{-1};
   std::chrono::steady_clock::time_point start_;
   std::vector<std::thread> threads_;
 };

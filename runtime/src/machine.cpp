@@ -36,15 +36,25 @@ void validate(const Options& options) {
 
 }  // namespace
 
-Fabric::Fabric(Topology topology, Options options)
-    : topology_(std::move(topology)), options_(options), size_(topology_.size()) {
+Fabric::Fabric(Topology topology, Options options, Placement placement)
+    : topology_(std::move(topology)),
+      options_(options),
+      size_(topology_.size()),
+      first_(placement.first),
+      last_(placement.last < 0 ? size_ : placement.last),
+      remote_(placement.remote) {
   validate(options_);
+  if (first_ < 0 || first_ >= last_ || last_ > size_)
+    throw Error("this process's VPs [" + std::to_string(first_) + ", " + std::to_string(last_) +
+                ") are not a non-empty part of the " + std::to_string(size_) + " VPs of " +
+                topology_.name());
   const auto p = static_cast<std::size_t>(size_);
+  const auto here = static_cast<std::size_t>(last_ - first_);
   const std::size_t links = p * static_cast<std::size_t>(std::max(1, topology_.max_degree()));
   channel_capacity_ = links <= 4096 ? 64 : 16;
 
   const std::vector<int> cpus = allowed_cpus();
-  const bool oversubscribed = p > cpus.size();
+  const bool oversubscribed = here > cpus.size();
   // One VP per core: spin long, a message is a cache-line transfer away, and sleep after.
   // Oversubscribed: the VP we wait for may need this very core, so hand the core to a VP that
   // can run, or poll when none can, and sleep only after a long wait (a futex sleep and wake-up
@@ -52,7 +62,7 @@ Fabric::Fabric(Topology topology, Options options)
   spin_time_ = oversubscribed ? std::chrono::microseconds(0) : std::chrono::microseconds(200);
   yield_time_ = oversubscribed ? std::chrono::microseconds(1000) : std::chrono::microseconds(0);
   core_count_ = static_cast<int>(cpus.size());
-  core_share_ = oversubscribed ? (size_ + core_count_ - 1) / core_count_ : 0;
+  core_share_ = oversubscribed ? (last_ - first_ + core_count_ - 1) / core_count_ : 0;
 
   states_ = std::make_unique<VpState[]>(p);
   meeting_.seats.resize(p);
@@ -64,13 +74,14 @@ Fabric::Fabric(Topology topology, Options options)
   procs_.reserve(p);
   for (int i = 0; i < size_; ++i) procs_.push_back(std::make_unique<Proc>(*this, i));
   for (int i = 0; i < size_; ++i)
-    for (int n : topology_.neighbors(i)) (void)create_channel(i, n);
+    for (int n : topology_.neighbors(i))
+      if (local(i) || local(n)) (void)create_channel(i, n);
 
-  threads_.reserve(p);
+  threads_.reserve(here);
   try {
-    for (int i = 0; i < size_; ++i) {
+    for (int i = first_; i < last_; ++i) {
       const int cpu = options_.pinning == Pinning::compact
-                          ? cpus[static_cast<std::size_t>(i) % cpus.size()]
+                          ? cpus[static_cast<std::size_t>(i - first_) % cpus.size()]
                           : -1;
       threads_.emplace_back([this, i, cpu] {
         if (cpu >= 0) pin_current_thread(cpu);
@@ -107,10 +118,12 @@ Channel& Fabric::create_channel(int src, int dst) {
   channels_.push_back({src, dst, std::make_unique<Channel>(channel_capacity_)});
   Channel* created = channels_.back().channel.get();
   entry.store(created, std::memory_order_release);
+  channel_epoch_.fetch_add(1, std::memory_order_release);
   return *created;
 }
 
 void Fabric::notify(int vp) noexcept {
+  if (!local(vp)) return remote_->outgoing();
   VpState& s = state(vp);
   if (core_share_ > 0) s.mail.store(1, std::memory_order_relaxed);
   store_load_fence();  // pairs with the sleeper's fence
@@ -121,8 +134,9 @@ void Fabric::notify(int vp) noexcept {
 }
 
 int Fabric::finished_vp() const noexcept {
-  if (remaining_.load(std::memory_order_seq_cst) == static_cast<std::uint32_t>(size_)) return -1;
-  for (int i = 0; i < size_; ++i)
+  if (remaining_.load(std::memory_order_seq_cst) == static_cast<std::uint32_t>(last_ - first_))
+    return -1;
+  for (int i = first_; i < last_; ++i)
     if (states_[static_cast<std::size_t>(i)].status.load(std::memory_order_acquire) == kFinished)
       return i;
   return -1;
@@ -132,7 +146,7 @@ bool Fabric::core_wanted(int vp) const noexcept {
   // Beyond this many VPs per core the scan costs more than a needless yield.
   constexpr int kMostScanned = 16;
   if (options_.pinning != Pinning::compact || core_share_ > kMostScanned) return true;
-  for (int other = vp % core_count_; other < size_; other += core_count_) {
+  for (int other = first_ + (vp - first_) % core_count_; other < last_; other += core_count_) {
     if (other == vp) continue;
     const VpState& s = states_[static_cast<std::size_t>(other)];
     const std::uint32_t status = s.status.load(std::memory_order_relaxed);
@@ -174,30 +188,45 @@ void Fabric::vp_main(int id) {
       (*body_)(proc);
       proc.settle_ports();
     } catch (...) {
-      fail(std::current_exception());
+      fail(std::current_exception(), id);
     }
     finish(id);
   }
 }
 
-void Fabric::fail(std::exception_ptr error) noexcept {
+void Fabric::fail(std::exception_ptr error, int vp) noexcept {
   {
     const std::lock_guard lock(error_mutex_);
-    if (!error_) error_ = std::move(error);
+    if (!error_) {
+      error_ = std::move(error);
+      failed_vp_.store(vp, std::memory_order_release);
+    }
   }
   attention_.fetch_or(kAborted, std::memory_order_seq_cst);
   meeting_.signal.fetch_add(1, std::memory_order_seq_cst);
   futex_wake(meeting_.signal, INT_MAX);
-  for (int i = 0; i < size_; ++i) {
+  for (int i = first_; i < last_; ++i) {
     state(i).wake.fetch_add(1, std::memory_order_release);
     futex_wake(state(i).wake, 1);
+  }
+}
+
+void Fabric::remote_finished(int vp) noexcept {
+  state(vp).status.store(kFinished, std::memory_order_seq_cst);
+  for (int i = first_; i < last_; ++i) {
+    VpState& s = state(i);
+    if (s.waiting_for.load(std::memory_order_relaxed) == vp &&
+        s.sleeping.load(std::memory_order_relaxed) != 0) {
+      s.wake.fetch_add(1, std::memory_order_release);
+      futex_wake(s.wake, 1);
+    }
   }
 }
 
 void Fabric::finish(int id) noexcept {
   state(id).status.store(kFinished, std::memory_order_seq_cst);
   // Whoever sleeps waiting for this VP will never hear from it: let it find out now.
-  for (int i = 0; i < size_; ++i) {
+  for (int i = first_; i < last_; ++i) {
     VpState& s = state(i);
     if (s.waiting_for.load(std::memory_order_relaxed) == id &&
         s.sleeping.load(std::memory_order_relaxed) != 0) {
@@ -268,7 +297,7 @@ std::string Fabric::describe_waits() const {
     else if (listed == 65)
       text += "; ...";
   };
-  for (int i = 0; i < size_; ++i) {
+  for (int i = first_; i < last_; ++i) {
     const VpState& s = states_[static_cast<std::size_t>(i)];
     const std::uint32_t status = s.status.load(std::memory_order_acquire);
     if (status == kFinished) {
@@ -309,7 +338,7 @@ bool Fabric::settle() const {
   for (;;) {
     if (aborted()) return false;
     bool running = false;
-    for (int i = 0; i < size_ && !running; ++i)
+    for (int i = first_; i < last_ && !running; ++i)
       running =
           states_[static_cast<std::size_t>(i)].status.load(std::memory_order_acquire) == kRunning;
     if (!running || steady_clock::now() >= until) return !aborted();
@@ -321,7 +350,7 @@ bool Fabric::settle() const {
 // they call. One blocked in a point-to-point receive makes it a plain deadlock.
 bool Fabric::all_waiting_in_collectives() const {
   bool any = false;
-  for (int i = 0; i < size_; ++i) {
+  for (int i = first_; i < last_; ++i) {
     const VpState& s = states_[static_cast<std::size_t>(i)];
     if (s.status.load(std::memory_order_acquire) != kBlocked) continue;
     const char* op = s.operation.load(std::memory_order_relaxed);
@@ -344,13 +373,9 @@ void Fabric::watch(std::chrono::steady_clock::time_point start) {
     futex_wait(remaining_, remaining, tick);
     if (remaining_.load(std::memory_order_acquire) == 0) return;
     if (aborted()) continue;  // the VPs are on their way out
-    bool all_waiting = true;
+    bool in_collectives = false;
     std::uint64_t progress = 0;
-    for (int i = 0; i < size_ && all_waiting; ++i) {
-      const VpState& s = states_[static_cast<std::size_t>(i)];
-      all_waiting = s.status.load(std::memory_order_acquire) != kRunning;
-      progress += s.received.load(std::memory_order_relaxed);
-    }
+    const bool all_waiting = stalled(progress, in_collectives);
     const auto now = steady_clock::now();
     if (!all_waiting || progress != last_progress) {
       last_progress = all_waiting ? progress : UINT64_MAX;
@@ -363,18 +388,32 @@ void Fabric::watch(std::chrono::steady_clock::time_point start) {
                                " s while every unfinished VP waits: " + describe_waits();
       // VPs stuck inside collectives wait for messages their peers never send: they disagree
       // on the collective, its root, count or algorithm.
-      if (all_waiting_in_collectives())
+      if (in_collectives)
         fail(std::make_exception_ptr(CollectiveMismatch(
-            "deadlock inside collectives, the VPs disagree on the collective sequence: " + what)));
+                 "deadlock inside collectives, the VPs disagree on the collective sequence: " +
+                 what)),
+             -1);
       else
-        fail(std::make_exception_ptr(Deadlock("deadlock: " + what)));
+        fail(std::make_exception_ptr(Deadlock("deadlock: " + what)), -1);
     }
   }
+}
+
+bool Fabric::stalled(std::uint64_t& progress, bool& in_collectives) const {
+  progress = 0;
+  for (int i = first_; i < last_; ++i) {
+    const VpState& s = states_[static_cast<std::size_t>(i)];
+    if (s.status.load(std::memory_order_acquire) == kRunning) return false;
+    progress += s.received.load(std::memory_order_relaxed);
+  }
+  in_collectives = all_waiting_in_collectives();
+  return true;
 }
 
 Report Fabric::run(const std::function<void(Proc&)>& body) {
   body_ = &body;
   error_ = nullptr;
+  failed_vp_.store(-1, std::memory_order_relaxed);
   attention_.fetch_and(~kAborted, std::memory_order_relaxed);
   for (int i = 0; i < size_; ++i) {
     VpState& s = state(i);
@@ -391,12 +430,15 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
     links_[i].bytes.store(0, std::memory_order_relaxed);
   }
   meeting_.arrived.store(0, std::memory_order_relaxed);  // an aborted run may leave arrivals
-  remaining_.store(static_cast<std::uint32_t>(size_), std::memory_order_relaxed);
+  remaining_.store(static_cast<std::uint32_t>(last_ - first_), std::memory_order_relaxed);
   start_ = std::chrono::steady_clock::now();
   generation_.fetch_add(1, std::memory_order_release);
   futex_wake(generation_, INT_MAX);
 
-  watch(start_);
+  if (remote_ != nullptr)
+    remote_->serve(*this);
+  else
+    watch(start_);
   const double wall = seconds_since_start();
   for (auto& proc : procs_) proc->count_meetings();
 
@@ -417,17 +459,19 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
                     describe_tag(calls.last, topology_) + ")";
     }
   }
+  if (remote_ != nullptr) return complete(remote_->combine(collect(wall), error_, leftover));
   if (error_) std::rethrow_exception(error_);
   if (!leftover.empty()) throw CollectiveMismatch(leftover);
-  return collect(wall);
+  return complete(collect(wall));
 }
 
 Report Fabric::collect(double wall_seconds) const {
   Report r;
   r.wall_seconds = wall_seconds;
   r.topology = topology_.name();
-  r.clocks.reserve(static_cast<std::size_t>(size_));
-  for (const auto& proc : procs_) {
+  r.clocks.reserve(static_cast<std::size_t>(last_ - first_));
+  for (int i = first_; i < last_; ++i) {
+    const auto& proc = procs_[static_cast<std::size_t>(i)];
     r.clocks.push_back(proc->clock_);
     r.model_time = std::max(r.model_time, proc->clock_);
     r.messages += proc->messages_sent_;
@@ -444,6 +488,10 @@ Report Fabric::collect(double wall_seconds) const {
         r.link_traffic[{from, to}] = LinkStats{messages, c.bytes.load(std::memory_order_relaxed)};
     }
   }
+  return r;
+}
+
+Report Fabric::complete(Report r) const {
   std::stable_sort(r.events.begin(), r.events.end(),
                    [](const Event& a, const Event& b) { return a.wall_begin < b.wall_begin; });
   if (options_.model.contention) {

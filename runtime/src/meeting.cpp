@@ -57,8 +57,9 @@ std::string vp_name(int id) { return "VP " + std::to_string(id); }
 bool Proc::meet(const MessageTag& tag, const Rounds& rounds, const void* input, Combine combine,
                 const void* context, std::span<std::byte> out) {
   // A meeting plays the one-port rules; all ports send the messages.
+  // Meetings are in one process's memory: a machine over several processes sends its messages.
   if (!options().meetings || options().model.all_port || !fabric_->oversubscribed() || recording_ ||
-      size_ < 2)
+      size_ < 2 || fabric_->distributed())
     return false;
   const char* op = operation_name();
   if (fabric_->aborted())

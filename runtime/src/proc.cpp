@@ -325,7 +325,8 @@ void Proc::post_send(int dest, std::span<const std::byte> data, const MessageTag
                           tag};
 
   Channel& channel = *route.channel;
-  const bool delivered = data.size() >= detail::kHandOverBytes &&
+  // A VP of another process takes no hand-over: the Remote forwards its queued messages.
+  const bool delivered = data.size() >= detail::kHandOverBytes && fabric_->local(dest) &&
                          (channel.try_hand_over(envelope, data) ||
                           (data.size() >= detail::kRendezvousBytes &&
                            await_receiver(*fabric_, id_, dest, channel, envelope, data)));

@@ -1,0 +1,139 @@
+// hypercomm::mpi::Machine: a Fabric for this process's block of VPs, with an MpiRemote for the
+// others (mpi_remote.hpp).
+#include <array>
+#include <cstdint>
+#include <hypercomm/errors.hpp>
+#include <hypercomm/mpi.hpp>
+#include <string>
+#include <vector>
+
+#include "fabric.hpp"
+#include "mpi_remote.hpp"
+
+namespace hypercomm::mpi {
+
+namespace {
+
+// What every process must pass alike: the topology and the options that shape the run.
+std::array<std::uint64_t, 4> fingerprint(const Topology& topology, const Options& options) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the topology's name
+  for (const char c : topology.name()) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  auto bits = [](double v) {
+    std::uint64_t b = 0;
+    static_assert(sizeof b == sizeof v);
+    __builtin_memcpy(&b, &v, sizeof b);
+    return b;
+  };
+  const CostModel& m = options.model;
+  const std::uint64_t flags = static_cast<std::uint64_t>(options.links) |
+                              static_cast<std::uint64_t>(options.trace) << 4 |
+                              static_cast<std::uint64_t>(options.record) << 5 |
+                              static_cast<std::uint64_t>(m.contention) << 6 |
+                              static_cast<std::uint64_t>(m.all_port) << 7;
+  return {h, bits(m.ts) ^ (bits(m.tw) * 3) ^ (bits(m.th) * 7), flags,
+          static_cast<std::uint64_t>(options.deadlock_timeout.count())};
+}
+
+void check(int rc, const char* call) {
+  if (rc != MPI_SUCCESS)
+    throw Error(std::string("hypercomm::mpi::Machine: ") + call + " failed (error " +
+                std::to_string(rc) + ")");
+}
+
+}  // namespace
+
+struct Machine::Impl {
+  MPI_Comm comm = MPI_COMM_NULL;  // a duplicate of the user's: its messages never meet ours
+  int rank = 0;
+  int processes = 1;
+  detail::Blocks blocks;
+  std::unique_ptr<detail::MpiRemote> remote;  // outlives the fabric, whose VPs call it
+  std::unique_ptr<hypercomm::detail::Fabric> fabric;
+
+  ~Impl() {
+    fabric.reset();
+    remote.reset();
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (comm != MPI_COMM_NULL && finalized == 0) MPI_Comm_free(&comm);
+  }
+};
+
+Machine::Machine(MPI_Comm comm, Topology topology, Options options)
+    : impl_(std::make_unique<Impl>()) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized == 0 || finalized != 0)
+    throw Error(
+        "hypercomm::mpi::Machine: MPI is not initialised (or already finalised): call "
+        "MPI_Init_thread before and MPI_Finalize after");
+  int provided = MPI_THREAD_SINGLE, main_thread = 0;
+  MPI_Query_thread(&provided);
+  MPI_Is_thread_main(&main_thread);
+  // Only this thread calls MPI, while the VP threads run: funneled from the main thread,
+  // serialized from another.
+  const int needed = main_thread != 0 ? MPI_THREAD_FUNNELED : MPI_THREAD_SERIALIZED;
+  if (provided < needed)
+    throw Error(std::string("hypercomm::mpi::Machine: MPI grants thread level ") +
+                std::to_string(provided) + " but hypercomm needs " +
+                (main_thread != 0 ? "MPI_THREAD_FUNNELED" : "MPI_THREAD_SERIALIZED") +
+                " (call MPI_Init_thread with it)");
+  Impl& m = *impl_;
+  check(MPI_Comm_rank(comm, &m.rank), "MPI_Comm_rank");
+  check(MPI_Comm_size(comm, &m.processes), "MPI_Comm_size");
+
+  // Every process must run the same machine: compare before any VP starts.
+  const auto mine = fingerprint(topology, options);
+  std::vector<std::uint64_t> all(mine.size() * static_cast<std::size_t>(m.processes));
+  check(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(),
+                      static_cast<int>(mine.size()), MPI_UINT64_T, comm),
+        "MPI_Allgather");
+  for (int k = 0; k < m.processes; ++k)
+    for (std::size_t i = 0; i < mine.size(); ++i)
+      if (all[static_cast<std::size_t>(k) * mine.size() + i] != mine[i])
+        throw Error("hypercomm::mpi::Machine: process " + std::to_string(m.rank) + " runs " +
+                    topology.name() + " but process " + std::to_string(k) +
+                    " passes another topology or other options: every process must pass the "
+                    "same");
+  const int p = topology.size();
+  if (p < m.processes)
+    throw TopologyError("hypercomm::mpi::Machine: " + topology.name() + " has " +
+                        std::to_string(p) + " VPs, fewer than the " +
+                        std::to_string(m.processes) +
+                        " processes of the communicator (each process runs at least one VP)");
+
+  check(MPI_Comm_dup(comm, &m.comm), "MPI_Comm_dup");
+  m.blocks = detail::Blocks{p, m.processes};
+  if (m.processes == 1) {
+    m.fabric = std::make_unique<hypercomm::detail::Fabric>(std::move(topology), options);
+    return;
+  }
+  m.remote = std::make_unique<detail::MpiRemote>(m.comm, m.blocks, m.rank);
+  m.fabric = std::make_unique<hypercomm::detail::Fabric>(
+      std::move(topology), options,
+      hypercomm::detail::Placement{m.blocks.first(m.rank), m.blocks.first(m.rank + 1),
+                                   m.remote.get()});
+}
+
+Machine::~Machine() = default;
+
+Report Machine::run(const std::function<void(Proc&)>& body) { return impl_->fabric->run(body); }
+
+const Topology& Machine::topology() const noexcept { return impl_->fabric->topology(); }
+const Options& Machine::options() const noexcept { return impl_->fabric->options(); }
+int Machine::process() const noexcept { return impl_->rank; }
+int Machine::processes() const noexcept { return impl_->processes; }
+int Machine::first_vp() const noexcept { return impl_->fabric->first_vp(); }
+int Machine::last_vp() const noexcept { return impl_->fabric->last_vp(); }
+
+Report run(MPI_Comm comm, const Topology& topology, const std::function<void(Proc&)>& body,
+           Options options) {
+  Machine machine(comm, topology, options);
+  return machine.run(body);
+}
+
+}  // namespace hypercomm::mpi

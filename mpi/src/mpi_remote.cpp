@@ -1,0 +1,400 @@
+#include "mpi_remote.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <hypercomm/errors.hpp>
+#include <mutex>
+#include <set>
+#include <span>
+#include <string_view>
+
+#include "futex.hpp"
+#include "report_wire.hpp"
+
+namespace hypercomm::mpi::detail {
+
+namespace {
+
+using hypercomm::detail::Envelope;
+using hypercomm::detail::kFinished;
+using Clock = std::chrono::steady_clock;
+
+// Every protocol message carries this tag on the duplicated communicator.
+constexpr int kTag = 7;
+// After an abort, how long the VPs of this process may take to leave before MPI_Abort ends every
+// process: the last resort when a VP does not come back from the body (a long computation
+// that never communicates) while the others are gone.
+constexpr std::chrono::seconds kAbortGrace{30};
+
+std::string what_of(const std::exception_ptr& error) {
+  if (!error) return {};
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an exception that is not a std::exception";
+  }
+}
+
+void check(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(rc, text, &length);
+  throw Error(std::string("hypercomm::mpi: ") + call + " failed: " + std::string(text, length));
+}
+
+}  // namespace
+
+MpiRemote::MpiRemote(MPI_Comm comm, Blocks blocks, int rank)
+    : comm_(comm),
+      blocks_(blocks),
+      rank_(rank),
+      first_(blocks.first(rank)),
+      last_(blocks.first(rank + 1)) {}
+
+MpiRemote::~MpiRemote() = default;
+
+void MpiRemote::outgoing() noexcept {
+  outbox_.fetch_add(1, std::memory_order_seq_cst);
+  if (sleeping_.load(std::memory_order_seq_cst) != 0)
+    hypercomm::detail::futex_wake(outbox_, 1);
+}
+
+void MpiRemote::post(int process, std::vector<std::byte> data) {
+  if (data.size() > static_cast<std::size_t>(INT_MAX))
+    throw Error("hypercomm::mpi: a message of " + std::to_string(data.size()) +
+                " bytes is larger than one MPI message carries here (2^31 - 1 bytes)");
+  InFlight& sending = in_flight_.emplace_back();
+  sending.data = std::move(data);
+  check(MPI_Isend(sending.data.data(), static_cast<int>(sending.data.size()), MPI_BYTE, process,
+                  kTag, comm_, &sending.request),
+        "MPI_Isend");
+}
+
+void MpiRemote::to_all(const std::vector<std::byte>& data) {
+  for (int process = 0; process < blocks_.processes; ++process)
+    if (process != rank_) post(process, data);
+}
+
+namespace {
+std::vector<std::byte> message(const void* header, std::size_t header_size,
+                               std::string_view text = {}) {
+  std::vector<std::byte> data(header_size + text.size());
+  std::memcpy(data.data(), header, header_size);
+  if (!text.empty()) std::memcpy(data.data() + header_size, text.data(), text.size());
+  return data;
+}
+}  // namespace
+
+void MpiRemote::rescan_outgoing(Fabric& fabric) {
+  outgoing_epoch_ = fabric.channel_epoch();
+  outgoing_.clear();
+  for (int src = first_; src < last_; ++src)
+    for (int dst = 0; dst < blocks_.vps; ++dst)
+      if (!fabric.local(dst))
+        if (Channel* channel = fabric.find_channel(src, dst))
+          outgoing_.push_back({src, dst, blocks_.owner(dst), channel});
+}
+
+bool MpiRemote::forward_outgoing(Fabric& fabric) {
+  if (fabric.channel_epoch() != outgoing_epoch_) rescan_outgoing(fabric);
+  bool moved = false;
+  for (const Outgoing& out : outgoing_) {
+    while (const Envelope* envelope = out.channel->front()) {
+      const Header header{Kind::message, out.src, out.dst, 0, *envelope};
+      std::vector<std::byte> data(sizeof(Header) + envelope->size);
+      std::memcpy(data.data(), &header, sizeof(Header));
+      out.channel->take_front(std::span(data).subspan(sizeof(Header)));
+      post(out.process, std::move(data));
+      moved = true;
+    }
+  }
+  return moved;
+}
+
+bool MpiRemote::receive_all(Fabric& fabric) {
+  bool any = false;
+  for (;;) {
+    int flag = 0;
+    MPI_Status status;
+    check(MPI_Iprobe(MPI_ANY_SOURCE, kTag, comm_, &flag, &status), "MPI_Iprobe");
+    if (flag == 0) return any;
+    int count = 0;
+    check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
+    staging_.resize(static_cast<std::size_t>(count));
+    check(MPI_Recv(staging_.data(), count, MPI_BYTE, status.MPI_SOURCE, kTag, comm_,
+                   MPI_STATUS_IGNORE),
+          "MPI_Recv");
+    handle(fabric, status.MPI_SOURCE, staging_);
+    any = true;
+  }
+}
+
+void MpiRemote::handle(Fabric& fabric, int from, std::vector<std::byte>& data) {
+  Header header;
+  std::memcpy(&header, data.data(), sizeof(Header));
+  const std::span<const std::byte> body = std::span(data).subspan(sizeof(Header));
+  switch (header.kind) {
+    case Kind::message: {
+      // This thread is the only producer of the channels from VPs of other processes.
+      Channel& channel = fabric.channel(header.src, header.dst);
+      if (body.size() < hypercomm::detail::kHandOverBytes ||
+          !channel.try_hand_over(header.envelope, body))
+        channel.push(header.envelope, body);
+      fabric.notify(header.dst);
+      return;
+    }
+    case Kind::finished:
+      fabric.remote_finished(header.src);
+      ++remote_finished_;
+      if (rank_ == 0) ++finished_of_[static_cast<std::size_t>(from)];
+      return;
+    case Kind::abort: {
+      const std::string text(reinterpret_cast<const char*>(body.data()), body.size());
+      if (!abort_announced_) {
+        abort_announced_ = true;
+        abort_since_ = Clock::now();
+      }
+      std::exception_ptr error;
+      if (header.aux == kDeadlock)
+        error = std::make_exception_ptr(Deadlock(text));
+      else if (header.aux == kMismatch)
+        error = std::make_exception_ptr(CollectiveMismatch(text));
+      else
+        error = std::make_exception_ptr(
+            Aborted("the run was abandoned on every process: VP " + std::to_string(header.src) +
+                    " (process " + std::to_string(from) + " of " +
+                    std::to_string(blocks_.processes) + ") failed: " + text));
+      fabric.fail(error, -1);
+      return;
+    }
+    case Kind::status: {
+      Status status;
+      std::memcpy(&status, body.data(), sizeof(Status));
+      note_status(from, status,
+                  std::string(reinterpret_cast<const char*>(body.data()) + sizeof(Status),
+                              body.size() - sizeof(Status)),
+                  Clock::now());
+      return;
+    }
+  }
+}
+
+void MpiRemote::complete_sends(bool wait) {
+  while (!in_flight_.empty()) {
+    int done = 0;
+    MPI_Request& request = in_flight_.front().request;
+    if (wait)
+      check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+    else
+      check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (!wait && done == 0) return;  // sends complete in order, near enough: look again later
+    in_flight_.pop_front();
+  }
+}
+
+void MpiRemote::announce_abort(Fabric& fabric) {
+  abort_announced_ = true;
+  abort_since_ = Clock::now();
+  const int vp = fabric.failed_vp();
+  if (vp < 0) return;  // another process's abort, already everywhere
+  const Header header{Kind::abort, vp, -1, kVpError, {}};
+  to_all(message(&header, sizeof(Header), what_of(fabric.error())));
+}
+
+void MpiRemote::note_status(int process, const Status& status, std::string text,
+                            Clock::time_point now) {
+  statuses_[static_cast<std::size_t>(process)] = status;
+  wait_texts_[static_cast<std::size_t>(process)] = std::move(text);
+  quiet_since_ = now;
+}
+
+void MpiRemote::watch(Fabric& fabric, Clock::time_point now) {
+  if (now < next_tick_) return;
+  using namespace std::chrono;
+  const nanoseconds timeout = fabric.options().deadlock_timeout;
+  next_tick_ = now + std::clamp<nanoseconds>(timeout / 8, milliseconds(1), milliseconds(50));
+
+  // This process's report, while it has a VP whose finish it has not sent.
+  if (std::find(announced_.begin(), announced_.end(), false) != announced_.end()) {
+    Status status;
+    bool collective = false;
+    status.stalled = fabric.stalled(status.progress, collective) ? 1 : 0;
+    status.collective = collective ? 1 : 0;
+    if (!status_sent_ || !(status == last_status_)) {
+      status_sent_ = true;
+      last_status_ = status;
+      const std::string text = status.stalled != 0 ? fabric.describe_waits() : std::string();
+      if (rank_ == 0) {
+        note_status(0, status, text, now);
+      } else {
+        std::vector<std::byte> data(sizeof(Header) + sizeof(Status) + text.size());
+        const Header header{Kind::status, -1, -1, 0, {}};
+        std::memcpy(data.data(), &header, sizeof(Header));
+        std::memcpy(data.data() + sizeof(Header), &status, sizeof(Status));
+        std::memcpy(data.data() + sizeof(Header) + sizeof(Status), text.data(), text.size());
+        post(0, std::move(data));
+      }
+    }
+  }
+  if (rank_ != 0 || abort_announced_) return;
+
+  // Process 0: has every process waited, with nothing delivered, for the timeout?
+  bool all_stalled = true, all_collective = true;
+  std::string waits;
+  for (int process = 0; process < blocks_.processes && all_stalled; ++process) {
+    const auto k = static_cast<std::size_t>(process);
+    const int vps = blocks_.first(process + 1) - blocks_.first(process);
+    if (finished_of_[k] == vps) continue;  // all gone: they wait for nothing
+    all_stalled = statuses_[k].stalled != 0;
+    all_collective = all_collective && statuses_[k].collective != 0;
+    waits += (waits.empty() ? "" : "; ") + std::string("process ") + std::to_string(process) +
+             ": " + wait_texts_[k];
+  }
+  if (!all_stalled) {
+    quiet_since_ = now;
+    return;
+  }
+  if (now - quiet_since_ < timeout) return;
+  const std::string what = "nothing delivered for " +
+                           std::to_string(duration<double>(now - quiet_since_).count()) +
+                           " s while every unfinished VP of every process waits: " + waits;
+  Header header{Kind::abort, -1, -1, kDeadlock, {}};
+  std::string text = "deadlock: " + what;
+  if (all_collective) {
+    header.aux = kMismatch;
+    text = "deadlock inside collectives, the VPs disagree on the collective sequence: " + what;
+    fabric.fail(std::make_exception_ptr(CollectiveMismatch(text)), -1);
+  } else {
+    fabric.fail(std::make_exception_ptr(Deadlock(text)), -1);
+  }
+  abort_announced_ = true;
+  abort_since_ = now;
+  to_all(message(&header, sizeof(Header), text));
+}
+
+void MpiRemote::idle(unsigned& idle_rounds) noexcept {
+  // Yield first: the VPs of this process may need the core; then sleep in short naps, woken at
+  // once by a VP that queues a message for another process, and looking for arrivals after each.
+  if (++idle_rounds < 256) {
+    sched_yield();
+    return;
+  }
+  const std::uint32_t seen = outbox_.load(std::memory_order_seq_cst);
+  sleeping_.store(1, std::memory_order_seq_cst);
+  hypercomm::detail::futex_wait(outbox_, seen, std::chrono::microseconds(50));
+  sleeping_.store(0, std::memory_order_relaxed);
+}
+
+void MpiRemote::serve(Fabric& fabric) {
+  const auto here = static_cast<std::size_t>(last_ - first_);
+  announced_.assign(here, false);
+  remote_finished_ = 0;
+  abort_announced_ = false;
+  outgoing_.clear();
+  outgoing_epoch_ = ~0ull;
+  status_sent_ = false;
+  last_status_ = {};
+  const auto processes = static_cast<std::size_t>(blocks_.processes);
+  statuses_.assign(processes, Status{});
+  wait_texts_.assign(processes, {});
+  finished_of_.assign(processes, 0);
+  const auto grace = std::max<std::chrono::nanoseconds>(kAbortGrace,
+                                                        2 * fabric.options().deadlock_timeout);
+  quiet_since_ = next_tick_ = Clock::now();
+
+  try {
+    serve_until_done(fabric, grace);
+  } catch (const std::exception& e) {
+    // MPI itself failed (or a message too large for it): nothing can reach the others now.
+    std::fprintf(stderr, "hypercomm::mpi: process %d: %s; calling MPI_Abort\n", rank_, e.what());
+    MPI_Abort(comm_, 1);
+  }
+}
+
+void MpiRemote::serve_until_done(Fabric& fabric, std::chrono::nanoseconds grace) {
+  const int remote_vps = blocks_.vps - (last_ - first_);
+  std::vector<int> finished;
+  unsigned idle_rounds = 0;
+  for (;;) {
+    // VPs seen finished before their last messages are forwarded, so that the finish follows
+    // them; an abort goes before the finishes of the VPs it released (who waits for one of those
+    // learns of the abort first, not of a VP that left).
+    finished.clear();
+    for (int vp = first_; vp < last_; ++vp)
+      if (!announced_[static_cast<std::size_t>(vp - first_)] &&
+          fabric.state(vp).status.load(std::memory_order_acquire) == kFinished)
+        finished.push_back(vp);
+    bool busy = forward_outgoing(fabric);
+    if (fabric.aborted() && !abort_announced_) announce_abort(fabric);
+    for (const int vp : finished) {
+      announced_[static_cast<std::size_t>(vp - first_)] = true;
+      const Header header{Kind::finished, vp, -1, 0, {}};
+      to_all(message(&header, sizeof(Header)));
+      if (rank_ == 0) ++finished_of_[0];
+      busy = true;
+    }
+    busy = receive_all(fabric) || busy;
+    complete_sends(false);
+    if (remote_finished_ == remote_vps &&
+        std::find(announced_.begin(), announced_.end(), false) == announced_.end())
+      break;
+    const auto now = Clock::now();
+    watch(fabric, now);
+    if (abort_announced_ && now - abort_since_ > grace) {
+      std::fprintf(stderr,
+                   "hypercomm::mpi: process %d: the VPs have not all left %.0f s after the run "
+                   "aborted; calling MPI_Abort\n",
+                   rank_, std::chrono::duration<double>(grace).count());
+      MPI_Abort(comm_, 1);
+    }
+    if (busy)
+      idle_rounds = 0;
+    else
+      idle(idle_rounds);
+  }
+  complete_sends(true);
+}
+
+Report MpiRemote::combine(Report local, std::exception_ptr error, const std::string& problem) {
+  ReportPart part{std::move(local), error ? what_of(error) : std::string(), error != nullptr,
+                  problem};
+  const std::vector<std::byte> mine = encode(part);
+  const int size = static_cast<int>(mine.size());
+  std::vector<int> sizes(static_cast<std::size_t>(blocks_.processes));
+  check(MPI_Allgather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, comm_), "MPI_Allgather");
+  std::vector<int> offsets(sizes.size(), 0);
+  for (std::size_t k = 1; k < sizes.size(); ++k) offsets[k] = offsets[k - 1] + sizes[k - 1];
+  std::vector<std::byte> all(static_cast<std::size_t>(offsets.back() + sizes.back()));
+  check(MPI_Allgatherv(mine.data(), size, MPI_BYTE, all.data(), sizes.data(), offsets.data(),
+                       MPI_BYTE, comm_),
+        "MPI_Allgatherv");
+
+  Report merged;
+  merged.topology = part.report.topology;
+  std::string elsewhere;
+  bool elsewhere_failed = false;
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    ReportPart theirs = decode(std::span(all).subspan(static_cast<std::size_t>(offsets[k]),
+                                                      static_cast<std::size_t>(sizes[k])));
+    if (elsewhere.empty() && (theirs.failed || !theirs.problem.empty())) {
+      elsewhere_failed = theirs.failed;
+      elsewhere = "process " + std::to_string(k) + ": " +
+                  (theirs.failed ? theirs.error : theirs.problem);
+    }
+    merge(merged, std::move(theirs.report));
+  }
+  if (error) std::rethrow_exception(error);
+  if (!problem.empty()) throw CollectiveMismatch(problem);
+  if (elsewhere_failed) throw Aborted("the run failed on another process: " + elsewhere);
+  if (!elsewhere.empty()) throw CollectiveMismatch(elsewhere);
+  return merged;
+}
+
+}  // namespace hypercomm::mpi::detail

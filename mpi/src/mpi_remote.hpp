@@ -1,0 +1,127 @@
+// The runtime's Remote over MPI: how the VPs of one process reach those of the others.
+//
+// One thread per process, the one that called run, talks MPI (so MPI_THREAD_FUNNELED is enough):
+// while the VPs run it forwards what they queue on the channels to VPs of other processes (one
+// MPI message each: a header, the envelope, the payload), puts what arrives on the channels from
+// the senders, and tells the other processes when a VP of its own finishes and when its run
+// aborts. Every protocol message travels on one tag of a duplicated communicator, so MPI's
+// non-overtaking rule keeps a sender's messages, its finish and its abort in order.
+//
+// A run ends on a process when its VPs have finished, their messages have left, and every VP of
+// the other processes is known to have finished: no message can still come. Deadlocks across
+// processes: every process reports to process 0 whether its VPs all wait and how many messages
+// it has moved; process 0 declares Deadlock when every process has waited, with nothing in
+// flight, for the deadlock timeout, and sends the report to the others.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "fabric.hpp"
+
+namespace hypercomm::mpi::detail {
+
+using hypercomm::detail::Channel;
+using hypercomm::detail::Fabric;
+
+// Contiguous blocks: process k runs VPs [first(k), first(k + 1)), the first p mod n one more.
+struct Blocks {
+  int vps = 0;
+  int processes = 1;
+  [[nodiscard]] int first(int process) const noexcept {
+    const int base = vps / processes, extra = vps % processes;
+    return process * base + (process < extra ? process : extra);
+  }
+  [[nodiscard]] int owner(int vp) const noexcept {
+    const int base = vps / processes, extra = vps % processes;
+    const int big = extra * (base + 1);  // the VPs of the processes that run one more
+    return vp < big ? vp / (base + 1) : extra + (vp - big) / base;
+  }
+};
+
+class MpiRemote final : public hypercomm::detail::Remote {
+ public:
+  MpiRemote(MPI_Comm comm, Blocks blocks, int rank);
+  ~MpiRemote() override;
+  MpiRemote(const MpiRemote&) = delete;
+  MpiRemote& operator=(const MpiRemote&) = delete;
+
+  void outgoing() noexcept override;
+  void serve(Fabric& fabric) override;
+  Report combine(Report local, std::exception_ptr error, const std::string& problem) override;
+
+ private:
+  enum class Kind : std::uint32_t { message, finished, abort, status };
+  enum AbortKind : std::uint32_t { kVpError, kDeadlock, kMismatch };
+  struct Header {
+    Kind kind = Kind::message;
+    std::int32_t src = -1;  // message: the sending VP; finished, abort: the VP
+    std::int32_t dst = -1;  // message: the receiving VP
+    std::uint32_t aux = 0;  // abort: AbortKind
+    hypercomm::detail::Envelope envelope{};
+  };
+  struct Status {  // what process 0 knows of a process's VPs (Kind::status)
+    std::uint64_t progress = 0;    // messages its VPs have taken
+    std::uint32_t stalled = 0;     // every unfinished VP of it waits
+    std::uint32_t collective = 0;  // and every waiting one waits inside a collective
+    bool operator==(const Status&) const = default;
+  };
+  struct Outgoing {
+    int src, dst, process;
+    Channel* channel;
+  };
+  struct InFlight {
+    MPI_Request request;
+    std::vector<std::byte> data;
+  };
+
+  void post(int process, std::vector<std::byte> data);
+  void to_all(const std::vector<std::byte>& data);
+  [[nodiscard]] bool forward_outgoing(Fabric& fabric);
+  void rescan_outgoing(Fabric& fabric);
+  [[nodiscard]] bool receive_all(Fabric& fabric);
+  void handle(Fabric& fabric, int from, std::vector<std::byte>& data);
+  void complete_sends(bool wait);
+  void announce_abort(Fabric& fabric);
+  void watch(Fabric& fabric, std::chrono::steady_clock::time_point now);
+  void note_status(int process, const Status& status, std::string text,
+                   std::chrono::steady_clock::time_point now);
+  void idle(unsigned& idle_rounds) noexcept;
+  void serve_until_done(Fabric& fabric, std::chrono::nanoseconds grace);
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  Blocks blocks_;
+  int rank_ = 0;
+  int first_ = 0, last_ = 0;  // this process's VPs
+
+  // The VPs wake the serving thread when they queue for another process and it sleeps.
+  std::atomic<std::uint32_t> outbox_{0};
+  std::atomic<std::uint32_t> sleeping_{0};
+
+  // Per run.
+  std::vector<Outgoing> outgoing_;
+  std::uint64_t outgoing_epoch_ = ~0ull;
+  std::deque<InFlight> in_flight_;
+  std::vector<bool> announced_;   // this process's VPs whose finish was sent
+  int remote_finished_ = 0;       // VPs of other processes known to have finished
+  bool abort_announced_ = false;  // an abort was sent or received
+  std::chrono::steady_clock::time_point abort_since_{};
+  std::vector<std::byte> staging_;
+  // The deadlock watch (statuses go only to process 0, and only while this process has a VP
+  // whose finish it has not sent: so none is left unreceived when process 0's run ends).
+  std::chrono::steady_clock::time_point next_tick_{};
+  Status last_status_{};
+  bool status_sent_ = false;
+  std::vector<Status> statuses_;  // process 0: each process's last report
+  std::vector<std::string> wait_texts_;
+  std::vector<int> finished_of_;  // process 0: how many VPs of each process have finished
+  std::chrono::steady_clock::time_point quiet_since_{};
+};
+
+}  // namespace hypercomm::mpi::detail

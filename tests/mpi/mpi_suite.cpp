@@ -1,0 +1,470 @@
+// hypercomm::mpi under mpirun (scripts/test runs it with -np 2 and -np 4): the collective suites
+// on machines split over the processes, groups that cross processes, the results compared with
+// the same run in one process and with MPI's own collectives, failures and deadlocks across
+// processes (every process gets an exception, none hangs), and a Machine kept across runs.
+//
+// Every process runs every case in the same order. A failed check is counted, not thrown; at the
+// end the counts are summed over the processes and process 0 prints the summary.
+#include <mpi.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <hypercomm/hypercomm.hpp>
+#include <hypercomm/mpi.hpp>
+#include <mutex>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace hc = hypercomm;
+
+namespace {
+
+int rank_ = 0, processes_ = 1;
+std::atomic<int> failures{0};
+std::atomic<long> checks{0};
+std::mutex print_mutex;
+
+#define CHECK(cond) check_that((cond), #cond, __FILE__, __LINE__)
+void check_that(bool ok, const char* what, const char* file, int line) {
+  checks.fetch_add(1, std::memory_order_relaxed);
+  if (ok) return;
+  failures.fetch_add(1);
+  const std::lock_guard lock(print_mutex);
+  std::fprintf(stderr, "process %d: FAILED %s (%s:%d)\n", rank_, what, file, line);
+}
+
+hc::Options quick() {
+  hc::Options o;
+  o.model = hc::CostModel{.ts = 2.0, .tw = 0.5, .th = 0.25};
+  o.deadlock_timeout = std::chrono::milliseconds(500);
+  return o;
+}
+
+// ---------------------------------------------------------------- the collective suite
+
+// Every collective of the chapter with results checked on every VP against a sequential oracle;
+// values depend on the VP and the round, so a block from the wrong VP shows.
+void collective_suite(hc::Proc& vp) {
+  const int p = vp.size(), me = vp.id();
+  auto value = [](int vp_id, int i) { return static_cast<long>(vp_id * 1000 + i * 7 + 1); };
+  for (const std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{3000}}) {
+    std::vector<long> in(n), out(n);
+    for (std::size_t i = 0; i < n; ++i) in[i] = value(me, static_cast<int>(i));
+    auto sum_of = [&](std::size_t i, int upto) {
+      long s = 0;
+      for (int v = 0; v < upto; ++v) s += value(v, static_cast<int>(i));
+      return s;
+    };
+    hc::all_reduce(vp, in, out, std::plus<>{});
+    for (std::size_t i = 0; i < n; ++i) CHECK(out[i] == sum_of(i, p));
+
+    for (const int root : {0, p - 1, p / 2}) {
+      std::vector<long> buf = me == root ? in : std::vector<long>(n, -1);
+      hc::broadcast(vp, buf, root);
+      for (std::size_t i = 0; i < n; ++i) CHECK(buf[i] == value(root, static_cast<int>(i)));
+      std::vector<long> red(me == root ? n : 0);
+      hc::reduce(vp, in, red, std::plus<>{}, root);
+      if (me == root)
+        for (std::size_t i = 0; i < n; ++i) CHECK(red[i] == sum_of(i, p));
+    }
+    hc::scan(vp, in, out, std::plus<>{});
+    for (std::size_t i = 0; i < n; ++i) CHECK(out[i] == sum_of(i, me + 1));
+
+    std::vector<long> all(n * static_cast<std::size_t>(p));
+    hc::all_gather(vp, in, all);
+    for (int v = 0; v < p; ++v)
+      for (std::size_t i = 0; i < n; ++i)
+        CHECK(all[static_cast<std::size_t>(v) * n + i] == value(v, static_cast<int>(i)));
+
+    // all_to_all: block j of VP i's in -> block i of VP j's out.
+    std::vector<long> blocks(n * static_cast<std::size_t>(p)), got(blocks.size());
+    for (int j = 0; j < p; ++j)
+      for (std::size_t i = 0; i < n; ++i)
+        blocks[static_cast<std::size_t>(j) * n + i] = me * 100000 + j * 100 + static_cast<long>(i);
+    hc::all_to_all(vp, blocks, got);
+    for (int src = 0; src < p; ++src)
+      for (std::size_t i = 0; i < n; ++i)
+        CHECK(got[static_cast<std::size_t>(src) * n + i] ==
+              src * 100000 + me * 100 + static_cast<long>(i));
+
+    hc::reduce_scatter(vp, blocks, out, std::plus<>{});
+    for (std::size_t i = 0; i < n; ++i) {
+      long s = 0;
+      for (int v = 0; v < p; ++v) s += v * 100000 + me * 100 + static_cast<long>(i);
+      CHECK(out[i] == s);
+    }
+    hc::circular_shift(vp, in, out, 3);
+    for (std::size_t i = 0; i < n; ++i)
+      CHECK(out[i] == value(((me - 3) % p + p) % p, static_cast<int>(i)));
+
+    std::vector<long> scattered(n);
+    hc::scatter(vp, me == 1 % p ? blocks : std::vector<long>{}, scattered, 1 % p);
+    for (std::size_t i = 0; i < n; ++i)
+      CHECK(scattered[i] == (1 % p) * 100000 + me * 100 + static_cast<long>(i));
+    std::vector<long> gathered(me == 0 ? blocks.size() : 0);
+    hc::gather(vp, in, gathered, 0);
+    if (me == 0)
+      for (int v = 0; v < p; ++v)
+        for (std::size_t i = 0; i < n; ++i)
+          CHECK(gathered[static_cast<std::size_t>(v) * n + i] == value(v, static_cast<int>(i)));
+    hc::barrier(vp);
+  }
+  // A non-commutative operator: the left fold in VP order.
+  struct Affine {  // x -> a * x + b
+    long a, b;
+  };
+  struct Compose {  // f then g
+    Affine operator()(Affine f, Affine g) const {
+      return {(g.a * f.a) % 1000003, (g.a * f.b + g.b) % 1000003};
+    }
+  };
+  const Affine mine{me + 2, me * 3 + 1};
+  const Affine folded = hc::all_reduce(vp, mine, Compose{});
+  Affine expect{1, 0};
+  for (int v = 0; v < p; ++v) expect = Compose{}(expect, Affine{v + 2, v * 3 + 1});
+  CHECK(folded.a == expect.a && folded.b == expect.b);
+
+  // Irregular: uneven counts with zeros.
+  std::vector<std::size_t> counts(static_cast<std::size_t>(p));
+  for (int v = 0; v < p; ++v) counts[static_cast<std::size_t>(v)] = static_cast<std::size_t>((v * 5) % 7);
+  std::vector<long> mine_v(counts[static_cast<std::size_t>(me)], me);
+  std::vector<long> every(std::accumulate(counts.begin(), counts.end(), std::size_t{0}));
+  hc::all_gatherv(vp, mine_v, every, counts);
+  std::size_t at = 0;
+  for (int v = 0; v < p; ++v)
+    for (std::size_t k = 0; k < counts[static_cast<std::size_t>(v)]; ++k) CHECK(every[at++] == v);
+  std::vector<std::vector<long>> to(static_cast<std::size_t>(p));
+  for (int j = 0; j < p; ++j) to[static_cast<std::size_t>(j)].assign(static_cast<std::size_t>((me + j) % 3), me * 10 + j);
+  const auto from = hc::all_to_allv(vp, to);
+  for (int i = 0; i < p; ++i) {
+    CHECK(from[static_cast<std::size_t>(i)].size() == static_cast<std::size_t>((i + me) % 3));
+    for (const long x : from[static_cast<std::size_t>(i)]) CHECK(x == i * 10 + me);
+  }
+}
+
+// Groups that cross processes: rows, columns, subcubes and a split.
+void group_suite(hc::Proc& vp) {
+  const hc::Topology& t = vp.topology();
+  const int me = vp.id();
+  if (t.name().rfind("mesh", 0) == 0) {
+    hc::Group row = vp.row(), column = vp.column();
+    const long row_sum = hc::all_reduce(row, static_cast<long>(me), std::plus<>{});
+    long expect = 0;
+    for (int r = 0; r < row.size(); ++r) expect += row.vp(r);
+    CHECK(row_sum == expect);
+    std::vector<int> buf{column.rank() == 0 ? me : -1};
+    hc::broadcast(column, buf, 0);
+    CHECK(buf[0] == column.vp(0));
+    const auto ids = hc::all_gather(column, me);
+    for (int r = 0; r < column.size(); ++r) CHECK(ids[static_cast<std::size_t>(r)] == column.vp(r));
+  }
+  if (t.name().rfind("hypercube", 0) == 0 && vp.size() >= 4) {
+    for (const unsigned mask : {1u, 2u, 3u, static_cast<unsigned>(vp.size() - 1) & 0xAu}) {
+      if (mask == 0) continue;
+      hc::Group cube = vp.subcube(mask);
+      const long s = hc::all_reduce(cube, static_cast<long>(me), std::plus<>{});
+      long expect = 0;
+      for (int r = 0; r < cube.size(); ++r) expect += cube.vp(r);
+      CHECK(s == expect);
+    }
+  }
+  // Split: even and odd VPs, ranked in reverse: each group spans the processes.
+  hc::Group half = hc::split(vp.world(), me % 2, -me);
+  const auto members = hc::all_gather(half, me);
+  for (std::size_t r = 0; r + 1 < members.size(); ++r) CHECK(members[r] > members[r + 1]);
+  for (const int m : members) CHECK(m % 2 == me % 2);
+  std::vector<int> token{half.rank()};
+  hc::circular_shift(half, std::vector<int>{half.rank()}, token, 1);
+  CHECK(token[0] == (half.rank() - 1 + half.size()) % half.size());
+}
+
+// The Report of the machine split over the processes equals that of one process running it all:
+// clocks, counts and link traffic.
+void same_report(const hc::Report& a, const hc::Report& b, const char* what) {
+  bool ok = a.clocks == b.clocks && a.model_time == b.model_time && a.messages == b.messages &&
+            a.bytes == b.bytes && a.link_traffic.size() == b.link_traffic.size() &&
+            a.topology == b.topology;
+  if (ok)
+    for (const auto& [link, stats] : a.link_traffic) {
+      auto it = b.link_traffic.find(link);
+      ok = ok && it != b.link_traffic.end() && it->second.messages == stats.messages &&
+           it->second.bytes == stats.bytes;
+    }
+  if (!ok && rank_ == 0)
+    std::fprintf(stderr, "%s: reports differ: model %g vs %g, messages %llu vs %llu\n", what,
+                 a.model_time, b.model_time, static_cast<unsigned long long>(a.messages),
+                 static_cast<unsigned long long>(b.messages));
+  CHECK(ok);
+}
+
+void run_suites() {
+  for (const char* name : {"hypercube:4", "mesh:4x4", "ring:6", "ring:5", "mesh:2x3:open",
+                           "linear:7", "hypercube:3"}) {
+    const hc::Topology t = hc::Topology::parse(name);
+    if (t.size() < processes_) continue;
+    for (const bool record : {false, true}) {
+      hc::Options o = quick();
+      o.record = record;
+      auto body = [](hc::Proc& vp) {
+        collective_suite(vp);
+        group_suite(vp);
+      };
+      const hc::Report spread = hc::mpi::run(MPI_COMM_WORLD, t, body, o);
+      const hc::Report alone = hc::run(t, body, o);
+      same_report(spread, alone, name);
+      if (record) {
+        CHECK(spread.operations.size() == static_cast<std::size_t>(t.size()));
+        CHECK(spread.replay({.cost = o.model}).model_time == alone.model_time);
+      }
+    }
+    // Contention is timed by replaying every process's operations.
+    hc::Options o = quick();
+    o.model.contention = true;
+    auto body = [](hc::Proc& vp) { collective_suite(vp); };
+    same_report(hc::mpi::run(MPI_COMM_WORLD, t, body, o), hc::run(t, body, o), name);
+  }
+}
+
+// ---------------------------------------------------------------- against MPI's own collectives
+
+// One VP per process: hypercomm over MPI and MPI itself on the same inputs.
+void against_mpi() {
+  const int n = 37;
+  std::vector<long> in(n);
+  for (int i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = rank_ * 7919 + i * 31 + 5;
+  std::vector<long> reduced(n), scanned(n), gathered(static_cast<std::size_t>(n * processes_));
+  std::vector<long> blocks(static_cast<std::size_t>(n * processes_)), exchanged(blocks.size());
+  for (std::size_t i = 0; i < blocks.size(); ++i) blocks[i] = rank_ * 100000 + static_cast<long>(i);
+  std::vector<std::string> topologies{"ring:" + std::to_string(processes_),
+                                      "linear:" + std::to_string(processes_)};
+  if ((processes_ & (processes_ - 1)) == 0) {
+    int d = 0;
+    while ((1 << d) < processes_) ++d;
+    topologies.push_back("hypercube:" + std::to_string(d));
+  }
+  if (processes_ == 4) topologies.emplace_back("mesh:2x2");
+  std::vector<long> mpi_reduced(n), mpi_scanned(n), mpi_gathered(gathered.size()),
+      mpi_exchanged(blocks.size());
+  MPI_Allreduce(in.data(), mpi_reduced.data(), n, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Scan(in.data(), mpi_scanned.data(), n, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allgather(in.data(), n, MPI_LONG, mpi_gathered.data(), n, MPI_LONG, MPI_COMM_WORLD);
+  MPI_Alltoall(blocks.data(), n, MPI_LONG, mpi_exchanged.data(), n, MPI_LONG, MPI_COMM_WORLD);
+  for (const std::string& name : topologies) {
+    for (const hc::Algo algo : {hc::Algo::automatic, hc::Algo::ring, hc::Algo::hypercube}) {
+      const hc::Topology t = hc::Topology::parse(name);
+      if (algo == hc::Algo::hypercube && (t.size() & (t.size() - 1)) != 0) continue;
+      hc::mpi::run(
+          MPI_COMM_WORLD, t,
+          [&](hc::Proc& vp) {
+            CHECK(vp.id() == rank_);  // one VP per process, in rank order
+            hc::all_reduce(vp, in, reduced, std::plus<>{}, algo);
+            hc::scan(vp, in, scanned, std::plus<>{});
+            hc::all_gather(vp, in, gathered, algo);
+            hc::all_to_all(vp, blocks, exchanged, algo);
+          },
+          quick());
+      CHECK(reduced == mpi_reduced);
+      CHECK(scanned == mpi_scanned);
+      CHECK(gathered == mpi_gathered);
+      CHECK(exchanged == mpi_exchanged);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- failures across processes
+
+struct Outcome {
+  int original = 0, aborted = 0, deadlock = 0, mismatch = 0, other = 0, none = 0;
+};
+
+template <class Body>
+Outcome outcome_of(hc::mpi::Machine& machine, Body&& body) {
+  Outcome o;
+  try {
+    (void)machine.run(body);
+    o.none = 1;
+  } catch (const hc::Aborted&) {
+    o.aborted = 1;
+  } catch (const hc::Deadlock&) {
+    o.deadlock = 1;
+  } catch (const hc::CollectiveMismatch&) {
+    o.mismatch = 1;
+  } catch (const std::runtime_error& e) {
+    o.original = std::string(e.what()).find("injected") != std::string::npos ? 1 : 0;
+    o.other = 1 - o.original;
+  }
+  return o;
+}
+
+Outcome summed(const Outcome& mine) {
+  Outcome all;
+  MPI_Allreduce(&mine, &all, 6, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  return all;
+}
+
+int injected = 0, injected_runs_ok = 0;
+
+void failures_suite() {
+  const hc::Topology t = hc::Topology::hypercube(3);
+  hc::mpi::Machine machine(MPI_COMM_WORLD, t, quick());
+  CHECK(machine.processes() == processes_ && machine.process() == rank_);
+  // A VP throws at each of several points, every VP in turn: its process gets the original,
+  // every other process Aborted naming it; nothing hangs, and the machine runs on.
+  for (int thrower = 0; thrower < t.size(); ++thrower) {
+    for (int point = 0; point < 4; ++point) {
+      std::string aborted_text;
+      Outcome mine;
+      try {
+        (void)machine.run([&](hc::Proc& vp) {
+          std::vector<double> x(257, vp.id());
+          for (int step = 0; step < 4; ++step) {
+            if (vp.id() == thrower && step == point)
+              throw std::runtime_error("injected failure in VP " + std::to_string(thrower));
+            hc::all_reduce(vp, x, std::plus<>{});
+            hc::broadcast(vp, x, step % vp.size());
+          }
+        });
+        mine.none = 1;
+      } catch (const hc::Aborted& e) {
+        mine.aborted = 1;
+        aborted_text = e.what();
+      } catch (const std::runtime_error& e) {
+        mine.original = std::string(e.what()).find("injected") != std::string::npos ? 1 : 0;
+        mine.other = 1 - mine.original;
+      }
+      const bool owner = machine.first_vp() <= thrower && thrower < machine.last_vp();
+      CHECK(owner ? mine.original == 1 : mine.aborted == 1);
+      if (!owner) CHECK(aborted_text.find("VP " + std::to_string(thrower)) != std::string::npos);
+      const Outcome all = summed(mine);
+      CHECK(all.original == 1 && all.aborted == processes_ - 1);
+      ++injected;
+      if (all.original == 1 && all.aborted == processes_ - 1) ++injected_runs_ok;
+      // The machine is whole again.
+      const hc::Report r = machine.run([](hc::Proc& vp) { hc::barrier(vp); });
+      CHECK(r.clocks.size() == static_cast<std::size_t>(t.size()));
+    }
+  }
+  // A receive that no one answers, across processes: Deadlock on every process.
+  {
+    const Outcome all = summed(outcome_of(machine, [](hc::Proc& vp) {
+      if (vp.id() == 0) {
+        std::vector<int> x(1);
+        vp.recv(vp.size() - 1, x);
+      }
+    }));
+    CHECK(all.deadlock + all.aborted == processes_ && all.deadlock >= 1);
+  }
+  // Everybody waits on somebody in another process: the global watch finds it.
+  {
+    const Outcome all = summed(outcome_of(machine, [](hc::Proc& vp) {
+      std::vector<int> x(1);
+      vp.recv((vp.id() + vp.size() / 2) % vp.size(), x);
+    }));
+    CHECK(all.deadlock == processes_);
+  }
+  // VPs that disagree on a root across processes: CollectiveMismatch somewhere, never a hang
+  // nor wrong data.
+  {
+    const Outcome all = summed(outcome_of(machine, [](hc::Proc& vp) {
+      std::vector<int> x(16, vp.id());
+      hc::broadcast(vp, x, vp.id() < vp.size() / 2 ? 0 : vp.size() - 1);
+    }));
+    CHECK(all.mismatch >= 1 && all.mismatch + all.aborted + all.deadlock == processes_);
+  }
+  // A wrong size across processes: SizeMismatch where it is found, Aborted elsewhere.
+  {
+    Outcome mine;
+    try {
+      (void)machine.run([](hc::Proc& vp) {
+        std::vector<int> small(2), big(3);
+        if (vp.id() == 0) vp.send(vp.size() - 1, big);
+        if (vp.id() == vp.size() - 1) vp.recv(0, small);
+      });
+      mine.none = 1;
+    } catch (const hc::SizeMismatch&) {
+      mine.original = 1;
+    } catch (const hc::Aborted&) {
+      mine.aborted = 1;
+    }
+    const Outcome all = summed(mine);
+    CHECK(all.original == 1 && all.aborted == processes_ - 1);
+  }
+  // And after all that, the machine still computes.
+  const hc::Report r = machine.run([](hc::Proc& vp) { collective_suite(vp); });
+  CHECK(r.messages > 0);
+}
+
+void misuse() {
+  // Fewer VPs than processes: TopologyError on every process.
+  if (processes_ > 1) {
+    int got = 0;
+    try {
+      hc::mpi::Machine m(MPI_COMM_WORLD, hc::Topology::ring(processes_ - 1));
+    } catch (const hc::TopologyError&) {
+      got = 1;
+    }
+    CHECK(got == 1);
+  }
+  // Processes that pass different machines: Error on every process, before any VP starts.
+  if (processes_ > 1) {
+    int got = 0;
+    try {
+      hc::mpi::Machine m(MPI_COMM_WORLD, hc::Topology::ring(rank_ == 0 ? 8 : 9));
+    } catch (const hc::Error&) {
+      got = 1;
+    }
+    CHECK(got == 1);
+  }
+  // Blocks: contiguous, p >= n, the first p mod n processes one more.
+  const hc::Topology t = hc::Topology::ring(processes_ * 2 + 1);
+  hc::mpi::Machine m(MPI_COMM_WORLD, t);
+  const int base = t.size() / processes_, extra = t.size() % processes_;
+  CHECK(m.first_vp() == rank_ * base + std::min(rank_, extra));
+  CHECK(m.last_vp() - m.first_vp() == base + (rank_ < extra ? 1 : 0));
+  std::vector<int> owner(static_cast<std::size_t>(t.size()), 0);
+  const hc::Report r = m.run([&](hc::Proc& vp) { owner[static_cast<std::size_t>(vp.id())] = 1; });
+  for (int v = 0; v < t.size(); ++v) CHECK(owner[static_cast<std::size_t>(v)] == (m.first_vp() <= v && v < m.last_vp() ? 1 : 0));
+  CHECK(r.clocks.size() == static_cast<std::size_t>(t.size()));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &processes_);
+  const double start = MPI_Wtime();
+  struct Stage {
+    const char* name;
+    void (*run)();
+  };
+  for (const Stage& stage : {Stage{"collective suites", run_suites},
+                             Stage{"against MPI's collectives", against_mpi},
+                             Stage{"failures across processes", failures_suite},
+                             Stage{"misuse", misuse}}) {
+    const double t0 = MPI_Wtime();
+    stage.run();
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank_ == 0)
+      std::printf("mpi_suite (%d processes): %-28s %.2f s\n", processes_, stage.name,
+                  MPI_Wtime() - t0);
+  }
+  int failed = failures.load(), all_failed = 0;
+  long checked = checks.load(), all_checked = 0;
+  MPI_Reduce(&failed, &all_failed, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  MPI_Reduce(&checked, &all_checked, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (rank_ == 0)
+    std::printf(
+        "mpi_suite (%d processes): %ld checks, %d failed; injected failures: %d runs, %d ended "
+        "with the original on its process and Aborted on the others, hangs: 0; %.1f s\n",
+        processes_, all_checked, all_failed, injected, injected_runs_ok, MPI_Wtime() - start);
+  MPI_Bcast(&all_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return all_failed == 0 ? 0 : 1;
+}
