@@ -8,6 +8,13 @@
 // Cost (book): T_P ~ n^2/p tc + ts log p + tw (n/sqrt p) log p, the two collectives on sqrt(p)
 // VPs costing (ts + tw n/sqrt p) log sqrt(p) each; the alignment adds ts + tw n/sqrt p.
 // Usage: matvec_2d [n] [mesh:QxQ]      (defaults: n = 512, mesh:4x4)
+// Built with HYPERCOMM_EXAMPLE_MPI (matvec_2d_mpi), the same program runs under mpirun, the mesh
+// spread over the processes (hypercomm::mpi), and process 0 prints what one process prints.
+#ifdef HYPERCOMM_EXAMPLE_MPI
+#include <mpi.h>
+
+#include <hypercomm/mpi.hpp>
+#endif
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +31,15 @@ double a_entry(int r, int c) { return static_cast<double>((r * 7 + c * 3) % 11 -
 double x_entry(int c) { return static_cast<double>(c % 7 - 3); }
 
 int main(int argc, char** argv) {
+#ifdef HYPERCOMM_EXAMPLE_MPI
+  int provided = 0, rank = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  struct Finalize {
+    ~Finalize() { MPI_Finalize(); }
+  } finalize;
+  if (rank != 0) (void)std::freopen("/dev/null", "w", stdout);  // one process speaks
+#endif
   int n = 512;
   std::string shape = "mesh:4x4";
   for (int k = 1; k < argc; ++k) {
@@ -58,36 +74,40 @@ int main(int argc, char** argv) {
       "%d\n",
       n, topology.name().c_str(), p, nb, nb);
 
-  const auto report = hc::run(
-      topology,
-      [&](hc::Proc& vp) {
-        hc::Group row = vp.row(), column = vp.column();
-        const int i = column.rank(), j = row.rank();  // this VP is (i, j)
-        std::vector<double> A(nb * nb);
-        for (int r = 0; r < nb; ++r)
-          for (int c = 0; c < nb; ++c) A[r * nb + c] = a_entry(i * nb + r, j * nb + c);
-        std::vector<double> x(nb, 0.0);
-        if (j == q - 1)
-          for (int c = 0; c < nb; ++c) x[c] = x_entry(i * nb + c);
+  const auto body = [&](hc::Proc& vp) {
+    hc::Group row = vp.row(), column = vp.column();
+    const int i = column.rank(), j = row.rank();  // this VP is (i, j)
+    std::vector<double> A(nb * nb);
+    for (int r = 0; r < nb; ++r)
+      for (int c = 0; c < nb; ++c) A[r * nb + c] = a_entry(i * nb + r, j * nb + c);
+    std::vector<double> x(nb, 0.0);
+    if (j == q - 1)
+      for (int c = 0; c < nb; ++c) x[c] = x_entry(i * nb + c);
 
-        // 1. Alignment: x_i from (i, q-1) to the diagonal (i, i); machine ids are i*q + column.
-        if (j == q - 1 && i != q - 1) vp.send(i * q + i, x);
-        if (j == i && i != q - 1) vp.recv(i * q + q - 1, x);
-        // 2. Column j: the diagonal VP (j, j), column rank j, broadcasts x_j.
-        hc::broadcast(column, x, j);
-        // 3. Local product.
-        std::vector<double> partial(nb, 0.0), sum(nb);
-        for (int r = 0; r < nb; ++r) {
-          double s = 0.0;
-          for (int c = 0; c < nb; ++c) s += A[r * nb + c] * x[c];
-          partial[r] = s;
-        }
-        // 4. Row i: sum the partial products onto the last column, row rank q-1.
-        hc::reduce(row, partial, sum, std::plus<>(), q - 1);
-        if (j == q - 1)
-          for (int r = 0; r < nb; ++r) y[i * nb + r] = sum[r];
-      },
-      opt);
+    // 1. Alignment: x_i from (i, q-1) to the diagonal (i, i); machine ids are i*q + column.
+    if (j == q - 1 && i != q - 1) vp.send(i * q + i, x);
+    if (j == i && i != q - 1) vp.recv(i * q + q - 1, x);
+    // 2. Column j: the diagonal VP (j, j), column rank j, broadcasts x_j.
+    hc::broadcast(column, x, j);
+    // 3. Local product.
+    std::vector<double> partial(nb, 0.0), sum(nb);
+    for (int r = 0; r < nb; ++r) {
+      double s = 0.0;
+      for (int c = 0; c < nb; ++c) s += A[r * nb + c] * x[c];
+      partial[r] = s;
+    }
+    // 4. Row i: sum the partial products onto the last column, row rank q-1.
+    hc::reduce(row, partial, sum, std::plus<>(), q - 1);
+    if (j == q - 1)
+      for (int r = 0; r < nb; ++r) y[i * nb + r] = sum[r];
+  };
+#ifdef HYPERCOMM_EXAMPLE_MPI
+  const auto report = hc::mpi::run(MPI_COMM_WORLD, topology, body, opt);
+  // Each process holds the entries of y its own VPs wrote (zeros elsewhere).
+  MPI_Allreduce(MPI_IN_PLACE, y.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+#else
+  const auto report = hc::run(topology, body, opt);
+#endif
 
   // Sequential check.
   int wrong = 0;
