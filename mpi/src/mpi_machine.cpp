@@ -112,11 +112,23 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
     m.fabric = std::make_unique<hypercomm::detail::Fabric>(std::move(topology), options);
     return;
   }
+  // The processes of this node: their VPs and communication threads share its cores.
+  const int here = m.blocks.first(m.rank + 1) - m.blocks.first(m.rank);
+  MPI_Comm node = MPI_COMM_NULL;
+  check(MPI_Comm_split_type(m.comm, MPI_COMM_TYPE_SHARED, m.rank, MPI_INFO_NULL, &node),
+        "MPI_Comm_split_type");
+  int threads = here + 1, node_threads = 0, node_offset = 0, node_rank = 0;
+  MPI_Comm_rank(node, &node_rank);
+  MPI_Allreduce(&threads, &node_threads, 1, MPI_INT, MPI_SUM, node);
+  MPI_Exscan(&here, &node_offset, 1, MPI_INT, MPI_SUM, node);
+  if (node_rank == 0) node_offset = 0;  // MPI_Exscan leaves the first one undefined
+  MPI_Comm_free(&node);
+
   m.remote = std::make_unique<detail::MpiRemote>(m.comm, m.blocks, m.rank);
   m.fabric = std::make_unique<hypercomm::detail::Fabric>(
       std::move(topology), options,
       hypercomm::detail::Placement{m.blocks.first(m.rank), m.blocks.first(m.rank + 1),
-                                   m.remote.get()});
+                                   m.remote.get(), node_threads, node_offset});
 }
 
 Machine::~Machine() = default;

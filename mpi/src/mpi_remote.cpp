@@ -280,15 +280,17 @@ void MpiRemote::watch(Fabric& fabric, Clock::time_point now) {
 }
 
 void MpiRemote::idle(unsigned& idle_rounds) noexcept {
-  // Yield first: the VPs of this process may need the core; then sleep in short naps, woken at
-  // once by a VP that queues a message for another process, and looking for arrivals after each.
-  if (++idle_rounds < 256) {
+  // Yield first, for about a millisecond: a message from another process is seen within one
+  // pass of the loop while the VPs of this process still get the core whenever they can run;
+  // then sleep in short naps, woken at once by a VP that queues a message for another process,
+  // and looking for arrivals after each.
+  if (++idle_rounds < 4096) {
     sched_yield();
     return;
   }
   const std::uint32_t seen = outbox_.load(std::memory_order_seq_cst);
   sleeping_.store(1, std::memory_order_seq_cst);
-  hypercomm::detail::futex_wait(outbox_, seen, std::chrono::microseconds(50));
+  hypercomm::detail::futex_wait(outbox_, seen, std::chrono::microseconds(20));
   sleeping_.store(0, std::memory_order_relaxed);
 }
 
@@ -354,10 +356,15 @@ void MpiRemote::serve_until_done(Fabric& fabric, std::chrono::nanoseconds grace)
                    rank_, std::chrono::duration<double>(grace).count());
       MPI_Abort(comm_, 1);
     }
-    if (busy)
+    if (busy) {
       idle_rounds = 0;
-    else
+    } else if (!in_flight_.empty()) {
+      // A large message moves only while MPI is called on both sides: keep calling it.
+      idle_rounds = 0;
+      sched_yield();
+    } else {
       idle(idle_rounds);
+    }
   }
   complete_sends(true);
 }

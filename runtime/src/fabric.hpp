@@ -125,6 +125,11 @@ struct Placement {
   int first = 0;
   int last = -1;  // -1: every VP
   Remote* remote = nullptr;
+  // Other processes on this node: how many threads they and this one run there (VPs and
+  // communication threads), and where this process's VPs start among the node's VPs, so that
+  // the processes of one node pin their VPs to different cores and wait as VPs that share them.
+  int node_threads = 0;
+  int node_offset = 0;
 };
 
 class Fabric {
@@ -260,6 +265,7 @@ class Fabric {
   std::chrono::nanoseconds yield_time_;
   int core_share_ = 0;  // oversubscribed: VPs per core (else 0)
   int core_count_ = 1;  // cores the VPs are pinned to, round robin
+  bool shared_cores_ = false;  // other processes' threads run on this process's cores
 
   std::unique_ptr<VpState[]> states_;
   Meeting meeting_;

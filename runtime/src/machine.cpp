@@ -54,7 +54,12 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   channel_capacity_ = links <= 4096 ? 64 : 16;
 
   const std::vector<int> cpus = allowed_cpus();
-  const bool oversubscribed = here > cpus.size();
+  // A machine over several processes also counts this process's communication thread, and the
+  // threads of the other processes of the node.
+  const std::size_t threads = here + (remote_ != nullptr ? 1 : 0);
+  const bool oversubscribed =
+      threads > cpus.size() || static_cast<std::size_t>(placement.node_threads) > cpus.size();
+  shared_cores_ = placement.node_threads > static_cast<int>(threads);
   // One VP per core: spin long, a message is a cache-line transfer away, and sleep after.
   // Oversubscribed: the VP we wait for may need this very core, so hand the core to a VP that
   // can run, or poll when none can, and sleep only after a long wait (a futex sleep and wake-up
@@ -62,7 +67,9 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   spin_time_ = oversubscribed ? std::chrono::microseconds(0) : std::chrono::microseconds(200);
   yield_time_ = oversubscribed ? std::chrono::microseconds(1000) : std::chrono::microseconds(0);
   core_count_ = static_cast<int>(cpus.size());
-  core_share_ = oversubscribed ? (last_ - first_ + core_count_ - 1) / core_count_ : 0;
+  core_share_ =
+      oversubscribed ? std::max<int>(1, (static_cast<int>(threads) + core_count_ - 1) / core_count_)
+                     : 0;
 
   states_ = std::make_unique<VpState[]>(p);
   meeting_.seats.resize(p);
@@ -81,7 +88,8 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   try {
     for (int i = first_; i < last_; ++i) {
       const int cpu = options_.pinning == Pinning::compact
-                          ? cpus[static_cast<std::size_t>(i - first_) % cpus.size()]
+                          ? cpus[static_cast<std::size_t>(i - first_ + placement.node_offset) %
+                                 cpus.size()]
                           : -1;
       threads_.emplace_back([this, i, cpu] {
         if (cpu >= 0) pin_current_thread(cpu);
@@ -145,7 +153,8 @@ int Fabric::finished_vp() const noexcept {
 bool Fabric::core_wanted(int vp) const noexcept {
   // Beyond this many VPs per core the scan costs more than a needless yield.
   constexpr int kMostScanned = 16;
-  if (options_.pinning != Pinning::compact || core_share_ > kMostScanned) return true;
+  if (options_.pinning != Pinning::compact || core_share_ > kMostScanned || shared_cores_)
+    return true;
   for (int other = first_ + (vp - first_) % core_count_; other < last_; other += core_count_) {
     if (other == vp) continue;
     const VpState& s = states_[static_cast<std::size_t>(other)];

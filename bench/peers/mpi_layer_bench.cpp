@@ -1,0 +1,126 @@
+// hypercomm::mpi: the cost of a collective when the machine is spread over processes, and the
+// layer's overhead over plain MPI (scripts/bench-mpi runs it):
+//   mpirun -np N mpi_layer_bench --vps P [--peer] [--iters K]
+// runs all_reduce, broadcast and all_gather of 8 B and 1 MiB on hypercube(log2 P) spread over
+// the N processes (P/N VPs each) and prints one markdown row per measurement: microseconds per
+// call, the median of 5 batches of K calls each. --peer (with P == N: one VP per process) also
+// times MPI_Allreduce, MPI_Bcast and MPI_Allgather on the same processes, back to back, batch by
+// batch, and prints the ratio hypercomm / MPI.
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <hypercomm/hypercomm.hpp>
+#include <hypercomm/mpi.hpp>
+#include <string>
+#include <vector>
+
+namespace hc = hypercomm;
+
+namespace {
+
+enum class Op { all_reduce, broadcast, all_gather };
+const char* name(Op op) {
+  return op == Op::all_reduce ? "all_reduce" : op == Op::broadcast ? "broadcast" : "all_gather";
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// One batch of `iters` calls on every VP; VP 0's seconds per call (between two barriers).
+double hypercomm_batch(hc::mpi::Machine& machine, Op op, std::size_t bytes, int iters) {
+  double per_call = 0;
+  (void)machine.run([&](hc::Proc& vp) {
+    const std::size_t n = std::max<std::size_t>(1, bytes / sizeof(double));
+    std::vector<double> in(n, vp.id()), out(op == Op::all_gather
+                                                ? n * static_cast<std::size_t>(vp.size())
+                                                : n);
+    hc::barrier(vp);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) {
+      if (op == Op::all_reduce) hc::all_reduce(vp, in, out, std::plus<>{});
+      if (op == Op::broadcast) hc::broadcast(vp, in, 0);
+      if (op == Op::all_gather) hc::all_gather(vp, in, out);
+    }
+    hc::barrier(vp);
+    if (vp.id() == 0)
+      per_call = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+                 iters;
+  });
+  MPI_Bcast(&per_call, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);  // VP 0 lives in process 0
+  return per_call;
+}
+
+double mpi_batch(Op op, std::size_t bytes, int iters) {
+  int p = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  const int n = static_cast<int>(std::max<std::size_t>(1, bytes / sizeof(double)));
+  std::vector<double> in(static_cast<std::size_t>(n), 1.0),
+      out(op == Op::all_gather ? static_cast<std::size_t>(n) * static_cast<std::size_t>(p)
+                               : static_cast<std::size_t>(n));
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = MPI_Wtime();
+  for (int i = 0; i < iters; ++i) {
+    if (op == Op::all_reduce)
+      MPI_Allreduce(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    if (op == Op::broadcast) MPI_Bcast(in.data(), n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (op == Op::all_gather)
+      MPI_Allgather(in.data(), n, MPI_DOUBLE, out.data(), n, MPI_DOUBLE, MPI_COMM_WORLD);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  double per_call = (MPI_Wtime() - t0) / iters;
+  MPI_Bcast(&per_call, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return per_call;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0, rank = 0, processes = 1;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &processes);
+  int vps = 16, iters = 0;
+  bool peer = false;
+  for (int k = 1; k < argc; ++k) {
+    if (std::strcmp(argv[k], "--vps") == 0 && k + 1 < argc) vps = std::atoi(argv[++k]);
+    if (std::strcmp(argv[k], "--iters") == 0 && k + 1 < argc) iters = std::atoi(argv[++k]);
+    if (std::strcmp(argv[k], "--peer") == 0) peer = true;
+  }
+  int d = 0;
+  while ((1 << d) < vps) ++d;
+  hc::Options options;
+  options.deadlock_timeout = std::chrono::seconds(60);
+  hc::mpi::Machine machine(MPI_COMM_WORLD, hc::Topology::hypercube(d), options);
+  for (const Op op : {Op::all_reduce, Op::broadcast, Op::all_gather}) {
+    for (const std::size_t bytes : {std::size_t{8}, std::size_t{1} << 20}) {
+      const int k = iters > 0 ? iters : bytes <= 8 ? 200 : 10;
+      (void)hypercomm_batch(machine, op, bytes, k);  // warm-up: channels, pages, MPI connections
+      if (peer) (void)mpi_batch(op, bytes, k);
+      std::vector<double> ours, theirs;
+      for (int batch = 0; batch < 5; ++batch) {
+        ours.push_back(hypercomm_batch(machine, op, bytes, k));
+        if (peer) theirs.push_back(mpi_batch(op, bytes, k));
+      }
+      if (rank != 0) continue;
+      const std::string layout = std::to_string(processes) + " x " +
+                                 std::to_string(vps / processes) + " (hypercube:" +
+                                 std::to_string(d) + ")";
+      if (peer)
+        std::printf("| %s | %s | %s | %.2f | %.2f | %.2f |\n", layout.c_str(), name(op),
+                    bytes <= 8 ? "8 B" : "1 MiB", median(ours) * 1e6, median(theirs) * 1e6,
+                    median(ours) / median(theirs));
+      else
+        std::printf("| %s | %s | %s | %.2f | | |\n", layout.c_str(), name(op),
+                    bytes <= 8 ? "8 B" : "1 MiB", median(ours) * 1e6);
+      std::fflush(stdout);
+    }
+  }
+  MPI_Finalize();
+  return 0;
+}
