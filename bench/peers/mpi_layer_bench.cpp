@@ -37,9 +37,8 @@ double hypercomm_batch(hc::mpi::Machine& machine, Op op, std::size_t bytes, int 
   double per_call = 0;
   (void)machine.run([&](hc::Proc& vp) {
     const std::size_t n = std::max<std::size_t>(1, bytes / sizeof(double));
-    std::vector<double> in(n, vp.id()), out(op == Op::all_gather
-                                                ? n * static_cast<std::size_t>(vp.size())
-                                                : n);
+    std::vector<double> in(n, vp.id()),
+        out(op == Op::all_gather ? n * static_cast<std::size_t>(vp.size()) : n);
     hc::barrier(vp);
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < iters; ++i) {
@@ -49,8 +48,8 @@ double hypercomm_batch(hc::mpi::Machine& machine, Op op, std::size_t bytes, int 
     }
     hc::barrier(vp);
     if (vp.id() == 0)
-      per_call = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
-                 iters;
+      per_call =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iters;
   });
   MPI_Bcast(&per_call, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);  // VP 0 lives in process 0
   return per_call;
@@ -109,8 +108,8 @@ int main(int argc, char** argv) {
       }
       if (rank != 0) continue;
       const std::string layout = std::to_string(processes) + " x " +
-                                 std::to_string(vps / processes) + " (hypercube:" +
-                                 std::to_string(d) + ")";
+                                 std::to_string(vps / processes) +
+                                 " (hypercube:" + std::to_string(d) + ")";
       if (peer)
         std::printf("| %s | %s | %s | %.2f | %.2f | %.2f |\n", layout.c_str(), name(op),
                     bytes <= 8 ? "8 B" : "1 MiB", median(ours) * 1e6, median(theirs) * 1e6,

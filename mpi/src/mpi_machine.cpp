@@ -28,11 +28,10 @@ std::array<std::uint64_t, 4> fingerprint(const Topology& topology, const Options
     return b;
   };
   const CostModel& m = options.model;
-  const std::uint64_t flags = static_cast<std::uint64_t>(options.links) |
-                              static_cast<std::uint64_t>(options.trace) << 4 |
-                              static_cast<std::uint64_t>(options.record) << 5 |
-                              static_cast<std::uint64_t>(m.contention) << 6 |
-                              static_cast<std::uint64_t>(m.all_port) << 7;
+  const std::uint64_t flags =
+      static_cast<std::uint64_t>(options.links) | static_cast<std::uint64_t>(options.trace) << 4 |
+      static_cast<std::uint64_t>(options.record) << 5 |
+      static_cast<std::uint64_t>(m.contention) << 6 | static_cast<std::uint64_t>(m.all_port) << 7;
   return {h, bits(m.ts) ^ (bits(m.tw) * 3) ^ (bits(m.th) * 7), flags,
           static_cast<std::uint64_t>(options.deadlock_timeout.count())};
 }
@@ -102,8 +101,7 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
   const int p = topology.size();
   if (p < m.processes)
     throw TopologyError("hypercomm::mpi::Machine: " + topology.name() + " has " +
-                        std::to_string(p) + " VPs, fewer than the " +
-                        std::to_string(m.processes) +
+                        std::to_string(p) + " VPs, fewer than the " + std::to_string(m.processes) +
                         " processes of the communicator (each process runs at least one VP)");
 
   check(MPI_Comm_dup(comm, &m.comm), "MPI_Comm_dup");

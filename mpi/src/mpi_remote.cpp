@@ -62,8 +62,7 @@ MpiRemote::~MpiRemote() = default;
 
 void MpiRemote::outgoing() noexcept {
   outbox_.fetch_add(1, std::memory_order_seq_cst);
-  if (sleeping_.load(std::memory_order_seq_cst) != 0)
-    hypercomm::detail::futex_wake(outbox_, 1);
+  if (sleeping_.load(std::memory_order_seq_cst) != 0) hypercomm::detail::futex_wake(outbox_, 1);
 }
 
 void MpiRemote::post(int process, std::vector<std::byte> data) {
@@ -150,10 +149,14 @@ void MpiRemote::handle(Fabric& fabric, int from, std::vector<std::byte>& data) {
       fabric.notify(header.dst);
       return;
     }
-    case Kind::finished:
-      fabric.remote_finished(header.src);
-      ++remote_finished_;
-      if (rank_ == 0) ++finished_of_[static_cast<std::size_t>(from)];
+    case Kind::finished:  // aux VP ids follow
+      for (std::uint32_t k = 0; k < header.aux; ++k) {
+        int vp = 0;
+        std::memcpy(&vp, body.data() + k * sizeof(int), sizeof(int));
+        fabric.remote_finished(vp);
+      }
+      remote_finished_ += static_cast<int>(header.aux);
+      if (rank_ == 0) finished_of_[static_cast<std::size_t>(from)] += static_cast<int>(header.aux);
       return;
     case Kind::abort: {
       const std::string text(reinterpret_cast<const char*>(body.data()), body.size());
@@ -307,8 +310,8 @@ void MpiRemote::serve(Fabric& fabric) {
   statuses_.assign(processes, Status{});
   wait_texts_.assign(processes, {});
   finished_of_.assign(processes, 0);
-  const auto grace = std::max<std::chrono::nanoseconds>(kAbortGrace,
-                                                        2 * fabric.options().deadlock_timeout);
+  const auto grace =
+      std::max<std::chrono::nanoseconds>(kAbortGrace, 2 * fabric.options().deadlock_timeout);
   quiet_since_ = next_tick_ = Clock::now();
 
   try {
@@ -335,11 +338,13 @@ void MpiRemote::serve_until_done(Fabric& fabric, std::chrono::nanoseconds grace)
         finished.push_back(vp);
     bool busy = forward_outgoing(fabric);
     if (fabric.aborted() && !abort_announced_) announce_abort(fabric);
-    for (const int vp : finished) {
-      announced_[static_cast<std::size_t>(vp - first_)] = true;
-      const Header header{Kind::finished, vp, -1, 0, {}};
-      to_all(message(&header, sizeof(Header)));
-      if (rank_ == 0) ++finished_of_[0];
+    if (!finished.empty()) {  // one message for the VPs that finished since the last pass
+      for (const int vp : finished) announced_[static_cast<std::size_t>(vp - first_)] = true;
+      const Header header{Kind::finished, -1, -1, static_cast<std::uint32_t>(finished.size()), {}};
+      to_all(message(&header, sizeof(Header),
+                     std::string_view(reinterpret_cast<const char*>(finished.data()),
+                                      finished.size() * sizeof(int))));
+      if (rank_ == 0) finished_of_[0] += static_cast<int>(finished.size());
       busy = true;
     }
     busy = receive_all(fabric) || busy;
@@ -392,8 +397,8 @@ Report MpiRemote::combine(Report local, std::exception_ptr error, const std::str
                                                       static_cast<std::size_t>(sizes[k])));
     if (elsewhere.empty() && (theirs.failed || !theirs.problem.empty())) {
       elsewhere_failed = theirs.failed;
-      elsewhere = "process " + std::to_string(k) + ": " +
-                  (theirs.failed ? theirs.error : theirs.problem);
+      elsewhere =
+          "process " + std::to_string(k) + ": " + (theirs.failed ? theirs.error : theirs.problem);
     }
     merge(merged, std::move(theirs.report));
   }

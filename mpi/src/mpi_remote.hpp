@@ -61,12 +61,12 @@ class MpiRemote final : public hypercomm::detail::Remote {
   enum AbortKind : std::uint32_t { kVpError, kDeadlock, kMismatch };
   struct Header {
     Kind kind = Kind::message;
-    std::int32_t src = -1;  // message: the sending VP; finished, abort: the VP
+    std::int32_t src = -1;  // message: the sending VP; abort: the VP that failed
     std::int32_t dst = -1;  // message: the receiving VP
-    std::uint32_t aux = 0;  // abort: AbortKind
+    std::uint32_t aux = 0;  // abort: AbortKind; finished: how many VP ids follow
     hypercomm::detail::Envelope envelope{};
   };
-  struct Status {  // what process 0 knows of a process's VPs (Kind::status)
+  struct Status {                  // what process 0 knows of a process's VPs (Kind::status)
     std::uint64_t progress = 0;    // messages its VPs have taken
     std::uint32_t stalled = 0;     // every unfinished VP of it waits
     std::uint32_t collective = 0;  // and every waiting one waits inside a collective

@@ -263,8 +263,8 @@ class Fabric {
   std::size_t channel_capacity_;
   std::chrono::nanoseconds spin_time_;
   std::chrono::nanoseconds yield_time_;
-  int core_share_ = 0;  // oversubscribed: VPs per core (else 0)
-  int core_count_ = 1;  // cores the VPs are pinned to, round robin
+  int core_share_ = 0;         // oversubscribed: VPs per core (else 0)
+  int core_count_ = 1;         // cores the VPs are pinned to, round robin
   bool shared_cores_ = false;  // other processes' threads run on this process's cores
 
   std::unique_ptr<VpState[]> states_;

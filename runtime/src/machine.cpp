@@ -67,9 +67,9 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   spin_time_ = oversubscribed ? std::chrono::microseconds(0) : std::chrono::microseconds(200);
   yield_time_ = oversubscribed ? std::chrono::microseconds(1000) : std::chrono::microseconds(0);
   core_count_ = static_cast<int>(cpus.size());
-  core_share_ =
-      oversubscribed ? std::max<int>(1, (static_cast<int>(threads) + core_count_ - 1) / core_count_)
-                     : 0;
+  core_share_ = oversubscribed
+                    ? std::max<int>(1, (static_cast<int>(threads) + core_count_ - 1) / core_count_)
+                    : 0;
 
   states_ = std::make_unique<VpState[]>(p);
   meeting_.seats.resize(p);
@@ -87,10 +87,10 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   threads_.reserve(here);
   try {
     for (int i = first_; i < last_; ++i) {
-      const int cpu = options_.pinning == Pinning::compact
-                          ? cpus[static_cast<std::size_t>(i - first_ + placement.node_offset) %
-                                 cpus.size()]
-                          : -1;
+      const int cpu =
+          options_.pinning == Pinning::compact
+              ? cpus[static_cast<std::size_t>(i - first_ + placement.node_offset) % cpus.size()]
+              : -1;
       threads_.emplace_back([this, i, cpu] {
         if (cpu >= 0) pin_current_thread(cpu);
         vp_main(i);

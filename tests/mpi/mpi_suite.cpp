@@ -131,7 +131,8 @@ void collective_suite(hc::Proc& vp) {
 
   // Irregular: uneven counts with zeros.
   std::vector<std::size_t> counts(static_cast<std::size_t>(p));
-  for (int v = 0; v < p; ++v) counts[static_cast<std::size_t>(v)] = static_cast<std::size_t>((v * 5) % 7);
+  for (int v = 0; v < p; ++v)
+    counts[static_cast<std::size_t>(v)] = static_cast<std::size_t>((v * 5) % 7);
   std::vector<long> mine_v(counts[static_cast<std::size_t>(me)], me);
   std::vector<long> every(std::accumulate(counts.begin(), counts.end(), std::size_t{0}));
   hc::all_gatherv(vp, mine_v, every, counts);
@@ -139,7 +140,8 @@ void collective_suite(hc::Proc& vp) {
   for (int v = 0; v < p; ++v)
     for (std::size_t k = 0; k < counts[static_cast<std::size_t>(v)]; ++k) CHECK(every[at++] == v);
   std::vector<std::vector<long>> to(static_cast<std::size_t>(p));
-  for (int j = 0; j < p; ++j) to[static_cast<std::size_t>(j)].assign(static_cast<std::size_t>((me + j) % 3), me * 10 + j);
+  for (int j = 0; j < p; ++j)
+    to[static_cast<std::size_t>(j)].assign(static_cast<std::size_t>((me + j) % 3), me * 10 + j);
   const auto from = hc::all_to_allv(vp, to);
   for (int i = 0; i < p; ++i) {
     CHECK(from[static_cast<std::size_t>(i)].size() == static_cast<std::size_t>((i + me) % 3));
@@ -428,7 +430,8 @@ void misuse() {
   CHECK(m.last_vp() - m.first_vp() == base + (rank_ < extra ? 1 : 0));
   std::vector<int> owner(static_cast<std::size_t>(t.size()), 0);
   const hc::Report r = m.run([&](hc::Proc& vp) { owner[static_cast<std::size_t>(vp.id())] = 1; });
-  for (int v = 0; v < t.size(); ++v) CHECK(owner[static_cast<std::size_t>(v)] == (m.first_vp() <= v && v < m.last_vp() ? 1 : 0));
+  for (int v = 0; v < t.size(); ++v)
+    CHECK(owner[static_cast<std::size_t>(v)] == (m.first_vp() <= v && v < m.last_vp() ? 1 : 0));
   CHECK(r.clocks.size() == static_cast<std::size_t>(t.size()));
 }
 
@@ -444,10 +447,9 @@ int main(int argc, char** argv) {
     const char* name;
     void (*run)();
   };
-  for (const Stage& stage : {Stage{"collective suites", run_suites},
-                             Stage{"against MPI's collectives", against_mpi},
-                             Stage{"failures across processes", failures_suite},
-                             Stage{"misuse", misuse}}) {
+  for (const Stage& stage :
+       {Stage{"collective suites", run_suites}, Stage{"against MPI's collectives", against_mpi},
+        Stage{"failures across processes", failures_suite}, Stage{"misuse", misuse}}) {
     const double t0 = MPI_Wtime();
     stage.run();
     MPI_Barrier(MPI_COMM_WORLD);
