@@ -604,7 +604,9 @@ bool takes_algo(Collective op) noexcept {
     case C::all_reduce:
     case C::all_gather:
     case C::reduce_scatter:
-    case C::all_to_all: return true;
+    case C::all_to_all:
+    case C::all_gatherv:
+    case C::reduce_scatterv: return true;
     default: return false;
   }
 }
