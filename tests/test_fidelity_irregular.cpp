@@ -404,9 +404,9 @@ TEST_CASE("automatic weighs the largest block and the total") {
         INFO(t.name(), links == Links::routed ? " routed" : " strict", " block ", block);
         const Counts equal(static_cast<std::size_t>(t.size()), block);
         if (links == Links::strict && !t.wraps() && t.size() > 2) {  // nothing runs there
-          CHECK_THROWS_AS((void)hc::resolve_v(Collective::gatherv, Algo::automatic, t, links,
-                                              equal, 1),
-                          hc::AlgorithmError);
+          CHECK_THROWS_AS(
+              (void)hc::resolve_v(Collective::gatherv, Algo::automatic, t, links, equal, 1),
+              hc::AlgorithmError);
           continue;
         }
         CHECK(hc::resolve_v(Collective::all_gatherv, Algo::automatic, t, links, equal, 1) ==

@@ -884,8 +884,8 @@ Algo resolve_v(Collective op, Algo requested, const Topology& t, Links links,
     }
     if (!why.empty())
       throw AlgorithmError("no " + std::string(to_string(op)) + " algorithm can run on " +
-                           t.name() + (links == Links::strict ? " with Links::strict" : "") +
-                           " (" + why + ")");
+                           t.name() + (links == Links::strict ? " with Links::strict" : "") + " (" +
+                           why + ")");
   }
   std::size_t largest = 0, total = 0;
   for (const std::size_t n : counts)
