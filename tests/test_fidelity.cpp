@@ -264,8 +264,9 @@ TEST_CASE("every card's formula is the model time of a run" * doctest::timeout(6
         CAPTURE(t.name());
         check_machine(t, links, {.ts = 1.0, .tw = 0.01, .th = th}, covered);
       }
-  // Every card ran at least once.
+  // Every card ran at least once (the irregular ones: test_fidelity_irregular.cpp).
   for (const hc::Card& card : hc::cards()) {
+    if (card.op >= Collective::all_gatherv) continue;
     INFO(hc::to_string(card.op), " ", hc::to_string(card.algo));
     CHECK(covered.count({card.op, card.algo}) == 1);
   }

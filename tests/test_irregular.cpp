@@ -12,10 +12,11 @@
 // under Links::strict, where a call that no neighbour algorithm can run must
 // throw AlgorithmError (all_to_allv's pairwise exchange on more than 2 ranks, unless every pair
 // is adjacent). reduce_scatterv folds with std::plus<> and with the non-commutative MatMul, whose
-// result must be the left fold in group-rank order. Then the errors: wrong numbers of counts,
-// buffers that do not match the counts, members that disagree on the counts and all_to_allv
-// senders that disagree with their receivers must throw SizeMismatch or CollectiveMismatch, never
-// hang or return.
+// result must be the left fold in group-rank order. Then the errors: wrong numbers of counts and
+// buffers that do not match the counts throw SizeMismatch; members that disagree on the counts
+// throw CollectiveMismatch naming the ranks and the first differing entry with both values; an
+// all_to_allv sender that disagrees with its receiver gives SizeMismatch naming both ranks and
+// both counts in elements; none may hang or return.
 //
 // The VP bodies compare with the oracle and write the first difference into a per-VP slot; the
 // test thread asserts after run returns (support.hpp). One Machine per topology and mode runs
@@ -25,12 +26,15 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <numeric>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -737,23 +741,85 @@ Options error_options(Links links = Links::routed) {
   return opt;
 }
 
-// "" when the run threw SizeMismatch or CollectiveMismatch naming the operation `op`; else what
-// happened instead.
-std::string mismatch_outcome(hypercomm::Machine& m, const std::string& op,
-                             const std::function<void(Proc&)>& body) {
-  const auto named = [&](const std::exception& e) {
-    return std::string(e.what()).find(op) != std::string::npos
-               ? ""
-               : "the error does not name " + op + ": " + e.what();
+// Each VP's rank and group size in the error tests' group (-1, 0: in none), written by the VP.
+struct Members {
+  std::vector<int> rank, size;
+  explicit Members(int p)
+      : rank(static_cast<std::size_t>(p), -1), size(static_cast<std::size_t>(p), 0) {}
+  void note(int vp, const Group& g) {
+    rank[static_cast<std::size_t>(vp)] = g.rank();
+    size[static_cast<std::size_t>(vp)] = g.size();
+  }
+  [[nodiscard]] int rank_of(int vp) const {
+    return vp >= 0 && vp < static_cast<int>(rank.size()) ? rank[static_cast<std::size_t>(vp)] : -1;
+  }
+};
+
+// The numbers an error text names after `word` ("rank", "VP"): "rank 3", "ranks 0, 2",
+// "VPs 0, 2-5, 9" (ranges expanded). Not "of VP 3" (a subcube's name).
+std::set<int> named(const std::string& text, const std::string& word) {
+  std::set<int> found;
+  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    if (at > 0 && std::isalnum(static_cast<unsigned char>(text[at - 1]))) continue;
+    if (at >= 3 && text.compare(at - 3, 3, "of ") == 0) continue;
+    std::size_t i = at + word.size();
+    if (i < text.size() && text[i] == 's') ++i;
+    if (i >= text.size() || text[i] != ' ') continue;
+    ++i;
+    const auto number = [&](int& n) {
+      if (i >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i]))) return false;
+      n = 0;
+      while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])))
+        n = n * 10 + (text[i++] - '0');
+      return true;
+    };
+    for (int lo = 0; number(lo);) {
+      int hi = lo;
+      if (i < text.size() && text[i] == '-') {
+        ++i;
+        if (!number(hi)) hi = lo;
+      }
+      for (int n = lo; n <= hi; ++n) found.insert(n);
+      if (text.compare(i, 2, ", ") != 0) break;
+      i += 2;
+    }
+  }
+  return found;
+}
+
+// Whether the text names a member of rank `rank` ("rank r", or a VP whose rank it is) and, if
+// `other`, a member of another rank.
+bool names_rank(const std::string& text, const Members& members, int rank, bool other) {
+  const std::set<int> ranks = named(text, "rank"), vps = named(text, "VP");
+  const auto found = [&](auto match) {
+    for (const int r : ranks)
+      if (match(r)) return true;
+    for (const int v : vps)
+      if (members.rank_of(v) >= 0 && match(members.rank_of(v))) return true;
+    return false;
   };
+  return other ? found([&](int r) { return r != rank; }) : found([&](int r) { return r == rank; });
+}
+
+// The VP an error text is about: its first "VP n".
+int reporter(const std::string& text) {
+  const std::size_t at = text.find("VP ");
+  if (at == std::string::npos) return -1;
+  return std::atoi(text.c_str() + at + 3);
+}
+
+// "" when the run threw `Want` whose text `check` accepts (check returns "" or what is missing),
+// else what happened instead.
+template <class Want, class Check>
+std::string error_outcome(hypercomm::Machine& m, const std::function<void(Proc&)>& body,
+                          Check check) {
   try {
     m.run(body);
-  } catch (const hypercomm::SizeMismatch& e) {
-    return named(e);
-  } catch (const hypercomm::CollectiveMismatch& e) {
-    return named(e);
+  } catch (const Want& e) {
+    const std::string missing = check(std::string(e.what()));
+    return missing.empty() ? "" : missing + ": " + e.what();
   } catch (const std::exception& e) {
-    return std::string("threw neither SizeMismatch nor CollectiveMismatch: ") + e.what();
+    return std::string("threw another error: ") + e.what();
   }
   return "run returned without an error";
 }
@@ -981,7 +1047,25 @@ TEST_CASE("irregular errors: buffers that do not match the counts throw SizeMism
   }
 }
 
-TEST_CASE("irregular errors: members that pass different counts throw, never hang") {
+// The counts rank `deviant` passes in the counts test below, in a group of n.
+std::vector<std::size_t> deviant_counts(int n, int deviant, int how) {
+  std::vector<std::size_t> v = base_counts(n);
+  const auto d = static_cast<std::size_t>(deviant);
+  switch (how) {
+    case 0: v[(d + 1) % v.size()] += 1; break;
+    case 1: v[d] += 2; break;
+    case 2: std::swap(v[0], v[1]); break;
+    case 3: std::fill(v.begin(), v.end(), 0); break;
+  }
+  return v;
+}
+
+TEST_CASE(
+    "irregular errors: members that pass different counts throw, naming the ranks and the counts") {
+  // CollectiveMismatch (never a hang, a SizeMismatch or wrong data), its text naming the
+  // operation, the deviant rank and another one (as "rank r", or as a VP whose rank that is),
+  // and the first entry where the two counts differ with both values: "counts[2] = 5" and
+  // "counts[2] = 1".
   for (const Where& w : kErrorPlaces) {
     const Topology t = Topology::parse(w.topology);
     hypercomm::Machine m(t, error_options());
@@ -998,26 +1082,42 @@ TEST_CASE("irregular errors: members that pass different counts throw, never han
                                 : how == 2 ? "two counts swapped (same sum)"
                                            : "all counts zero")
                             << ", root " << (root_pick == 0 ? "0" : "last"));
-            const std::string outcome = mismatch_outcome(m, name_of(op), [&](Proc& vp) {
-              std::string unused;
-              on_group(vp, w.kind, unused, [&](auto& comm, const Group& g) {
-                const int n = g.size(), me = g.rank();
-                const int deviant = deviant_pick == 2 ? n - 1 : std::min(deviant_pick, n - 1);
-                Call c{op, base_counts(n)};
-                c.root = root_pick == 0 ? 0 : n - 1;
-                if (me == deviant) {
-                  auto& v = c.counts;
-                  const auto d = static_cast<std::size_t>(deviant);
-                  switch (how) {
-                    case 0: v[(d + 1) % v.size()] += 1; break;
-                    case 1: v[d] += 2; break;
-                    case 2: std::swap(v[0], v[1]); break;
-                    case 3: std::fill(v.begin(), v.end(), 0); break;
-                  }
-                }
-                invoke(comm, me, c);
-              });
-            });
+            const auto deviant_of = [&](int n) {
+              return deviant_pick == 2 ? n - 1 : std::min(deviant_pick, n - 1);
+            };
+            Members members(t.size());
+            const std::string outcome = error_outcome<hypercomm::CollectiveMismatch>(
+                m,
+                [&](Proc& vp) {
+                  std::string unused;
+                  on_group(vp, w.kind, unused, [&](auto& comm, const Group& g) {
+                    members.note(vp.id(), g);
+                    const int n = g.size(), me = g.rank();
+                    const int deviant = deviant_of(n);
+                    Call c{op, me == deviant ? deviant_counts(n, deviant, how) : base_counts(n)};
+                    c.root = root_pick == 0 ? 0 : n - 1;
+                    invoke(comm, me, c);
+                  });
+                },
+                [&](const std::string& text) -> std::string {
+                  if (text.find(name_of(op)) == std::string::npos) return "no " + name_of(op);
+                  const int vp = reporter(text);
+                  if (vp < 0 || vp >= t.size()) return "no reporting VP";
+                  const int n = members.size[static_cast<std::size_t>(vp)];
+                  const int deviant = deviant_of(n);
+                  const auto base = base_counts(n), odd = deviant_counts(n, deviant, how);
+                  std::size_t i = 0;
+                  while (base[i] == odd[i]) ++i;
+                  const std::string at = "counts[" + std::to_string(i) + "] = ";
+                  for (const std::size_t value : {base[i], odd[i]})
+                    if (text.find(at + std::to_string(value)) == std::string::npos)
+                      return "does not name " + at + std::to_string(value);
+                  if (!names_rank(text, members, deviant, false))
+                    return "does not name rank " + std::to_string(deviant);
+                  if (!names_rank(text, members, deviant, true))
+                    return "names no rank but " + std::to_string(deviant);
+                  return "";
+                });
             CHECK_MESSAGE(outcome.empty(), outcome);
           }
         }
@@ -1026,7 +1126,12 @@ TEST_CASE("irregular errors: members that pass different counts throw, never han
   }
 }
 
-TEST_CASE("irregular errors: an all_to_allv sender that disagrees with its receiver throws") {
+TEST_CASE(
+    "irregular errors: an all_to_allv sender that disagrees with its receiver throws SizeMismatch "
+    "naming both") {
+  // The receiver throws SizeMismatch naming the sender's rank and send_counts entry and its own
+  // rank and recv_counts entry, in elements: "rank 0 sends 3 elements to rank 1 (its
+  // send_counts[1]) but rank 1 (this VP) expects 2 (its recv_counts[0])".
   for (const Where& w : kErrorPlaces) {
     const Topology t = Topology::parse(w.topology);
     hypercomm::Machine m(t, error_options());
@@ -1039,30 +1144,61 @@ TEST_CASE("irregular errors: an all_to_allv sender that disagrees with its recei
                             : how == 3 ? "the sender sends 2 where 0 are expected"
                                        : "the receiver expects one more")
                         << ", pair " << pair);
-        const std::string outcome = mismatch_outcome(m, "all_to_allv", [&](Proc& vp) {
-          std::string unused;
-          on_group(vp, w.kind, unused, [&](auto& comm, const Group& g) {
-            const int n = g.size(), me = g.rank();
-            // The sender and the receiver (distinct): 0 -> 1, last -> 0, 1 -> last.
-            const int s = pair == 0 ? 0 : pair == 1 ? n - 1 : 1;
-            const int r = pair == 0 ? 1 : pair == 1 ? 0 : (n - 1 == 1 ? 0 : n - 1);
-            std::vector<std::vector<std::size_t>> mat(static_cast<std::size_t>(n));
-            for (int i = 0; i < n; ++i) mat[static_cast<std::size_t>(i)] = symmetric_row(n, i);
-            auto& entry = mat[static_cast<std::size_t>(s)][static_cast<std::size_t>(r)];
-            entry = how == 2 ? 2 : how == 3 ? 0 : entry + 1;  // what the receiver expects
-            std::vector<std::size_t> send = mat[static_cast<std::size_t>(me)];
-            std::vector<std::size_t> recv(static_cast<std::size_t>(n));
-            for (int i = 0; i < n; ++i)
-              recv[static_cast<std::size_t>(i)] =
-                  mat[static_cast<std::size_t>(i)][static_cast<std::size_t>(me)];
-            if (me == s) {
-              auto& mine = send[static_cast<std::size_t>(r)];
-              mine = how == 0 ? mine + 1 : how == 1 ? mine - 1 : how == 2 ? 0 : how == 3 ? 2 : mine;
-            }
-            if (me == r && how == 4) recv[static_cast<std::size_t>(s)] += 1;
-            all_to_allv_call(comm, send, recv);
-          });
-        });
+        // The sender and the receiver (distinct): 0 -> 1, last -> 0, 1 -> last.
+        const auto pair_of = [&](int n) {
+          const int s = pair == 0 ? 0 : pair == 1 ? n - 1 : 1;
+          const int r = pair == 0 ? 1 : pair == 1 ? 0 : (n - 1 == 1 ? 0 : n - 1);
+          return std::pair{s, r};
+        };
+        // What the sender sends and what the receiver expects, in a group of n.
+        const auto entries = [&](int n) {
+          const auto [s, r] = pair_of(n);
+          std::size_t entry = symmetric_row(n, s)[static_cast<std::size_t>(r)];
+          entry = how == 2 ? 2 : how == 3 ? 0 : entry + 1;  // what the receiver expects
+          const std::size_t sends = how == 0   ? entry + 1
+                                    : how == 1 ? entry - 1
+                                    : how == 2 ? 0
+                                    : how == 3 ? 2
+                                               : entry;
+          return std::pair{sends, how == 4 ? entry + 1 : entry};
+        };
+        Members members(t.size());
+        const std::string outcome = error_outcome<hypercomm::SizeMismatch>(
+            m,
+            [&](Proc& vp) {
+              std::string unused;
+              on_group(vp, w.kind, unused, [&](auto& comm, const Group& g) {
+                members.note(vp.id(), g);
+                const int n = g.size(), me = g.rank();
+                const auto [s, r] = pair_of(n);
+                const auto [sends, expects] = entries(n);
+                std::vector<std::vector<std::size_t>> mat(static_cast<std::size_t>(n));
+                for (int i = 0; i < n; ++i) mat[static_cast<std::size_t>(i)] = symmetric_row(n, i);
+                mat[static_cast<std::size_t>(s)][static_cast<std::size_t>(r)] = expects;
+                std::vector<std::size_t> send = mat[static_cast<std::size_t>(me)];
+                std::vector<std::size_t> recv(static_cast<std::size_t>(n));
+                for (int i = 0; i < n; ++i)
+                  recv[static_cast<std::size_t>(i)] =
+                      mat[static_cast<std::size_t>(i)][static_cast<std::size_t>(me)];
+                if (me == s) send[static_cast<std::size_t>(r)] = sends;
+                all_to_allv_call(comm, send, recv);
+              });
+            },
+            [&](const std::string& text) -> std::string {
+              const int vp = reporter(text);
+              if (vp < 0 || vp >= t.size()) return "no reporting VP";
+              const int n = members.size[static_cast<std::size_t>(vp)];
+              const auto [s, r] = pair_of(n);
+              const auto [sends, expects] = entries(n);
+              const std::string rs = std::to_string(r), ss = std::to_string(s);
+              for (const std::string& phrase :
+                   {"all_to_allv: rank " + ss + " sends " + std::to_string(sends) +
+                        " elements to rank " + rs + " (its send_counts[" + rs + "])",
+                    "rank " + rs + " (this VP) expects " + std::to_string(expects) +
+                        " (its recv_counts[" + ss + "])"})
+                if (text.find(phrase) == std::string::npos) return "no '" + phrase + "'";
+              return "";
+            });
         CHECK_MESSAGE(outcome.empty(), outcome);
       }
     }

@@ -1,13 +1,21 @@
 // All-to-all personalized with blocks of any sizes (all_to_allv): Grama et al., Algorithm 4.10's
 // pairwise exchange, each pair swapping the blocks they hold for each other.
 //
-//   T = sum over steps i of (ts + tw * max(m_out(i), m_in(i)))   (p - 1 steps)
+// Step i is a sendrecv: VP v's clock becomes max(c_v + ts + tw*out_v(i), arrival of in_v(i)), so
+// T is the longest path through the p - 1 steps, with no closed form for uneven counts
+// (textbook_time_v follows it step by step); it lies between the largest sum of one VP's sends
+// and the sum over the steps of their largest message:
+//
+//   max_v sum_i (ts + tw*out_v(i))  <=  T  <=  sum_i max_v (ts + tw*out_v(i) + th*hops)
+//
+// and with equal blocks of m it is (ts + tw*m)*(p - 1) (+ th*(p/2)*log p on a hypercube).
 //
 // Restrictions: Links::routed unless p <= 2 (step i's partner is not a neighbour). On p = 2^d the
 // partner of step i is my_id XOR i (E-cube order: no two pairs of a step share a hypercube link
 // when routed over a hypercube); otherwise step i sends to my_id + i and receives from my_id - i
 // (mod p). Send and receive sizes differ: the receiver's recv_counts say what it expects, and a
-// sender whose count disagrees gets SizeMismatch at the receiver, never a truncated block.
+// sender whose count disagrees makes the receiver throw SizeMismatch naming both counts
+// (irregular.cpp), never deliver a truncated block.
 #include "exchange.hpp"
 
 namespace hypercomm::detail {

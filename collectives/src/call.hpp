@@ -4,7 +4,6 @@
 
 #include <hypercomm/errors.hpp>
 #include <hypercomm/group.hpp>
-#include <optional>
 #include <string>
 
 #include "select.hpp"
@@ -42,32 +41,21 @@ inline bool overlaps(ConstBytes a, ConstBytes b) noexcept {
   return a0 < b0 + b.size() && b0 < a0 + a.size();
 }
 
+// An irregular call's blocks as automatic weighs them (select.hpp): the largest and all of them.
+struct Extent {
+  std::size_t largest = 0;
+  std::size_t total = 0;
+};
+
 // One collective call on this VP: its group, its algorithm, its header and its trace span.
 class Call {
  public:
-  // tag_count: what the header's count field carries when it is not the byte count (the
-  // irregular collectives: a digest of the counts that every member must agree on).
-  Call(const Group& g, Collective op, Algo requested, std::size_t bytes, int root = 0,
-       std::optional<std::uint32_t> tag_count = std::nullopt)
-      : vp_(g.proc()),
-        group_(g.info()),
-        choice_(select(op, group_, vp_.options().links, bytes, requested, vp_.id(),
-                       vp_.options().model)) {
-    tag_.sequence = ++group_.sequence;
-    tag_.group = group_.id;
-    tag_.root = static_cast<std::uint16_t>(root);
-    tag_.kind = static_cast<std::uint8_t>(op);
-    tag_.algo = static_cast<std::uint8_t>(choice_.algo);
-    tag_.count = tag_count.value_or(static_cast<std::uint32_t>(bytes));
-    vp_.begin_span(to_string(op), to_string(choice_.algo), bytes, group_.id);
-    try {
-      vp_.begin_call(tag_);  // published for the members' mismatch check (Proc::begin_call)
-    } catch (...) {          // a test's fault hook (runtime/src/faults.hpp)
-      vp_.end_call();
-      vp_.end_span();
-      throw;
-    }
-  }
+  Call(const Group& g, Collective op, Algo requested, std::size_t bytes, int root = 0)
+      : Call(g, op, requested, bytes, 0, root, static_cast<std::uint32_t>(bytes), bytes) {}
+  // An irregular collective: automatic weighs its largest block and its total, and the header's
+  // count field carries `digest` (of the counts that every member must agree on, or 0).
+  Call(const Group& g, Collective op, Algo requested, Extent blocks, int root, std::uint32_t digest)
+      : Call(g, op, requested, blocks.largest, blocks.total, root, digest, blocks.total) {}
   ~Call() {
     vp_.end_call();
     vp_.end_span();
@@ -81,6 +69,28 @@ class Call {
   [[nodiscard]] bool alone() const noexcept { return group_.size == 1; }
 
  private:
+  Call(const Group& g, Collective op, Algo requested, std::size_t bytes, std::size_t total,
+       int root, std::uint32_t tag_count, std::uint64_t span_bytes)
+      : vp_(g.proc()),
+        group_(g.info()),
+        choice_(select(op, group_, vp_.options().links, bytes, requested, vp_.id(),
+                       vp_.options().model, total)) {
+    tag_.sequence = ++group_.sequence;
+    tag_.group = group_.id;
+    tag_.root = static_cast<std::uint16_t>(root);
+    tag_.kind = static_cast<std::uint8_t>(op);
+    tag_.algo = static_cast<std::uint8_t>(choice_.algo);
+    tag_.count = tag_count;
+    vp_.begin_span(to_string(op), to_string(choice_.algo), span_bytes, group_.id);
+    try {
+      vp_.begin_call(tag_);  // published for the members' mismatch check (Proc::begin_call)
+    } catch (...) {          // a test's fault hook (runtime/src/faults.hpp)
+      vp_.end_call();
+      vp_.end_span();
+      throw;
+    }
+  }
+
   Proc& vp_;
   GroupInfo& group_;
   Choice choice_;

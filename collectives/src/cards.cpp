@@ -11,6 +11,7 @@
 #include <hypercomm/cards.hpp>
 #include <hypercomm/errors.hpp>
 #include <hypercomm/trees.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -187,6 +188,97 @@ constexpr std::array kCards{
          "ring barrier, p-1 rounds (Links::routed: Hensgen, Finkel and Manber's dissemination)",
          "strict: (ts + th)*(p-1); routed: sum over k < ceil(log p) of (ts + th*min(2^k, p-2^k))",
          kRingNeeds, nullptr},
+    // The irregular collectives: the regular algorithms with blocks of any sizes (ALGORITHMS.md,
+    // "Irregular collectives"). b_i: rank i's block in bytes, b_max the largest, B(S): the bytes
+    // of the blocks in S; a formula marked "step by step" is the longest path of the schedule,
+    // which textbook_time_v follows exactly, and textbook_bounds_v bounds.
+    Card{C::all_gatherv, A::hypercube,
+         "Grama et al., Algorithm 4.7 with uneven blocks: step i sends the union of the 2^i blocks "
+         "the sender holds",
+         "uneven: T(all p blocks), T(g) = max over the halves h of g of T(h) + ts + tw*B(h), "
+         "T(one block) = 0 (th = 0; th > 0: step by step); equal blocks of m: ts*log p + "
+         "tw*m*(p-1) + th*H",
+         kHypercubeNeeds, "ts log p + tw m (p - 1)"},
+    Card{C::all_gatherv, A::mesh,
+         "Grama et al., Algorithm 4.6 with uneven blocks: ring all-gathers along the rows, then of "
+         "the row bundles along the columns",
+         "uneven: no closed form (the rows end at different times): step by step, at least the "
+         "sum of any VP's sends, at most (cols-1)*(ts + tw*b_max + th) + (rows-1)*(ts + "
+         "tw*R_max + th), R_max the largest row's bytes; equal blocks of m: (ts + "
+         "th)*(rows+cols-2) + tw*m*(p-1)",
+         kMeshNeeds, "2 ts (sqrt p - 1) + tw m (p - 1)"},
+    Card{C::all_gatherv, A::ring,
+         "Grama et al., Algorithm 4.4 with uneven blocks: each block goes round in p-1 steps",
+         "uneven: (ts + tw*b_max + th)*(p-1), the largest block's p-1 steps (no step is longer); "
+         "routed over a mesh or hypercube: step by step",
+         kRingNeeds, "(ts + tw m)(p - 1)"},
+    Card{C::gatherv, A::hypercube,
+         "Grama et al., section 4.4 with uneven blocks: binomial tree, each VP sending its whole "
+         "subtree's blocks",
+         "uneven: G(all p blocks), G(g) = max(G(g_r), G(g_o) + ts + tw*B(g_o) + th*hops) over "
+         "g's halves (g_r holds the root, g_o sends to it), G(one block) = 0; equal blocks of m: "
+         "ts*log p + tw*m*(p-1) + th*H",
+         kHypercubeNeeds, "ts log p + tw m (p - 1)"},
+    Card{C::gatherv, A::mesh,
+         "Grama et al., section 4.4 on a mesh with uneven blocks: every column into the root's "
+         "row, then that row into the root",
+         "uneven: ring gathers (see gatherv / ring) down every column, then along the root's row, "
+         "each member of it sending when its column has arrived: the longest path, step by step "
+         "(exact); equal blocks of m: G(rows, m) + G(cols, rows*m)",
+         kMeshNeeds, "ts log p + tw m (p - 1)"},
+    Card{C::gatherv, A::ring,
+         "Grama et al., section 4.4 on a ring with uneven blocks: both directions",
+         "uneven: the longer of the two arms, each the sum over its members v from the root's "
+         "neighbour to the far end e of (ts + tw*B(v..e) + th*hops); equal blocks of m: G(p, m)",
+         kRingNeeds, "ts log p + tw m (p - 1)"},
+    Card{C::scatterv, A::hypercube,
+         "Grama et al., section 4.4 with uneven blocks: binomial tree, recursive halving",
+         "uneven: S(all p blocks, 0), S(g, t) = max(S(g_r, t + c), S(g_o, t + c + th*hops)), c = "
+         "ts + tw*B(g_o) (g_r holds the root, g_o receives from it), S(one block, t) = t; equal "
+         "blocks of m: ts*log p + tw*m*(p-1) + th*H",
+         kHypercubeNeeds, "ts log p + tw m (p - 1)"},
+    Card{C::scatterv, A::mesh,
+         "Grama et al., section 4.4 on a mesh with uneven blocks: column bundles along the root's "
+         "row, then down every column",
+         "uneven: a ring scatter (see scatterv / ring) of the column bundles along the root's row, "
+         "then each column's ring scatter from the time its bundle arrived: the longest path, "
+         "step by step (exact); equal blocks of m: S(cols, rows*m) + S(rows, m)",
+         kMeshNeeds, "ts log p + tw m (p - 1)"},
+    Card{C::scatterv, A::ring,
+         "Grama et al., section 4.4 on a ring with uneven blocks: one message per direction, each "
+         "VP keeps its block",
+         "uneven: the longer arm: the up arm's members v = 1..a (a = floor(p/2)) receive after "
+         "the sum over u <= v of (ts + tw*B(u..a) + th*hops); the down arm's after ts + "
+         "tw*B(1..a) and the same sum over its own members; equal blocks of m: S(p, m)",
+         kRingNeeds, "ts log p + tw m (p - 1)"},
+    Card{C::all_to_allv, A::hypercube,
+         "Grama et al., Algorithm 4.10 with per-pair counts: step i swaps the blocks with id XOR i "
+         "(2^d ranks; else sends to id + i, receives from id - i)",
+         "uneven: no closed form (each step waits for the partner's clock): step by step, at "
+         "least the sum of any VP's sends, at most the sum over the p-1 steps of (ts + tw*the "
+         "step's largest block + th*hops); equal blocks of m: (ts + tw*m)*(p-1) + th*(p/2)*log p "
+         "on a hypercube",
+         "Links::routed (p > 2); any p", "(ts + tw m)(p - 1)"},
+    Card{C::reduce_scatterv, A::hypercube,
+         "Grama et al., Algorithm 4.8 with uneven blocks (non-commutative: dimensions 0 .. d-1, "
+         "strided blocks)",
+         "uneven, commutative: R(all p blocks), R(g) = ts + tw*max(B(g1), B(g2)) + max(R(g1), "
+         "R(g2)) over g's halves, R(one block) = 0 (th = 0; th > 0 or non-commutative: step by "
+         "step); equal blocks of m: ts*log p + tw*m*(p-1) + th*H",
+         kHypercubeNeeds, "ts log p + tw m (p - 1)"},
+    Card{C::reduce_scatterv, A::mesh,
+         "Grama et al., section 4.2 with uneven blocks: the dual of Algorithm 4.6 (column bundles "
+         "along the rows, then blocks along the columns)",
+         "uneven: no closed form (the rows end at different times): step by step, at least the "
+         "sum of any VP's sends, at most the sum over the steps of (ts + tw*the step's largest "
+         "message + th); equal blocks as reduce_scatter / mesh",
+         kMeshNeeds, "2 ts (sqrt p - 1) + tw m (p - 1)"},
+    Card{C::reduce_scatterv, A::ring,
+         "Grama et al., Algorithm 4.5 with uneven blocks (non-commutative: two partials)",
+         "uneven, commutative: (ts + tw*b_max + th)*(p-1), the largest block's partial going "
+         "round (no step is longer); non-commutative or routed over a mesh or hypercube: step by "
+         "step",
+         kRingNeeds, "(ts + tw m)(p - 1)"},
 };
 
 using detail::Blocks;
@@ -242,6 +334,7 @@ class Clocks {
   double send(int a, int b, std::size_t bytes) {
     const double arrival = at(a) + cost(bytes) + hop(a, b);
     at(a) += cost(bytes);
+    sent_[static_cast<std::size_t>(a)] += cost(bytes);
     return arrival;
   }
   void recv(int v, double arrival) noexcept { at(v) = std::max(at(v), arrival); }
@@ -252,24 +345,39 @@ class Clocks {
   void round(Dest dest, Out out) {
     next_.resize(clock_.size());
     const int p = t_.size();
-    for (int v = 0; v < p; ++v) next_[static_cast<std::size_t>(v)] = at(v) + cost(out(v));
+    double longest = 0;
+    for (int v = 0; v < p; ++v) {
+      next_[static_cast<std::size_t>(v)] = at(v) + cost(out(v));
+      sent_[static_cast<std::size_t>(v)] += cost(out(v));
+    }
     for (int v = 0; v < p; ++v) {
       const int d = dest(v);
       double& n = next_[static_cast<std::size_t>(d)];
       n = std::max(n, at(v) + cost(out(v)) + hop(v, d));
+      longest = std::max(longest, cost(out(v)) + hop(v, d));
     }
     clock_.swap(next_);
+    steps_ += longest;
   }
 
   [[nodiscard]] double finish() const noexcept {
     return *std::max_element(clock_.begin(), clock_.end());
   }
+  // Two bounds on finish(): no VP finishes before its own sends add up (each moves its clock on
+  // by ts + tw*bytes), and, for a schedule of rounds alone, no round lengthens the longest clock
+  // by more than its longest message (ts + tw*bytes + th*hops).
+  [[nodiscard]] double own_sends() const noexcept {
+    return *std::max_element(sent_.begin(), sent_.end());
+  }
+  [[nodiscard]] double rounds() const noexcept { return steps_; }
 
  private:
   const Topology& t_;
   CostModel model_;
   std::vector<double> clock_;
   std::vector<double> next_;
+  std::vector<double> sent_ = std::vector<double>(clock_.size(), 0.0);
+  double steps_ = 0;
 };
 
 // Which group (of a partition of the VPs into equal groups) each VP is in, and its rank there.
@@ -595,6 +703,98 @@ double esbt_clocks(const Topology& t, const CostModel& model, std::size_t m, int
   }
   return c.finish();
 }
+
+// An irregular collective's schedule on the model clocks (irregular.cpp runs the same algorithm
+// files): counts per rank in elements of shape.elem_size bytes, all_to_allv's p x p row-major.
+Clocks irregular_clocks(Collective op, Algo a, const Topology& t,
+                        std::span<const std::size_t> counts, const CostModel& model,
+                        const CallShape& shape) {
+  Clocks c(t, model);
+  const int p = t.size();
+  const std::size_t elem = shape.elem_size;
+  if (p == 1) return c;
+  if (op == C::all_to_allv) {  // all_to_allv_pairwise.cpp
+    const bool cube = detail::is_power_of_two(p);
+    for (int i = 1; i < p; ++i) {
+      const auto dest = [&](int v) { return cube ? v ^ i : (v + i) % p; };
+      c.round(dest, [&](int v) {
+        return counts[static_cast<std::size_t>(v) * static_cast<std::size_t>(p) +
+                      static_cast<std::size_t>(dest(v))] *
+               elem;
+      });
+    }
+    return c;
+  }
+  std::vector<std::size_t> offsets(static_cast<std::size_t>(p) + 1, 0);
+  for (std::size_t i = 0; i < counts.size(); ++i) offsets[i + 1] = offsets[i] + counts[i] * elem;
+  const Blocks blocks(offsets);
+  const auto part = [&](int k) { return blocks.size(k); };
+  const auto ring_part = [&](const Ring&, int k) { return blocks.size(k); };
+  const int root = ((shape.root % p) + p) % p;
+  switch (op) {
+    case C::all_gatherv:
+      if (a == A::hypercube)
+        hypercube_all_gather(c, blocks);
+      else if (a == A::mesh)
+        mesh_all_gather(c, blocks);
+      else
+        ring_all_gather(c, whole_machine(t), ring_part);
+      break;
+    case C::reduce_scatterv:
+      if (a == A::hypercube)
+        hypercube_reduce_scatter(c, blocks, shape.commutative);
+      else if (a == A::mesh)
+        mesh_reduce_scatter(c, blocks, shape.commutative);
+      else
+        ring_reduce_scatter(c, whole_machine(t), ring_part, shape.commutative);
+      break;
+    case C::gatherv:
+      if (a == A::hypercube)
+        hypercube_gather(c, blocks, root);
+      else if (a == A::mesh)
+        mesh_gather(c, blocks, root);
+      else
+        ring_gather(c, Ring::all(p), root, part);
+      break;
+    case C::scatterv:
+      if (a == A::hypercube)
+        hypercube_scatter(c, blocks, root);
+      else if (a == A::mesh)
+        mesh_scatter(c, blocks, root);
+      else
+        ring_scatter(c, Ring::all(p), root, part);
+      break;
+    default: break;
+  }
+  return c;
+}
+
+// Whether an irregular collective's algorithm is a schedule of rounds (every VP one sendrecv a
+// step), where Clocks::rounds() bounds its time; the rooted ones are exact closed forms.
+bool in_rounds(Collective op) noexcept {
+  return op == C::all_gatherv || op == C::reduce_scatterv || op == C::all_to_allv;
+}
+
+void check_counts_v(Collective op, const Topology& t, std::span<const std::size_t> counts) {
+  if (!detail::is_irregular(op))
+    throw std::invalid_argument(std::string(to_string(op)) + " is not an irregular collective");
+  const auto p = static_cast<std::size_t>(t.size());
+  const std::size_t want = op == C::all_to_allv ? p * p : p;
+  if (counts.size() != want)
+    throw std::invalid_argument(std::string(to_string(op)) + " on " + t.name() + " takes " +
+                                std::to_string(want) + " counts" +
+                                (op == C::all_to_allv ? " (p x p, row-major)" : "") + ", not " +
+                                std::to_string(counts.size()));
+}
+
+// Equal blocks of `bytes` (all_to_allv: the whole in, p blocks), as counts of shape.elem_size.
+std::vector<std::size_t> equal_counts(Collective op, const Topology& t, std::size_t bytes,
+                                      std::size_t elem_size) {
+  const auto p = static_cast<std::size_t>(t.size());
+  const std::size_t elements = elem_size == 0 ? 0 : bytes / elem_size;
+  if (op == C::all_to_allv) return std::vector<std::size_t>(p * p, elements / p);
+  return std::vector<std::size_t>(p, elements);
+}
 }  // namespace
 
 bool takes_algo(Collective op) noexcept {
@@ -604,13 +804,15 @@ bool takes_algo(Collective op) noexcept {
     case C::all_reduce:
     case C::all_gather:
     case C::reduce_scatter:
-    case C::all_to_all: return true;
+    case C::all_to_all:
+    case C::all_gatherv:
+    case C::reduce_scatterv: return true;
     default: return false;
   }
 }
 
 std::optional<Collective> parse_collective(std::string_view name) noexcept {
-  for (int k = 1; k <= static_cast<int>(C::barrier); ++k) {
+  for (int k = 1; k <= static_cast<int>(C::reduce_scatterv); ++k) {
     const auto c = static_cast<C>(k);
     if (name == to_string(c)) return c;
   }
@@ -633,7 +835,10 @@ const Card* find_card(Collective op, Algo algo) noexcept {
   return nullptr;
 }
 
-Algo resolve(Collective op, Algo requested, const Topology& t, Links links, std::size_t bytes) {
+namespace {
+// resolve, with selection_cost's total (the irregular collectives: bytes is the largest block).
+Algo resolve_by(Collective op, Algo requested, const Topology& t, Links links, std::size_t bytes,
+                std::size_t total) {
   if (!takes_algo(op) && requested != A::automatic)
     throw AlgorithmError(std::string(to_string(op)) +
                          " takes no algorithm: it always chooses for itself");
@@ -643,7 +848,7 @@ Algo resolve(Collective op, Algo requested, const Topology& t, Links links, std:
     double best_cost = INFINITY;
     for (A a : algos) {
       if (detail::restriction(op, a, t, links) != nullptr) continue;
-      const double cost = detail::selection_cost(op, a, t, bytes);
+      const double cost = detail::selection_cost(op, a, t, bytes, total);
       if (cost < best_cost) best_cost = cost, best = a;
     }
     return best;
@@ -655,6 +860,70 @@ Algo resolve(Collective op, Algo requested, const Topology& t, Links links, std:
     throw AlgorithmError(std::string(to_string(op)) + " with Algo::" + to_string(requested) +
                          " cannot run on " + t.name() + ": " + why);
   return requested;
+}
+}  // namespace
+
+Algo resolve(Collective op, Algo requested, const Topology& t, Links links, std::size_t bytes) {
+  if (detail::is_irregular(op))  // equal blocks of `bytes`
+    return resolve_v(op, requested, t, links, equal_counts(op, t, bytes, 1), 1);
+  return resolve_by(op, requested, t, links, bytes, 0);
+}
+
+Algo resolve_v(Collective op, Algo requested, const Topology& t, Links links,
+               std::span<const std::size_t> counts, std::size_t elem_size) {
+  check_counts_v(op, t, counts);
+  if (requested == A::automatic) {  // as the collective: AlgorithmError when none can run
+    std::string why;
+    for (const A a : detail::algorithms_of(op)) {
+      const char* reason = detail::restriction(op, a, t, links);
+      if (reason == nullptr) {
+        why.clear();
+        break;
+      }
+      why += std::string(why.empty() ? "" : "; ") + to_string(a) + ": " + reason;
+    }
+    if (!why.empty())
+      throw AlgorithmError("no " + std::string(to_string(op)) + " algorithm can run on " +
+                           t.name() + (links == Links::strict ? " with Links::strict" : "") + " (" +
+                           why + ")");
+  }
+  std::size_t largest = 0, total = 0;
+  for (const std::size_t n : counts)
+    largest = std::max(largest, n * elem_size), total += n * elem_size;
+  return resolve_by(op, requested, t, links, largest, total);
+}
+
+namespace {
+// resolve_v for automatic; any other algorithm checked against the table (gatherv and scatterv,
+// which take no Algo, accept their cards' names, as textbook_time does).
+Algo checked_v(Collective op, Algo algo, const Topology& t, Links links,
+               std::span<const std::size_t> counts, std::size_t elem_size) {
+  if (algo == A::automatic) return resolve_v(op, algo, t, links, counts, elem_size);
+  check_counts_v(op, t, counts);
+  const auto algos = detail::algorithms_of(op);
+  if (std::find(algos.begin(), algos.end(), algo) == algos.end())
+    throw AlgorithmError(std::string(to_string(op)) + " has no " + to_string(algo) + " algorithm");
+  if (const char* why = detail::restriction(op, algo, t, links))
+    throw AlgorithmError(std::string(to_string(op)) + " with Algo::" + to_string(algo) +
+                         " cannot run on " + t.name() + ": " + why);
+  return algo;
+}
+}  // namespace
+
+double textbook_time_v(Collective op, Algo algo, const Topology& t, Links links,
+                       std::span<const std::size_t> counts, const CostModel& model,
+                       const CallShape& shape) {
+  const Algo a = checked_v(op, algo, t, links, counts, shape.elem_size);
+  return irregular_clocks(op, a, t, counts, model, shape).finish();
+}
+
+TimeBounds textbook_bounds_v(Collective op, Algo algo, const Topology& t, Links links,
+                             std::span<const std::size_t> counts, const CostModel& model,
+                             const CallShape& shape) {
+  const Algo a = checked_v(op, algo, t, links, counts, shape.elem_size);
+  const Clocks c = irregular_clocks(op, a, t, counts, model, shape);
+  if (!in_rounds(op) || t.size() == 1) return {c.finish(), c.finish()};
+  return {c.own_sends(), c.rounds()};
 }
 
 namespace {
@@ -673,7 +942,8 @@ Algo checked(Collective op, Algo algo, const Topology& t, Links links, std::size
 
 // Whether every hop term of (op, algo) here is counted exactly (textbook_counts_hops).
 bool counts_hops(Collective op, Algo algo, const Topology& t, Links links) {
-  if (t.size() == 1 || algo != A::ring || ring_native(t)) return true;
+  // The irregular collectives' schedules are followed step by step, every hop counted.
+  if (t.size() == 1 || algo != A::ring || ring_native(t) || detail::is_irregular(op)) return true;
   // Ring algorithms routed over a mesh or hypercube: their hops are counted where textbook_time
   // follows the schedule step by step.
   switch (op) {
@@ -1061,6 +1331,9 @@ class Formula {
 
 double textbook_time(Collective op, Algo algo, const Topology& t, Links links, std::size_t bytes,
                      const CostModel& model, const CallShape& shape) {
+  if (detail::is_irregular(op))  // equal blocks of `bytes`
+    return textbook_time_v(op, algo, t, links, equal_counts(op, t, bytes, shape.elem_size), model,
+                           shape);
   const Algo a = checked(op, algo, t, links, bytes);
   if (t.size() == 1) return 0;
   return Formula(op, a, t, links, bytes, model, shape).value();

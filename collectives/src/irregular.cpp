@@ -4,14 +4,23 @@
 // they are: the hypercube all-gather (Algorithm 4.7) sends the union of the blocks it holds, the
 // hypercube gather and scatter send whole subtrees, the ring (4.4, 4.5) and mesh (4.6) phases
 // carry each member's block whatever its size. all_to_allv runs the pairwise exchange of 4.10.
+// Algo::automatic weighs the largest block and the total (select.cpp, irregular_units).
+//
 // Members that must pass the same counts carry a digest of them in every message header, so a
-// member whose counts differ gets CollectiveMismatch instead of wrong data.
+// member whose counts differ gets CollectiveMismatch instead of wrong data; and every member
+// posts its counts (posted_counts.hpp) so that the error names the ranks and the counts that
+// differ: "rank 1 passes counts[2] = 5 but rank 0 (this VP) passes counts[2] = 1". An
+// all_to_allv receive whose size is not what recv_counts says names the sender's send_counts
+// entry the same way (SizeMismatch, in elements).
+#include <algorithm>
+#include <hypercomm/errors.hpp>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "call.hpp"
 #include "exchange.hpp"
+#include "posted_counts.hpp"
 #include "rooted.hpp"
 #include "symmetric.hpp"
 
@@ -31,6 +40,16 @@ std::vector<std::size_t> offsets_of(Counts counts, std::size_t elem_size) {
   std::vector<std::size_t> off(counts.size() + 1, 0);
   for (std::size_t i = 0; i < counts.size(); ++i) off[i + 1] = off[i] + counts[i] * elem_size;
   return off;
+}
+
+// What automatic weighs: the largest block and all of them, in bytes.
+Extent extent_of(Counts counts, std::size_t elem_size) {
+  Extent e;
+  for (const std::size_t c : counts) {
+    e.largest = std::max(e.largest, c * elem_size);
+    e.total += c * elem_size;
+  }
+  return e;
 }
 
 // FNV-1a over the counts: equal on every member that passes the same counts.
@@ -53,8 +72,108 @@ void check_block(const Group& g, Collective op, const char* name, std::size_t by
                    " elements but " + why + " is " + std::to_string(elements(want, elem_size)));
 }
 
-// The average block of the call, for the algorithm table (its costs are per block).
-std::size_t mean_block(std::size_t total, int p) { return total / static_cast<std::size_t>(p); }
+std::string ranks_text(const std::vector<int>& ranks) {
+  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    s += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
+  return s;
+}
+
+// The CollectiveMismatch `e` of this VP's call, reworded when the members pass different counts:
+// which ranks pass which counts, by the first entry that differs from this VP's, then the
+// runtime's text (which names every VP and the header it holds). A rank is named when its post
+// is of this call for certain, or when it is `src`, the rank this VP was receiving from, and its
+// post holds counts the runtime's text names (posted_counts.hpp); counts the text names that no
+// named rank holds are "another member's".
+[[noreturn]] void throw_counts_mismatch(const Group& g, Collective op, Counts mine,
+                                        const CountsPost& post, int src,
+                                        const CollectiveMismatch& e) {
+  struct Differing {
+    std::vector<std::size_t> counts;
+    std::vector<int> ranks;
+  };
+  std::vector<Differing> differing;
+  const auto note = [&](const std::vector<std::size_t>& counts, int rank) {
+    if (counts.size() != mine.size() || std::equal(counts.begin(), counts.end(), mine.begin()))
+      return;
+    auto it = std::find_if(differing.begin(), differing.end(),
+                           [&](const Differing& d) { return d.counts == counts; });
+    if (it == differing.end()) it = differing.insert(differing.end(), {counts, {}});
+    if (rank >= 0 && std::find(it->ranks.begin(), it->ranks.end(), rank) == it->ranks.end())
+      it->ranks.push_back(rank);
+  };
+  // The headers the runtime's text names for this call: their counts, whoever holds them.
+  std::vector<std::uint32_t> named;
+  for (const MessageTag& tag : described_tags())
+    if (post.of_this_call(tag)) named.push_back(tag.count);
+  const int me = g.rank();
+  for (int r = 0; r < g.size(); ++r) {
+    if (r == me) continue;
+    const auto view = post.view(r);
+    if (!view) continue;
+    const bool sender = r == src && !view->failed &&
+                        std::find(named.begin(), named.end(), view->digest) != named.end();
+    if (view->fresh || sender) note(view->counts, r);
+  }
+  for (const std::uint32_t digest : named)
+    if (const auto counts = posted_counts(g.proc().topology(), digest)) note(*counts, -1);
+  post.mark_failed();
+  if (differing.empty()) throw e;  // not about the counts (another collective, root, ...)
+
+  const std::string self = "rank " + std::to_string(me) + " (this VP)";
+  std::string text = vp_name(g) + ": " + to_string(op) + ": the members pass different counts: ";
+  std::string listed = self + " " + show_counts(mine);
+  for (std::size_t k = 0; k < differing.size(); ++k) {
+    Differing& d = differing[k];
+    std::sort(d.ranks.begin(), d.ranks.end());
+    const std::string who = d.ranks.empty() ? "another member" : ranks_text(d.ranks);
+    std::size_t first = 0, more = 0;
+    for (std::size_t i = mine.size(); i-- > 0;)
+      if (d.counts[i] != mine[i]) first = i, ++more;
+    const std::string at = "counts[" + std::to_string(first) + "] = ";
+    text += (k == 0 ? "" : "; ") + who + (d.ranks.size() > 1 ? " pass " : " passes ") + at +
+            std::to_string(d.counts[first]) + " but " + self + " passes " + at +
+            std::to_string(mine[first]);
+    if (more > 1) text += " (and " + std::to_string(more - 1) + " more entries differ)";
+    listed += "; " + who + " " + show_counts(d.counts);
+  }
+  throw CollectiveMismatch(text + " (" + listed + "). " + e.what());
+}
+
+// The SizeMismatch `e` of an all_to_allv receive from rank `src`, in the operation's words:
+// what the sender's send_counts and this VP's recv_counts say, in elements. The sender is in
+// this call for certain (its message's header is this call's), so its newest post is its counts.
+[[noreturn]] void throw_block_mismatch(const Group& g, const CountsPost& post, int src,
+                                       Counts recv_counts, const SizeMismatch& e) {
+  if (src < 0) throw e;
+  const int me = g.rank();
+  const std::string to = std::to_string(me), from = std::to_string(src);
+  const std::string expects = "rank " + to + " (this VP) expects " +
+                              std::to_string(recv_counts[static_cast<std::size_t>(src)]) +
+                              " (its recv_counts[" + from + "])";
+  std::string text = vp_name(g) + ": all_to_allv: ";
+  const auto sent = post.view(src);
+  if (sent && sent->counts.size() == static_cast<std::size_t>(g.size()))
+    text += "rank " + from + " sends " +
+            std::to_string(sent->counts[static_cast<std::size_t>(me)]) + " elements to rank " + to +
+            " (its send_counts[" + to + "]) but " + expects;
+  else
+    text += "the block rank " + from + " sends to rank " + to + " is not the size " + expects;
+  throw SizeMismatch(text + ". " + e.what());
+}
+
+// Runs an irregular collective's algorithm on `c`, rewording a CollectiveMismatch on the counts.
+template <class Algorithm>
+void naming_counts(const Group& g, Collective op, Counts counts, const CountsPost& post, Comm& c,
+                   Algorithm algorithm) {
+  int src = -1;
+  c.receiving = &src;
+  try {
+    algorithm();
+  } catch (const CollectiveMismatch& e) {
+    throw_counts_mismatch(g, op, counts, post, src, e);
+  }
+}
 
 }  // namespace
 
@@ -63,7 +182,8 @@ void throw_rank_count(const Group& g, const char* op, std::size_t entries) {
                      " entries but the group has " + std::to_string(g.size()) + " members");
 }
 
-void all_gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_t elem_size) {
+void all_gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_t elem_size,
+                 Algo algo) {
   const Collective op = Collective::all_gatherv;
   check_member(g, op);
   check_counts(g, op, counts, "counts");
@@ -74,16 +194,20 @@ void all_gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::s
   check_block(g, op, "out", out.size(), off.back(), elem_size, "the sum of counts");
   Buffer storage;
   in = separate(in, out, storage);
-  const Call call(g, op, Algo::automatic, mean_block(off.back(), g.size()), 0, digest(counts));
+  const std::uint32_t sum = digest(counts);
+  const CountsPost post(g, op, sum, counts);
+  const Call call(g, op, algo, extent_of(counts, elem_size), 0, sum);
   const Blocks blocks(off);
   copy_bytes(blocks.block(out, me), in);  // received blocks land in place around it
   if (call.alone()) return;
-  const Comm c = call.comm();
-  switch (call.algo()) {
-    case Algo::hypercube: return all_gather_hypercube(c, out, blocks);
-    case Algo::mesh: return all_gather_mesh(c, out, blocks);
-    default: return all_gather_ring(c, out, Segments{blocks, 0, 1, 1}, Ring::all(g.size()));
-  }
+  Comm c = call.comm();
+  naming_counts(g, op, counts, post, c, [&] {
+    switch (call.algo()) {
+      case Algo::hypercube: return all_gather_hypercube(c, out, blocks);
+      case Algo::mesh: return all_gather_mesh(c, out, blocks);
+      default: return all_gather_ring(c, out, Segments{blocks, 0, 1, 1}, Ring::all(g.size()));
+    }
+  });
 }
 
 namespace {
@@ -111,15 +235,19 @@ void rooted_v(const Group& g, Collective op, ConstBytes in, Bytes out, Counts co
                 gathering ? out.size() : in.size(), off.back(), elem_size, "the sum of counts");
   Buffer storage;
   if (me == root) in = separate(in, out, storage);
-  const Call call(g, op, Algo::automatic, mean_block(off.back(), g.size()), root, digest(counts));
+  const std::uint32_t sum = digest(counts);
+  const CountsPost post(g, op, sum, counts);
+  const Call call(g, op, Algo::automatic, extent_of(counts, elem_size), root, sum);
   if (call.alone()) return copy_bytes(out, in);
-  const Comm c = call.comm();
+  Comm c = call.comm();
   const Blocks blocks(off);
-  switch (call.algo()) {
-    case Algo::hypercube: return algorithms.hypercube(c, in, out, blocks, root);
-    case Algo::mesh: return algorithms.mesh(c, in, out, blocks, root);
-    default: return algorithms.ring(c, in, out, blocks, root);
-  }
+  naming_counts(g, op, counts, post, c, [&] {
+    switch (call.algo()) {
+      case Algo::hypercube: return algorithms.hypercube(c, in, out, blocks, root);
+      case Algo::mesh: return algorithms.mesh(c, in, out, blocks, root);
+      default: return algorithms.ring(c, in, out, blocks, root);
+    }
+  });
 }
 
 }  // namespace
@@ -156,14 +284,24 @@ void all_to_allv(const Group& g, ConstBytes in, Counts send_counts, Bytes out, C
                    " (the block a rank sends itself)");
   Buffer storage;
   in = separate(in, out, storage);
-  // Counts differ from member to member: each receive checks its size.
-  const Call call(g, op, Algo::automatic, mean_block(sent.back(), g.size()), 0, 0);
+  // Counts differ from member to member: no digest; each receive checks its size, and the
+  // posted send_counts name the sender's side of a disagreement.
+  const CountsPost post(g, op, digest(send_counts), send_counts);
+  const Call call(g, op, Algo::automatic, extent_of(send_counts, elem_size), 0, 0);
   const Blocks sent_blocks(sent), received_blocks(received);
   if (call.alone()) return copy_bytes(out, in);
-  all_to_allv_pairwise(call.comm(), in, sent_blocks, out, received_blocks);
+  int src = -1;
+  Comm c = call.comm();
+  c.receiving = &src;
+  try {
+    all_to_allv_pairwise(c, in, sent_blocks, out, received_blocks);
+  } catch (const SizeMismatch& e) {
+    throw_block_mismatch(g, post, src, recv_counts, e);
+  }
 }
 
-void reduce_scatterv(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Counts counts) {
+void reduce_scatterv(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Counts counts,
+                     Algo algo) {
   const Collective kind = Collective::reduce_scatterv;
   check_member(g, kind);
   check_counts(g, kind, counts, "counts");
@@ -174,15 +312,19 @@ void reduce_scatterv(const Group& g, ConstBytes in, Bytes out, const Reducer& op
               "counts[" + std::to_string(me) + "] (this rank's count)");
   Buffer storage;
   in = separate(in, out, storage);
-  const Call call(g, kind, Algo::automatic, mean_block(off.back(), g.size()), 0, digest(counts));
+  const std::uint32_t sum = digest(counts);
+  const CountsPost post(g, kind, sum, counts);
+  const Call call(g, kind, algo, extent_of(counts, op.elem_size), 0, sum);
   if (call.alone()) return copy_bytes(out, in);
-  const Comm c = call.comm();
+  Comm c = call.comm();
   const Blocks blocks(off);
-  switch (call.algo()) {
-    case Algo::hypercube: return reduce_scatter_hypercube(c, in, out, blocks, op);
-    case Algo::mesh: return reduce_scatter_mesh(c, in, out, blocks, op);
-    default: return reduce_scatter_ring(c, in, out, blocks, op);
-  }
+  naming_counts(g, kind, counts, post, c, [&] {
+    switch (call.algo()) {
+      case Algo::hypercube: return reduce_scatter_hypercube(c, in, out, blocks, op);
+      case Algo::mesh: return reduce_scatter_mesh(c, in, out, blocks, op);
+      default: return reduce_scatter_ring(c, in, out, blocks, op);
+    }
+  });
 }
 
 }  // namespace hypercomm::detail

@@ -25,18 +25,24 @@ struct Comm {
   Proc& vp;
   const GroupInfo& group;
   MessageTag tag;
+  // Where set (the irregular collectives), each receive first writes the rank it receives
+  // from here, so that a receive's CollectiveMismatch or SizeMismatch can name the sender.
+  int* receiving = nullptr;
 
   [[nodiscard]] int id() const noexcept { return group.rank; }  // this VP's rank
   [[nodiscard]] int p() const noexcept { return group.size; }
   [[nodiscard]] const Topology& topology() const noexcept { return group.topology; }
   [[nodiscard]] const Options& options() const noexcept { return vp.options(); }
   void send(int dest, ConstBytes data) const { vp.send_bytes(group.vp_of(dest), data, tag); }
-  void recv(int src, Bytes data) const { vp.recv_bytes(group.vp_of(src), data, tag); }
+  void recv(int src, Bytes data) const {
+    if (receiving != nullptr) *receiving = src;
+    vp.recv_bytes(group.vp_of(src), data, tag);
+  }
   void sendrecv(int partner, ConstBytes out, Bytes in) const {
-    const int peer = group.vp_of(partner);
-    vp.sendrecv_bytes(peer, out, peer, in, tag);
+    sendrecv(partner, out, partner, in);
   }
   void sendrecv(int dest, ConstBytes out, int src, Bytes in) const {
+    if (receiving != nullptr) *receiving = src;
     vp.sendrecv_bytes(group.vp_of(dest), out, group.vp_of(src), in, tag);
   }
   // The whole collective as one meeting in shared memory, when the runtime finds that cheaper

@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 
+#include "posted_counts.hpp"
+
 namespace hypercomm {
 
 const char* to_string(Algo a) noexcept {
@@ -71,10 +73,18 @@ std::string describe_collective(const MessageTag& tag, const Topology& machine) 
     case Collective::circular_shift: s += ", shift " + std::to_string(tag.root); break;
     default: break;
   }
-  if (op >= Collective::all_gatherv)
-    s += ", counts digest " + std::to_string(tag.count);
-  else if (op != Collective::barrier)
+  if (op == Collective::all_to_allv) {
+    // Its members' counts differ by design: each receive checks its own size.
+  } else if (op >= Collective::all_gatherv) {
+    // The header carries a digest of the counts; the counts themselves are posted
+    // (posted_counts.hpp). The irregular collectives read back which headers were described.
+    note_described(tag);
+    const auto counts = posted_counts(machine, tag.count);
+    s += counts ? ", counts " + show_counts(*counts)
+                : ", counts with digest " + std::to_string(tag.count);
+  } else if (op != Collective::barrier) {
     s += ", " + std::to_string(tag.count) + " bytes";
+  }
   return s + ", algorithm " + to_string(static_cast<Algo>(tag.algo)) + ")";
 }
 [[maybe_unused]] const bool describer_installed = (set_tag_describer(&describe_collective), true);
@@ -236,8 +246,22 @@ namespace {
 // mapped onto a ring or mesh (Grama et al. section 4.5: the congestion of the mapping). Exact
 // (every route walked) up to 256 VPs, else the average load over the used links, a lower bound.
 // Computed once per topology and x, shared by every thread.
+double xor_congestion_shared(const Topology& t, int x);
+
+// The irregular collectives consult the table on most calls (their counts change from call to
+// call): this thread's last topology keeps its congestions of x = 2^k, without the shared lock.
 double xor_congestion(const Topology& t, int x) {
   if (t.kind() == Topology::Kind::hypercube) return 1.0;
+  if (!is_power_of_two(x)) return xor_congestion_shared(t, x);
+  thread_local std::optional<Topology> topology;
+  thread_local std::array<double, 13> by_bit{};  // 0: not yet known
+  if (topology != t) topology = t, by_bit.fill(0.0);
+  double& c = by_bit[static_cast<std::size_t>(log2_of(x))];
+  if (c == 0.0) c = xor_congestion_shared(t, x);
+  return c;
+}
+
+double xor_congestion_shared(const Topology& t, int x) {
   static std::mutex mutex;
   static std::map<std::pair<std::string, int>, double> cache;
   const std::lock_guard lock(mutex);
@@ -264,12 +288,75 @@ double xor_congestion(const Topology& t, int x) {
 
 }  // namespace
 
+namespace {
+
+// The irregular collectives' costs for selection_cost, from their largest block `b` and total
+// `total` alone (the table must not walk p counts on every call): a step that moves k blocks is
+// costed at cap(k) = min(k*b, total) bytes, the most it can carry. One huge block among empty
+// ones then costs what carrying it does (it crosses every step of a ring, log p steps of a
+// hypercube, rows + cols - 2 of a mesh), and equal blocks cost the regular formula.
+double irregular_units(Collective op, Algo algo, const Topology& t, std::size_t largest,
+                       std::size_t total_bytes) {
+  constexpr double ts = 10'000, tw = 1;  // the reference machine in units of kTw (below)
+  const int n = t.size(), rows = t.rows(), cols = t.cols();
+  const double b = static_cast<double>(largest), total = static_cast<double>(total_bytes);
+  const auto cap = [&](double k) { return std::min(k * b, total); };
+  const auto w = [](double bytes) { return ts + tw * bytes; };
+  const bool hypercube_family = power_of_two(n);
+  const auto cong = [&](int x) { return hypercube_family ? xor_congestion(t, x) : 1.0; };
+  // Two-way ring scatter and gather (rooted_util.hpp) of k parts of at most `part` bytes: arm
+  // messages carry j parts, j = a .. 1 (a = floor(k/2)); the other arm (b = floor((k-1)/2))
+  // leaves after the first.
+  const auto arm = [&](int members, double part) {
+    double s = 0;
+    for (int j = 1; j <= members; ++j) s += w(std::min(j * part, total));
+    return s;
+  };
+  const auto ring_scatter = [&](int k, double part) {
+    const int a = k / 2, down = (k - 1) / 2;
+    const double up = arm(a, part);
+    return down == 0 ? up : std::max(up, w(std::min(a * part, total)) + arm(down, part));
+  };
+  const auto ring_gather = [&](int k, double part) { return arm(k / 2, part); };
+  switch (op) {
+    case Collective::all_gatherv:
+    case Collective::reduce_scatterv:
+      switch (algo) {
+        case Algo::hypercube: {
+          double cost = 0;
+          for (int k = 0; (1 << k) < n; ++k) cost += w(cap(1 << k) * cong(1 << k));
+          return cost;
+        }
+        case Algo::mesh: return (cols - 1) * w(cap(1)) + (rows - 1) * w(cap(cols));
+        default: return (n - 1) * w(cap(1));
+      }
+    case Collective::gatherv:
+    case Collective::scatterv:
+      switch (algo) {
+        case Algo::hypercube: {
+          double cost = 0;
+          for (int k = 0; (1 << k) < n; ++k) cost += w(cap(1 << k));
+          return cost;
+        }
+        case Algo::mesh:
+          return op == Collective::scatterv ? ring_scatter(cols, rows * b) + ring_scatter(rows, b)
+                                            : ring_gather(rows, b) + ring_gather(cols, rows * b);
+        default: return op == Collective::scatterv ? ring_scatter(n, b) : ring_gather(n, b);
+      }
+    default: return 0;  // all_to_allv: one algorithm, nothing to weigh
+  }
+}
+
+}  // namespace
+
 // The butterfly-style exchanges (every VP swaps with id XOR x in each step) pay the mapping's
 // congestion on every byte when they run on a ring or mesh under Links::routed: messages that
 // share a link serialize (CostModel::contention). automatic counts it whatever that flag says, so
 // it never picks an algorithm that wins only because congestion was ignored (Algorithm 4.10 on
 // ring:8). The other terms of the table assume none, as the book's formulas do.
-double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t bytes) {
+double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t bytes,
+                      std::size_t total) {
+  if (is_irregular(op)) return irregular_units(op, algo, t, bytes, total) * 1e-10;
   op = regular_of(op);
   constexpr double ts = 10'000, tw = 1, tc = tw, seconds = 1e-10;  // kTs, kTw in units of kTw
   const int n = t.size(), rows = t.rows(), cols = t.cols();
@@ -410,7 +497,7 @@ double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t b
           case Algo::mesh: return ts * (rows + cols - 2);
           default: return ts * (p - 1);
         }
-      default: break;  // the irregular collectives were mapped to their regular ones above
+      default: break;  // the irregular collectives are costed above
     }
     return INFINITY;
   };
@@ -419,7 +506,7 @@ double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t b
 
 namespace {
 Choice select_uncached(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
-                       Algo requested, int vp_id, const CostModel& model);
+                       Algo requested, int vp_id, const CostModel& model, std::size_t total);
 
 // A split group's ring is routed over the machine: under Links::strict its collectives run only
 // when every message they send is between machine neighbours, that is, when consecutive members
@@ -442,13 +529,14 @@ std::string who(const GroupInfo& g, int vp_id) {
 }
 
 Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes, Algo requested,
-              int vp_id, const CostModel& model) {
+              int vp_id, const CostModel& model, std::size_t total) {
   struct Memo {
     std::optional<Topology> topology;
     Links links = Links::routed;
     bool routed_group = false;
     Algo requested = Algo::automatic;
     std::size_t bytes = 0;
+    std::size_t total = 0;
     double ts = 0;
     double tw = 0;
     Choice choice{};
@@ -457,16 +545,18 @@ Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
   Memo& m = memo[static_cast<std::size_t>(op)];
   const bool routed_group = group_restriction(g, links) != nullptr;
   if (m.topology == g.topology && m.links == links && m.routed_group == routed_group &&
-      m.requested == requested && m.bytes == bytes && m.ts == model.ts && m.tw == model.tw)
+      m.requested == requested && m.bytes == bytes && m.total == total && m.ts == model.ts &&
+      m.tw == model.tw)
     return m.choice;
-  const Choice choice = select_uncached(op, g, links, bytes, requested, vp_id, model);  // may throw
-  m = Memo{g.topology, links, routed_group, requested, bytes, model.ts, model.tw, choice};
+  const Choice choice =
+      select_uncached(op, g, links, bytes, requested, vp_id, model, total);  // may throw
+  m = Memo{g.topology, links, routed_group, requested, bytes, total, model.ts, model.tw, choice};
   return choice;
 }
 
 namespace {
 Choice select_uncached(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
-                       Algo requested, int vp_id, const CostModel& model) {
+                       Algo requested, int vp_id, const CostModel& model, std::size_t total) {
   const Topology& t = g.topology;
   const std::string who = detail::who(g, vp_id);
   const auto algos = algorithms_of(op);
@@ -479,7 +569,7 @@ Choice select_uncached(Collective op, const GroupInfo& g, Links links, std::size
     double best = INFINITY;
     for (Algo a : algos) {
       if (restriction(op, a, t, links) != nullptr) continue;
-      const double cost = selection_cost(op, a, t, bytes);
+      const double cost = selection_cost(op, a, t, bytes, total);
       if (cost < best) best = cost, choice.algo = a;
     }
     if (choice.algo == Algo::automatic) {

@@ -18,8 +18,11 @@ struct Choice {
 // Resolves `requested` for this call on group g (its topology; under Links::strict also whether
 // its members are machine neighbours), or throws AlgorithmError (on every member alike, before
 // any message is sent) naming why it cannot run there; vp_id is the calling VP's machine id.
+// `bytes` is what selection_cost takes: for an irregular collective its largest block, with
+// `total` the bytes of all its blocks (0 for the regular collectives).
 [[nodiscard]] Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
-                            Algo requested, int vp_id, const CostModel& model);
+                            Algo requested, int vp_id, const CostModel& model,
+                            std::size_t total = 0);
 
 // "VP 5", or "VP 5 (rank 1 of row 1 of mesh:4x4)" on a group smaller than the machine.
 [[nodiscard]] std::string who(const GroupInfo& g, int vp_id);
@@ -34,8 +37,17 @@ struct Choice {
 [[nodiscard]] const char* restriction(Collective op, Algo algo, const Topology& t, Links links);
 
 // The cost the table compares, in seconds of a fixed reference machine (not Options::model:
-// the choice should suit the hardware, not the model being taught).
-[[nodiscard]] double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t bytes);
+// the choice should suit the hardware, not the model being taught). For an irregular collective
+// `bytes` is its largest block and `total` the bytes of all its blocks: each step's message is
+// costed at the most it can carry, k blocks of at most `bytes` and never more than `total` (with
+// equal blocks, the regular formula of the same blocks).
+[[nodiscard]] double selection_cost(Collective op, Algo algo, const Topology& t, std::size_t bytes,
+                                    std::size_t total = 0);
+
+// Whether op is one of the irregular ("v") collectives.
+[[nodiscard]] constexpr bool is_irregular(Collective op) noexcept {
+  return op >= Collective::all_gatherv;
+}
 
 // ESBT pipeline depth for a broadcast of `bytes`: the whole k next to k* = sqrt(m*d*tw/ts) with
 // the smaller (k + d)(ts + tw*m/k), in [1, max(m, 1)] (d = max(1, log p)); ts and tw from `model`

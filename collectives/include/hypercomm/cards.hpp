@@ -68,6 +68,41 @@ struct CallShape {
 [[nodiscard]] double textbook_time(Collective op, Algo algo, const Topology& t, Links links,
                                    std::size_t bytes, const CostModel& model, int shift = 0);
 
+// The irregular collectives (API.md, "Irregular collectives"), uneven blocks and all. `counts`
+// are elements of shape.elem_size bytes: one per rank for all_gatherv, gatherv, scatterv and
+// reduce_scatterv (the counts every member passes), p*p for all_to_allv, row-major (counts[i*p +
+// j]: the elements rank i sends to rank j). std::invalid_argument when there are not as many, or
+// op is a regular collective. (The regular textbook_time takes an irregular op too, with equal
+// blocks of `bytes`: all_to_allv's `bytes` is the whole in.)
+//
+// resolve_v: the algorithm `requested` resolves to, as the collective decides it (automatic
+// weighs the largest block and the total), or AlgorithmError.
+[[nodiscard]] Algo resolve_v(Collective op, Algo requested, const Topology& t, Links links,
+                             std::span<const std::size_t> counts, std::size_t elem_size);
+
+// The card's uneven formula for these counts, exactly: the longest path of the algorithm's
+// schedule, every message ts + tw*bytes (+ th*hops where received), each VP's clock the cost
+// model's (a sendrecv takes the later of its send and its receive). It equals Report::model_time
+// of a run that makes this one call (tests/test_fidelity.cpp), hops counted everywhere. Where the
+// card states a closed form it is this value (the ring all-gatherv: (p-1)*(ts + tw*b_max + th)).
+[[nodiscard]] double textbook_time_v(Collective op, Algo algo, const Topology& t, Links links,
+                                     std::span<const std::size_t> counts, const CostModel& model,
+                                     const CallShape& shape = {});
+
+// Where the card has no closed form for uneven blocks (the mesh all-gatherv and reduce-scatterv,
+// all_to_allv, the non-commutative reduce-scatterv), the simple bounds it states: no VP finishes
+// before its own sends add up (lower), and no step lengthens the longest clock by more than the
+// step's largest message (upper: the sum over the steps of ts + tw*bytes + th*hops of it). For
+// all_gatherv, reduce_scatterv and all_to_allv these; for gatherv and scatterv, whose cards are
+// exact, both are textbook_time_v.
+struct TimeBounds {
+  double lower = 0;
+  double upper = 0;
+};
+[[nodiscard]] TimeBounds textbook_bounds_v(Collective op, Algo algo, const Topology& t, Links links,
+                                           std::span<const std::size_t> counts,
+                                           const CostModel& model, const CallShape& shape = {});
+
 // Whether textbook_time counts the hop term exactly here. It does wherever it can: when every
 // message crosses one link (an algorithm on its own topology), when a step's routes have the
 // same length for every VP (the hypercube algorithms routed over a ring or mesh of 2^d VPs, the

@@ -188,11 +188,12 @@ template <CountRange R>
 }  // namespace detail
 
 // out = every member's in, in rank order; counts (the same on every member): elements per rank.
+// `a` as for all_gather (automatic weighs the largest block and the total).
 template <Communicator C, MessageRange In, MutableMessageRange Out, detail::CountRange N>
 requires detail::same_element_v<In, Out>
-void all_gatherv(C&& g, const In& in, Out&& out, const N& counts) {
+void all_gatherv(C&& g, const In& in, Out&& out, const N& counts, Algo a = Algo::automatic) {
   detail::all_gatherv(detail::group_of(g), as_bytes_of(in), as_writable_bytes_of(out),
-                      detail::counts_of(counts), sizeof(detail::value_of<In>));
+                      detail::counts_of(counts), sizeof(detail::value_of<In>), a);
 }
 
 // root's out (sum of counts elements) gets every member's in; out may be empty elsewhere.
@@ -222,12 +223,14 @@ void all_to_allv(C&& g, const In& in, const S& send_counts, Out&& out, const R& 
 }
 
 // in = sum(counts) elements on every member; rank i gets the reduction of its counts[i].
+// `a` as for reduce_scatter.
 template <Communicator C, MessageRange In, MutableMessageRange Out, class Op, detail::CountRange N>
 requires detail::same_element_v<In, Out>
-void reduce_scatterv(C&& g, const In& in, Out&& out, Op op, const N& counts) {
+void reduce_scatterv(C&& g, const In& in, Out&& out, Op op, const N& counts,
+                     Algo a = Algo::automatic) {
   detail::reduce_scatterv(detail::group_of(g), as_bytes_of(in), as_writable_bytes_of(out),
-                          detail::make_reducer<detail::value_of<In>>(op),
-                          detail::counts_of(counts));
+                          detail::make_reducer<detail::value_of<In>>(op), detail::counts_of(counts),
+                          a);
 }
 
 // The counts discovered by the runtime (one all-gather of the sizes first).

@@ -102,14 +102,16 @@ Group split(const Group& g, int color, int key);
 
 // Irregular collectives: counts are elements per rank (elem_size bytes each).
 using Counts = std::span<const std::size_t>;
-void all_gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_t elem_size);
+void all_gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_t elem_size,
+                 Algo algo);
 void gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_t elem_size,
              int root);
 void scatterv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_t elem_size,
               int root);
 void all_to_allv(const Group& g, ConstBytes in, Counts send_counts, Bytes out, Counts recv_counts,
                  std::size_t elem_size);
-void reduce_scatterv(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Counts counts);
+void reduce_scatterv(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Counts counts,
+                     Algo algo);
 // SizeMismatch: a per-rank argument of `op` with `entries` entries instead of one per member.
 [[noreturn]] void throw_rank_count(const Group& g, const char* op, std::size_t entries);
 

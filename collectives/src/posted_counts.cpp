@@ -1,0 +1,173 @@
+// The posted counts of the irregular collectives (posted_counts.hpp).
+#include "posted_counts.hpp"
+
+#include <array>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "group_info.hpp"
+
+namespace hypercomm::detail {
+
+using Clock = std::chrono::steady_clock;
+
+struct Post {
+  std::uint32_t group = 0, sequence = 0, digest = 0;
+  std::uint8_t kind = 0;  // 0: empty
+  std::vector<std::size_t> counts;
+  Clock::time_point left = Clock::time_point::max();  // max: still in the call
+  bool failed = false;
+};
+
+// One VP's posts: its last two irregular calls (newest = index of the newer).
+struct PostSlot {
+  std::mutex mutex;
+  std::array<Post, 2> posts;
+  int newest = 1;
+};
+
+namespace {
+
+// The slots of every VP that has made an irregular call, by machine (its topology object, one
+// per live Machine) and VP id. A VP thread finds its own slot through a thread_local and drops it
+// when the thread ends (a Machine's threads end with it), so a later Machine at the same address
+// starts with none.
+struct Registry {
+  std::mutex mutex;
+  std::map<std::pair<const Topology*, int>, std::shared_ptr<PostSlot>> slots;
+};
+Registry& registry() {
+  static auto* r = new Registry;  // never destroyed: threads may end after static destructors
+  return *r;
+}
+
+std::shared_ptr<PostSlot> find_slot(const Topology* machine, int vp) {
+  Registry& r = registry();
+  const std::lock_guard lock(r.mutex);
+  const auto it = r.slots.find({machine, vp});
+  return it == r.slots.end() ? nullptr : it->second;
+}
+
+struct OwnSlot {
+  const Topology* machine = nullptr;
+  int vp = -1;
+  std::shared_ptr<PostSlot> slot;
+
+  void drop() {
+    if (!slot) return;
+    Registry& r = registry();
+    const std::lock_guard lock(r.mutex);
+    const auto it = r.slots.find({machine, vp});
+    if (it != r.slots.end() && it->second == slot) r.slots.erase(it);
+    slot.reset();
+  }
+  ~OwnSlot() { drop(); }
+
+  PostSlot& of(const Topology* m, int id) {
+    if (slot && machine == m && vp == id) return *slot;
+    drop();
+    machine = m, vp = id;
+    slot = std::make_shared<PostSlot>();
+    Registry& r = registry();
+    const std::lock_guard lock(r.mutex);
+    r.slots[{m, id}] = slot;
+    return *slot;
+  }
+};
+thread_local OwnSlot own_slot;
+
+// The headers the describer described on this thread since the last post (a few suffice: a
+// runtime error text names one header per disagreeing set of VPs).
+struct Described {
+  std::array<MessageTag, 8> tags{};
+  std::size_t count = 0;
+};
+thread_local Described described;
+
+}  // namespace
+
+CountsPost::CountsPost(const Group& g, Collective op, std::uint32_t digest, Counts counts)
+    : g_(g),
+      group_(g.info().id),
+      sequence_(g.info().sequence + 1),  // the number Call gives this call
+      kind_(static_cast<std::uint8_t>(op)),
+      posted_(Clock::now()),
+      slot_(&own_slot.of(&g.proc().topology(), g.proc().id())),
+      exceptions_(std::uncaught_exceptions()) {
+  described.count = 0;
+  const std::lock_guard lock(slot_->mutex);
+  slot_->newest ^= 1;
+  Post& post = slot_->posts[static_cast<std::size_t>(slot_->newest)];
+  post.group = group_, post.sequence = sequence_, post.digest = digest, post.kind = kind_;
+  post.counts.assign(counts.begin(), counts.end());  // keeps its capacity: no allocation
+  post.left = Clock::time_point::max();
+  post.failed = false;
+}
+
+CountsPost::~CountsPost() {
+  const std::lock_guard lock(slot_->mutex);
+  Post& post = slot_->posts[static_cast<std::size_t>(slot_->newest)];
+  if (post.group == group_ && post.sequence == sequence_ && post.kind == kind_) {
+    post.left = Clock::now();
+    if (std::uncaught_exceptions() > exceptions_) post.failed = true;
+  }
+}
+
+std::optional<CountsPost::View> CountsPost::view(int rank) const {
+  const std::shared_ptr<PostSlot> slot = find_slot(&g_.proc().topology(), g_.vp(rank));
+  if (!slot) return std::nullopt;
+  const std::lock_guard lock(slot->mutex);
+  for (const int k : {slot->newest, slot->newest ^ 1}) {
+    const Post& post = slot->posts[static_cast<std::size_t>(k)];
+    if (post.kind == kind_ && post.group == group_ && post.sequence == sequence_)
+      return View{post.counts, post.digest, post.left > posted_, post.failed};
+  }
+  return std::nullopt;
+}
+
+void CountsPost::mark_failed() const {
+  for (int rank = 0; rank < g_.size(); ++rank) {
+    const std::shared_ptr<PostSlot> slot = find_slot(&g_.proc().topology(), g_.vp(rank));
+    if (!slot) continue;
+    const std::lock_guard lock(slot->mutex);
+    for (Post& post : slot->posts)
+      if (post.kind == kind_ && post.group == group_ && post.sequence == sequence_)
+        post.failed = true;
+  }
+}
+
+std::optional<std::vector<std::size_t>> posted_counts(const Topology& machine,
+                                                      std::uint32_t digest) {
+  for (int vp = 0; vp < machine.size(); ++vp) {
+    const std::shared_ptr<PostSlot> slot = find_slot(&machine, vp);
+    if (!slot) continue;
+    const std::lock_guard lock(slot->mutex);
+    for (const Post& post : slot->posts)
+      if (post.kind != 0 && post.digest == digest) return post.counts;
+  }
+  return std::nullopt;
+}
+
+std::vector<MessageTag> described_tags() {
+  const std::size_t n = std::min(described.count, described.tags.size());
+  return {described.tags.begin(), described.tags.begin() + static_cast<std::ptrdiff_t>(n)};
+}
+
+void note_described(const MessageTag& tag) noexcept {
+  if (described.count < described.tags.size()) described.tags[described.count] = tag;
+  ++described.count;
+}
+
+std::string show_counts(Counts counts) {
+  constexpr std::size_t kShown = 16;
+  std::string s = "{";
+  for (std::size_t i = 0; i < counts.size() && i < kShown; ++i)
+    s += (i == 0 ? "" : ", ") + std::to_string(counts[i]);
+  if (counts.size() > kShown) s += ", ... (" + std::to_string(counts.size()) + " entries)";
+  return s + "}";
+}
+
+}  // namespace hypercomm::detail
