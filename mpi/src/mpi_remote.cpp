@@ -147,6 +147,7 @@ void MpiRemote::handle(Fabric& fabric, int from, std::vector<std::byte>& data) {
           !channel.try_hand_over(header.envelope, body))
         channel.push(header.envelope, body);
       fabric.notify(header.dst);
+      ++delivered_;
       return;
     }
     case Kind::finished:  // aux VP ids follow
@@ -229,6 +230,9 @@ void MpiRemote::watch(Fabric& fabric, Clock::time_point now) {
     Status status;
     bool collective = false;
     status.stalled = fabric.stalled(status.progress, collective) ? 1 : 0;
+    // A message put on a channel here is progress too, before its VP (maybe not yet scheduled,
+    // on a loaded machine) takes it.
+    status.progress += delivered_;
     status.collective = collective ? 1 : 0;
     if (!status_sent_ || !(status == last_status_)) {
       status_sent_ = true;
@@ -301,6 +305,7 @@ void MpiRemote::serve(Fabric& fabric) {
   const auto here = static_cast<std::size_t>(last_ - first_);
   announced_.assign(here, false);
   remote_finished_ = 0;
+  delivered_ = 0;
   abort_announced_ = false;
   outgoing_.clear();
   outgoing_epoch_ = ~0ull;

@@ -110,6 +110,7 @@ class MpiRemote final : public hypercomm::detail::Remote {
   std::deque<InFlight> in_flight_;
   std::vector<bool> announced_;   // this process's VPs whose finish was sent
   int remote_finished_ = 0;       // VPs of other processes known to have finished
+  std::uint64_t delivered_ = 0;   // messages put on this process's channels
   bool abort_announced_ = false;  // an abort was sent or received
   std::chrono::steady_clock::time_point abort_since_{};
   std::vector<std::byte> staging_;

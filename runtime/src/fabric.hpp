@@ -247,6 +247,7 @@ class Fabric {
  private:
   Channel& create_channel(int src, int dst);
   void vp_main(int id);
+  void mark_finished(int vp) noexcept;  // status kFinished; wakes this process's waiters for it
   void finish(int id) noexcept;
   void watch(std::chrono::steady_clock::time_point start);
   [[nodiscard]] bool all_waiting_in_collectives() const;

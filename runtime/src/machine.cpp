@@ -220,8 +220,9 @@ void Fabric::fail(std::exception_ptr error, int vp) noexcept {
   }
 }
 
-void Fabric::remote_finished(int vp) noexcept {
+void Fabric::mark_finished(int vp) noexcept {
   state(vp).status.store(kFinished, std::memory_order_seq_cst);
+  // Whoever here sleeps waiting for this VP will never hear from it: let it find out now.
   for (int i = first_; i < last_; ++i) {
     VpState& s = state(i);
     if (s.waiting_for.load(std::memory_order_relaxed) == vp &&
@@ -232,17 +233,10 @@ void Fabric::remote_finished(int vp) noexcept {
   }
 }
 
+void Fabric::remote_finished(int vp) noexcept { mark_finished(vp); }
+
 void Fabric::finish(int id) noexcept {
-  state(id).status.store(kFinished, std::memory_order_seq_cst);
-  // Whoever sleeps waiting for this VP will never hear from it: let it find out now.
-  for (int i = first_; i < last_; ++i) {
-    VpState& s = state(i);
-    if (s.waiting_for.load(std::memory_order_relaxed) == id &&
-        s.sleeping.load(std::memory_order_relaxed) != 0) {
-      s.wake.fetch_add(1, std::memory_order_release);
-      futex_wake(s.wake, 1);
-    }
-  }
+  mark_finished(id);
   const bool last = remaining_.fetch_sub(1, std::memory_order_seq_cst) == 1;
   // And whoever sleeps in a meeting this VP will never join (Proc::meet).
   if (meeting_.sleepers.load(std::memory_order_seq_cst) != 0) {

@@ -41,7 +41,9 @@ void check_that(bool ok, const char* what, const char* file, int line) {
 hc::Options quick() {
   hc::Options o;
   o.model = hc::CostModel{.ts = 2.0, .tw = 0.5, .th = 0.25};
-  o.deadlock_timeout = std::chrono::milliseconds(500);
+  // Short enough for the deadlock cases, long enough that a VP or communication thread kept
+  // off the cores for a while (sanitizers, a loaded CI machine) is not taken for a deadlock.
+  o.deadlock_timeout = std::chrono::seconds(2);
   return o;
 }
 
