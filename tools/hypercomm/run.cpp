@@ -116,8 +116,8 @@ class RunCommand final : public Command {
     line("model time", format_seconds(m.report.model_time) + " (Report::model_time)");
     if (plan.card != nullptr) {
       // The irregular cards' formula is their uneven form, evaluated for these counts.
-      line(irregular(spec.op) ? "uneven formula" : "formula",
-           format_seconds(formula) + " = " + plan.card->formula);
+      line("formula", format_seconds(formula) + (irregular(spec.op) ? " for these counts" : "") +
+                          " = " + plan.card->formula);
       line("source", plan.card->source);
     }
     line("messages", std::to_string(m.report.messages));
