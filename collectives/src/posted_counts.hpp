@@ -26,7 +26,9 @@
 // members' published headers while a VP waits) and that VP has not yet entered the call, and an
 // earlier run's post of it happens to hold counts that another member passes now. Copies are
 // also found by content: the counts whose digest a header carries, whoever posted them (the tag
-// describer prints counts, not digests).
+// describer prints counts, not digests). The posts are this process's: where a machine spans
+// processes (hypercomm::mpi), a VP of another process has none here, and the texts name its
+// counts by their digest, as before.
 #pragma once
 
 #include <cstdint>
