@@ -12,11 +12,15 @@
 // under Links::strict, where a call that no neighbour algorithm can run must
 // throw AlgorithmError (all_to_allv's pairwise exchange on more than 2 ranks, unless every pair
 // is adjacent). reduce_scatterv folds with std::plus<> and with the non-commutative MatMul, whose
-// result must be the left fold in group-rank order. Then the errors: wrong numbers of counts and
-// buffers that do not match the counts throw SizeMismatch; members that disagree on the counts
-// throw CollectiveMismatch naming the ranks and the first differing entry with both values; an
-// all_to_allv sender that disagrees with its receiver gives SizeMismatch naming both ranks and
-// both counts in elements; none may hang or return.
+// result must be the left fold in group-rank order. all_gatherv and reduce_scatterv (plus and
+// MatMul) also run with each algorithm forced (hypercube, mesh, ring) on every machine and group:
+// correct where it can run, AlgorithmError on every member where it cannot.
+//
+// Then the errors: wrong numbers of counts and buffers that do not match the counts throw
+// SizeMismatch; members that disagree on the counts throw CollectiveMismatch naming the ranks and
+// the first differing entry with both values; an all_to_allv sender that disagrees with its
+// receiver gives SizeMismatch naming both ranks and both counts in elements; none may hang or
+// return.
 //
 // The VP bodies compare with the oracle and write the first difference into a per-VP slot; the
 // test thread asserts after run returns (support.hpp). One Machine per topology and mode runs
@@ -403,17 +407,40 @@ struct Case {
   std::uint64_t seed;  // the same on every member of the group
   int variant;         // of the pattern: which rank holds the huge block
   Types types;         // of the element types (see each_type)
+  hypercomm::Algo algo = hypercomm::Algo::automatic;  // all_gatherv, reduce_scatterv
 };
+
+// Whether a forced algorithm (of all_gatherv or reduce_scatterv: the all-gather table) runs on
+// g: its restrictions on g's topology (hypercomm::resolve), and under Links::strict a split
+// group's consecutive members must be machine neighbours.
+bool forced_runs(hypercomm::Algo a, const Topology& machine, const Group& g, Kind kind,
+                 Links links) {
+  try {
+    (void)hypercomm::resolve(hypercomm::Collective::all_gather, a, g.topology(), links, 0);
+  } catch (const hypercomm::AlgorithmError&) {
+    return false;
+  }
+  if (links == Links::strict && (kind == Kind::split_mod3 || kind == Kind::split_pairs))
+    for (int r = 0; g.size() > 1 && r < g.size(); ++r)
+      if (!machine.adjacent(g.vp(r), g.vp((r + 1) % g.size()))) return false;
+  return true;
+}
 
 // Runs `one(vp, comm, g, case)` for every group kind, pattern and seed on every topology and
 // mode; `one` returns "" or the first difference from the oracle. Under Links::strict a call
-// that cannot run must throw AlgorithmError on every member.
+// that cannot run must throw AlgorithmError on every member. With `forced` (all_gatherv and
+// reduce_scatterv), the cases ask for that algorithm: where it cannot run (its restrictions on
+// the group's topology and links) every member must throw AlgorithmError; one element type, and
+// meetings on only.
 template <class One>
-void suite(Op op, const char* what, One one, Types max_types = Types::all) {
+void suite(Op op, const char* what, One one, Types max_types = Types::all,
+           hypercomm::Algo forced = hypercomm::Algo::automatic) {
+  const bool forcing = forced != hypercomm::Algo::automatic;
   for (const Topology& t : irregular_topologies()) {
     const int p = t.size();
     const auto kinds = group_kinds(t);
     for (const Mode mode : modes()) {
+      if (forcing && !mode.meetings) continue;
       INFO(what << " on " << t.name() << ", links=" << name_of(mode.links)
                 << ", meetings=" << (mode.meetings ? "true" : "false"));
       Options opt = hctest::test_options();
@@ -433,7 +460,9 @@ void suite(Op op, const char* what, One one, Types max_types = Types::all) {
             if ((kind.kind == Kind::split_mod3 || kind.kind == Kind::split_pairs) && !splits)
               continue;
             on_group(vp, kind, group_error, [&](auto& comm, const Group& g) {
-              const bool runs = mode.links == Links::routed || strict_runs(op, t, g, kind.kind);
+              const bool runs =
+                  forcing ? forced_runs(forced, t, g, kind.kind, mode.links)
+                          : mode.links == Links::routed || strict_runs(op, t, g, kind.kind);
               std::uint64_t serial = 0;
               for (const Pattern pattern : kPatterns) {
                 // Meetings off repeats the routed run: one variant of each pattern and one
@@ -446,8 +475,13 @@ void suite(Op op, const char* what, One one, Types max_types = Types::all) {
                   // Agreed by the members: the group's first member and the case's serial.
                   const std::uint64_t seed =
                       mix(static_cast<std::uint64_t>(g.vp(0)) * 1000 + ++serial);
-                  const Case cs{kind, pattern, seed, repeat,
-                                !mode.meetings || hctest::kSanitized ? Types::one : max_types};
+                  const Case cs{
+                      kind,
+                      pattern,
+                      seed,
+                      repeat,
+                      !mode.meetings || hctest::kSanitized || forcing ? Types::one : max_types,
+                      forced};
                   const std::string where = name_of(kind) + " (rank " + std::to_string(g.rank()) +
                                             " of " + std::to_string(g.size()) + "), " +
                                             name_of(pattern) + " " + std::to_string(repeat) +
@@ -455,9 +489,13 @@ void suite(Op op, const char* what, One one, Types max_types = Types::all) {
                   if (!runs) {
                     try {
                       const std::string e = one(vp, comm, g, cs);
-                      errors.add(vp.id(), where + "ran under Links::strict (" +
-                                              (e.empty() ? "correctly" : e) +
-                                              "), expected AlgorithmError");
+                      errors.add(
+                          vp.id(),
+                          where + "ran " +
+                              (forcing ? std::string("Algo::") + hypercomm::to_string(forced) +
+                                             ", which cannot run here"
+                                       : std::string("under Links::strict")) +
+                              " (" + (e.empty() ? "correctly" : e) + "), expected AlgorithmError");
                     } catch (const hypercomm::AlgorithmError&) {
                     }
                     continue;
@@ -511,7 +549,7 @@ struct AllGatherv {
     std::vector<T> in(counts[static_cast<std::size_t>(me)]);
     for (std::size_t k = 0; k < in.size(); ++k) in[k] = Elem<T>::value(me, k, cs.seed);
     std::vector<T> out(offsets(counts).back(), Elem<T>::sentinel());
-    hypercomm::all_gatherv(comm, in, out, counts);
+    hypercomm::all_gatherv(comm, in, out, counts, cs.algo);
     const std::string e = check_blocks(
         out, counts, [&](int r, std::size_t k) { return Elem<T>::value(r, k, cs.seed); });
     return e.empty() ? "" : Elem<T>::name() + ": " + e;
@@ -657,7 +695,7 @@ struct ReduceScatterv {
     std::vector<T> in(off.back());
     for (std::size_t x = 0; x < in.size(); ++x) in[x] = Elem<T>::value(me, x, cs.seed);
     std::vector<T> out(counts[static_cast<std::size_t>(me)], Elem<T>::sentinel());
-    hypercomm::reduce_scatterv(comm, in, out, Fn{}, counts);
+    hypercomm::reduce_scatterv(comm, in, out, Fn{}, counts, cs.algo);
     for (std::size_t k = 0; k < out.size(); ++k) {
       const std::size_t x = off[static_cast<std::size_t>(me)] + k;
       T want = Elem<T>::value(0, x, cs.seed);
@@ -678,6 +716,16 @@ TEST_CASE("all_gatherv: every topology, group, count pattern and element type") 
   suite(Op::all_gatherv, "all_gatherv", [](Proc& vp, auto& comm, const Group& g, const Case& cs) {
     return each_type<AllGatherv>(vp, comm, g, cs);
   });
+}
+
+TEST_CASE("all_gatherv: every algorithm forced (hypercube, mesh, ring), or AlgorithmError") {
+  for (const auto a : {hypercomm::Algo::hypercube, hypercomm::Algo::mesh, hypercomm::Algo::ring})
+    suite(
+        Op::all_gatherv, (std::string("all_gatherv Algo::") + hypercomm::to_string(a)).c_str(),
+        [](Proc& vp, auto& comm, const Group& g, const Case& cs) {
+          return each_type<AllGatherv>(vp, comm, g, cs);
+        },
+        Types::one, a);
 }
 
 TEST_CASE("all_gatherv(g, in): the counts discovered") {
@@ -721,6 +769,24 @@ TEST_CASE("reduce_scatterv: std::plus<> on every element type") {
         [](Proc& vp, auto& comm, const Group& g, const Case& cs) {
           return each_type<ReduceScattervPlus>(vp, comm, g, cs);
         });
+}
+
+TEST_CASE("reduce_scatterv: every algorithm forced, std::plus<> and MatMul, or AlgorithmError") {
+  for (const auto a : {hypercomm::Algo::hypercube, hypercomm::Algo::mesh, hypercomm::Algo::ring}) {
+    const std::string name = std::string("reduce_scatterv Algo::") + hypercomm::to_string(a);
+    suite(
+        Op::reduce_scatterv, (name + " plus").c_str(),
+        [](Proc& vp, auto& comm, const Group& g, const Case& cs) {
+          return each_type<ReduceScattervPlus>(vp, comm, g, cs);
+        },
+        Types::one, a);
+    suite(
+        Op::reduce_scatterv, (name + " MatMul").c_str(),
+        [](Proc& vp, auto& comm, const Group& g, const Case& cs) {
+          return ReduceScatterv<hctest::Mat, hctest::MatMul>{}(vp, comm, g, cs);
+        },
+        Types::one, a);
+  }
 }
 
 TEST_CASE("reduce_scatterv: non-commutative MatMul is the left fold in group-rank order") {

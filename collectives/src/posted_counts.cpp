@@ -1,7 +1,9 @@
 // The posted counts of the irregular collectives (posted_counts.hpp).
 #include "posted_counts.hpp"
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <exception>
 #include <map>
 #include <memory>
@@ -12,22 +14,30 @@
 
 namespace hypercomm::detail {
 
-using Clock = std::chrono::steady_clock;
-
+// A post: one irregular call's identity and counts. The counts change only under the slot's
+// mutex; the identity, `inside` and `failed` are atomics, so that the VP's next call with the
+// same counts on the same group (a loop's) takes no lock: it moves `sequence` on and sets
+// `inside`, and a reader (who holds the mutex, so the counts stay put) sees the old call or the
+// new one, with the same counts either way.
 struct Post {
-  std::uint32_t group = 0, sequence = 0, digest = 0;
-  std::uint8_t kind = 0;  // 0: empty
+  std::atomic<std::uint32_t> group{0}, sequence{0}, digest{0};
+  std::atomic<std::uint8_t> kind{0};  // 0: empty
+  std::atomic<bool> inside{false};    // the VP is in this call now
+  std::atomic<bool> failed{false};    // left by an exception, or reported (mark_failed)
   std::vector<std::size_t> counts;
-  Clock::time_point left = Clock::time_point::max();  // max: still in the call
-  bool failed = false;
 };
 
-// One VP's posts: its last two irregular calls (newest = index of the newer).
+// One VP's posts: its last two irregular calls with different counts (newest: the newer's index,
+// written by the VP only, under the mutex).
 struct PostSlot {
   std::mutex mutex;
   std::array<Post, 2> posts;
   int newest = 1;
 };
+
+constexpr auto kRelaxed = std::memory_order_relaxed;
+constexpr auto kRelease = std::memory_order_release;
+constexpr auto kAcquire = std::memory_order_acquire;
 
 namespace {
 
@@ -94,26 +104,36 @@ CountsPost::CountsPost(const Group& g, Collective op, std::uint32_t digest, Coun
       group_(g.info().id),
       sequence_(g.info().sequence + 1),  // the number Call gives this call
       kind_(static_cast<std::uint8_t>(op)),
-      posted_(Clock::now()),
       slot_(&own_slot.of(&g.proc().topology(), g.proc().id())),
       exceptions_(std::uncaught_exceptions()) {
   described.count = 0;
+  // Only this VP writes its posts, so it reads its own without the lock.
+  Post& last = slot_->posts[static_cast<std::size_t>(slot_->newest)];
+  if (last.kind.load(kRelaxed) == kind_ && last.group.load(kRelaxed) == group_ &&
+      last.sequence.load(kRelaxed) < sequence_ &&
+      std::equal(counts.begin(), counts.end(), last.counts.begin(), last.counts.end())) {
+    post_ = &last;  // the same counts again: no lock, no copy
+    last.failed.store(false, kRelaxed);
+    last.sequence.store(sequence_, kRelease);
+    last.inside.store(true, kRelease);
+    return;
+  }
   const std::lock_guard lock(slot_->mutex);
   slot_->newest ^= 1;
   Post& post = slot_->posts[static_cast<std::size_t>(slot_->newest)];
-  post.group = group_, post.sequence = sequence_, post.digest = digest, post.kind = kind_;
-  post.counts.assign(counts.begin(), counts.end());  // keeps its capacity: no allocation
-  post.left = Clock::time_point::max();
-  post.failed = false;
+  post.counts.assign(counts.begin(), counts.end());  // keeps its capacity
+  post.group.store(group_, kRelaxed);
+  post.sequence.store(sequence_, kRelaxed);
+  post.digest.store(digest, kRelaxed);
+  post.kind.store(kind_, kRelaxed);
+  post.failed.store(false, kRelaxed);
+  post.inside.store(true, kRelaxed);
+  post_ = &post;
 }
 
 CountsPost::~CountsPost() {
-  const std::lock_guard lock(slot_->mutex);
-  Post& post = slot_->posts[static_cast<std::size_t>(slot_->newest)];
-  if (post.group == group_ && post.sequence == sequence_ && post.kind == kind_) {
-    post.left = Clock::now();
-    if (std::uncaught_exceptions() > exceptions_) post.failed = true;
-  }
+  if (std::uncaught_exceptions() > exceptions_) post_->failed.store(true, kRelaxed);
+  post_->inside.store(false, kRelease);
 }
 
 std::optional<CountsPost::View> CountsPost::view(int rank) const {
@@ -122,8 +142,12 @@ std::optional<CountsPost::View> CountsPost::view(int rank) const {
   const std::lock_guard lock(slot->mutex);
   for (const int k : {slot->newest, slot->newest ^ 1}) {
     const Post& post = slot->posts[static_cast<std::size_t>(k)];
-    if (post.kind == kind_ && post.group == group_ && post.sequence == sequence_)
-      return View{post.counts, post.digest, post.left > posted_, post.failed};
+    if (post.kind.load(kRelaxed) != kind_ || post.group.load(kRelaxed) != group_ ||
+        post.sequence.load(kAcquire) != sequence_)
+      continue;
+    // In the call now: of this run's call for certain (a VP is in one call at a time).
+    const bool inside = post.inside.load(kAcquire) && post.sequence.load(kAcquire) == sequence_;
+    return View{post.counts, post.digest.load(kRelaxed), inside, post.failed.load(kRelaxed)};
   }
   return std::nullopt;
 }
@@ -134,8 +158,9 @@ void CountsPost::mark_failed() const {
     if (!slot) continue;
     const std::lock_guard lock(slot->mutex);
     for (Post& post : slot->posts)
-      if (post.kind == kind_ && post.group == group_ && post.sequence == sequence_)
-        post.failed = true;
+      if (post.kind.load(kRelaxed) == kind_ && post.group.load(kRelaxed) == group_ &&
+          post.sequence.load(kRelaxed) == sequence_)
+        post.failed.store(true, kRelaxed);
   }
 }
 
@@ -146,7 +171,7 @@ std::optional<std::vector<std::size_t>> posted_counts(const Topology& machine,
     if (!slot) continue;
     const std::lock_guard lock(slot->mutex);
     for (const Post& post : slot->posts)
-      if (post.kind != 0 && post.digest == digest) return post.counts;
+      if (post.kind.load(kRelaxed) != 0 && post.digest.load(kRelaxed) == digest) return post.counts;
   }
   return std::nullopt;
 }

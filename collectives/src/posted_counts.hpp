@@ -9,25 +9,28 @@
 // call, before its header is published (Call), and a VP that catches the runtime's
 // CollectiveMismatch or SizeMismatch reads the other members' copies to name them. Only error
 // texts come from here: no data of a collective moves through it, and the cost model and link
-// accounting are untouched. Each VP's copies sit behind the VP's own mutex, which only the VP
-// takes on its hot path (twice per irregular call, uncontended) and a reporting VP takes
-// briefly: no reader waits for another VP to act, and nothing is read unsynchronized.
+// accounting are untouched. (It touches a mutex and atomics, which the algorithms never do; it
+// would sit beside the published call headers in runtime/ as well.) A VP's copies sit behind its
+// own mutex, which it takes only when its counts change (a call with the same counts as its
+// last on the group takes no lock and copies nothing) and a reporting VP takes briefly: no
+// reader waits for another VP to act, and nothing is read unsynchronized.
 //
-// Which copy is the call's. A VP keeps its last two posts, and a post records when its call was
-// left (normally, or by an exception: then it is marked failed). A post whose VP was still in
-// the call after this VP posted its own is of this run's call for certain ("fresh"); an older
-// one might be of an earlier run's call with the same group and number. The sender of a message
-// whose header matched this VP's is in the call for certain, so its newest post of the call is
-// its counts. The VP this one was receiving from when the runtime reported a disagreement, whose
-// post carries a digest the report names and was not left in a failed call, is named too: it
-// is the sender of the disagreeing header unless the report came from the wait for it (the
-// runtime compares the members' published headers while a VP waits) and that VP has not yet
-// entered the call, and an earlier run's post of it happens to hold counts that another member
-// passes now. Copies are also found by content: the counts whose digest a header carries,
-// whoever posted them (the tag describer prints counts, not digests).
+// Which copy is the call's. A VP keeps its last two posts, and a post says whether its VP is in
+// the call now, and whether it left it by an exception (failed). A post whose VP is in the call
+// now is of this run's call for certain ("fresh"); an older one might be of an earlier run's
+// call with the same group and number. The sender of a message whose header matched this VP's
+// is in the call for certain, so its newest post of the call is its counts. The VP this one was
+// receiving from when the runtime reported a disagreement, whose post carries a digest the
+// report names and was not left in a failed call, is named too: it is the sender of the
+// disagreeing header unless the report came from the wait for it (the runtime compares the
+// members' published headers while a VP waits) and that VP has not yet entered the call, and an
+// earlier run's post of it happens to hold counts that another member passes now. Copies are
+// also found by content: the counts whose digest a header carries, whoever posted them (the tag
+// describer prints counts, not digests). The posts are this process's: where a machine spans
+// processes (hypercomm::mpi), a VP of another process has none here, and the texts name its
+// counts by their digest, as before.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <hypercomm/detail/core.hpp>
 #include <hypercomm/group.hpp>
@@ -38,6 +41,7 @@
 
 namespace hypercomm::detail {
 
+struct Post;
 struct PostSlot;
 
 // This VP's post for one irregular call on g: made before the call's header is published, marked
@@ -53,7 +57,7 @@ class CountsPost {
   struct View {
     std::vector<std::size_t> counts;
     std::uint32_t digest;
-    bool fresh;   // of this run's call for certain (its VP was in the call after this post)
+    bool fresh;   // of this run's call for certain (its VP is in the call now)
     bool failed;  // its call was left by an exception, or reported (mark_failed)
   };
   [[nodiscard]] std::optional<View> view(int rank) const;
@@ -69,9 +73,9 @@ class CountsPost {
   const Group& g_;
   std::uint32_t group_, sequence_;
   std::uint8_t kind_;
-  std::chrono::steady_clock::time_point posted_;
   PostSlot* slot_;
   int exceptions_;  // std::uncaught_exceptions() at the post
+  Post* post_ = nullptr;
 };
 
 // The counts whose digest is `digest`, posted by any VP of `machine` (nothing when no VP holds

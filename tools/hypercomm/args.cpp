@@ -113,7 +113,7 @@ Topology parse_topology(std::string_view text) {
 
 std::string operation_names() {
   std::string names;
-  for (int k = 1; k <= static_cast<int>(Collective::barrier); ++k)
+  for (int k = 1; k <= static_cast<int>(Collective::reduce_scatterv); ++k)
     names += std::string(names.empty() ? "" : ", ") + to_string(static_cast<Collective>(k));
   return names;
 }

@@ -39,8 +39,8 @@ class ModelOptions {
   CLI::Option *ts_option_ = nullptr, *tw_option_ = nullptr, *th_option_ = nullptr;
 };
 
-// --algo, --links, --type, --repeat, --root, --shift, shared by run and sweep: what to call
-// besides the operation, the machine and the size.
+// --algo, --links, --type, --repeat, --root, --shift, --counts, shared by run and sweep: what to
+// call besides the operation, the machine and the size.
 class CallOptions {
  public:
   explicit CallOptions(int repeat) : repeat_(repeat) {}
@@ -51,7 +51,7 @@ class CallOptions {
   [[nodiscard]] int repeat() const noexcept { return repeat_; }
 
  private:
-  std::string algo_ = "automatic", links_ = "routed", type_ = "int64";
+  std::string algo_ = "automatic", links_ = "routed", type_ = "int64", counts_ = "uniform";
   int repeat_, root_ = 0, shift_ = 1;
 };
 

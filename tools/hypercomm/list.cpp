@@ -112,7 +112,7 @@ class ListCommand final : public Command {
 
     std::printf("\n%zu algorithms. --bytes (m in the formulas) is what one VP passes:\n",
                 rows.size());
-    for (int k = 1; k <= static_cast<int>(Collective::barrier); ++k) {
+    for (int k = 1; k <= static_cast<int>(Collective::reduce_scatterv); ++k) {
       const auto op = static_cast<Collective>(k);
       if (only && op != *only) continue;
       std::printf("  %-15s %s; %s\n", to_string(op), meaning_of_bytes(op),

@@ -51,6 +51,10 @@ void CallOptions::add_to(CLI::App& app, const std::string& links_help,
   app.add_option("--root", root_, "root VP of broadcast, reduce, scatter, gather")
       ->capture_default_str();
   app.add_option("--shift", shift_, "circular_shift's distance q")->capture_default_str();
+  app.add_option("--counts", counts_,
+                 "irregular collectives: how the counts are shared out, uniform, zipf (rank i's "
+                 "share as 1/(i+1)) or one-heavy (the last rank holds 90%)")
+      ->capture_default_str();
 }
 
 Spec CallOptions::spec(const std::string& op) const {
@@ -60,6 +64,7 @@ Spec CallOptions::spec(const std::string& op) const {
   spec.type = parse_type(type_);
   spec.root = root_;
   spec.shift = shift_;
+  spec.counts = parse_distribution(counts_);
   return spec;
 }
 

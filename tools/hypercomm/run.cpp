@@ -83,8 +83,7 @@ class RunCommand final : public Command {
       Machine machine(topology, options);
       m = measure(machine, *workload, call_.repeat());
     }
-    const double formula = textbook_time(spec.op, plan.resolved, topology, links, plan.bytes,
-                                         model.model, plan.shape());
+    const double formula = formula_time(plan, topology, links, model.model);
 
     const int p = topology.size();
     std::printf("hypercomm run\n");
@@ -95,6 +94,7 @@ class RunCommand final : public Command {
     if (has_root(spec.op)) op += ", root " + std::to_string(spec.root);
     if (spec.op == Collective::circular_shift) op += ", shift " + std::to_string(spec.shift);
     line("operation", op + ")");
+    if (irregular(spec.op)) line("counts", describe_counts(plan));
     line("algorithm", std::string(to_string(spec.algo)) + " -> " + to_string(plan.resolved) +
                           (takes_algo(spec.op) ? "" : " (chooses for itself)"));
     line("links", to_string(links));
@@ -106,7 +106,8 @@ class RunCommand final : public Command {
                                              with_human(plan.bytes) + " used"
                                        : with_human(plan.bytes);
     bytes += " per VP, " + std::string(meaning_of_bytes(spec.op)) + "; " +
-             std::to_string(plan.elements) + " " + to_string(spec.type) + " elements";
+             std::to_string(plan.elements) + " " + to_string(spec.type) + " elements" +
+             (irregular(spec.op) ? " on average" : "");
     line("bytes", bytes);
     line("verified", m.failure ? "WRONG: " + *m.failure : "ok");
     line("wall time",
@@ -114,7 +115,9 @@ class RunCommand final : public Command {
              (call_.repeat() == 1 ? "" : "s") + "; the slowest VP's call, after a barrier)");
     line("model time", format_seconds(m.report.model_time) + " (Report::model_time)");
     if (plan.card != nullptr) {
-      line("formula", format_seconds(formula) + " = " + plan.card->formula);
+      // The irregular cards' formula is their uneven form, evaluated for these counts.
+      line("formula", format_seconds(formula) + (irregular(spec.op) ? " for these counts" : "") +
+                          " = " + plan.card->formula);
       line("source", plan.card->source);
     }
     line("messages", std::to_string(m.report.messages));

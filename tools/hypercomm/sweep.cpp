@@ -140,18 +140,19 @@ class SweepCommand final : public Command {
         if (bar) progress(done, total, t.name() + ", " + format_bytes(plan.bytes));
         std::unique_ptr<Workload> workload = make_workload(plan, t);
         const Measurement m = measure(machine, *workload, call_.repeat());
-        SweepRow row{
-            to_string(spec.op),
-            t.name(),
-            to_string(plan.resolved),
-            t.size(),
-            plan.bytes,
-            m.wall_median,
-            m.report.model_time,
-            textbook_time(spec.op, plan.resolved, t, links, plan.bytes, model.model, plan.shape()),
-            m.report.messages,
-            m.report.bytes,
-            !m.failure};
+        SweepRow row{irregular(spec.op)
+                         ? std::string(to_string(spec.op)) + "/" + to_string(spec.counts)
+                         : std::string(to_string(spec.op)),
+                     t.name(),
+                     to_string(plan.resolved),
+                     t.size(),
+                     plan.bytes,
+                     m.wall_median,
+                     m.report.model_time,
+                     formula_time(plan, t, links, model.model),
+                     m.report.messages,
+                     m.report.bytes,
+                     !m.failure};
         ++done;
         if (!bar)
           std::fprintf(stderr, "sweep %d/%d: %s, %s, %s: %s, wall %s, model %s, formula %s\n", done,

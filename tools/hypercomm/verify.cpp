@@ -176,7 +176,160 @@ class Typed final : public Workload {
   std::vector<std::vector<T>> in_, out_;
 };
 
+// An irregular collective's buffers: the plan's counts, every block's elements value(owner, k)
+// with k its index in the owner's buffer, so that the oracles are as above.
+template <class T>
+class Irregular final : public Workload {
+ public:
+  Irregular(const Plan& plan, int p)
+      : op_(plan.spec.op),
+        algo_(plan.spec.algo),
+        root_(plan.spec.root),
+        p_(p),
+        counts_(plan.counts),
+        send_(static_cast<std::size_t>(p)),
+        recv_(static_cast<std::size_t>(p)),
+        in_(static_cast<std::size_t>(p)),
+        out_(static_cast<std::size_t>(p)) {
+    const auto up = static_cast<std::size_t>(p);
+    std::size_t total = 0;
+    if (op_ != Collective::all_to_allv)
+      for (const std::size_t c : counts_) total += c;
+    for (int v = 0; v < p; ++v) {
+      const auto uv = static_cast<std::size_t>(v);
+      std::size_t in = 0, out = 0;
+      switch (op_) {
+        case Collective::all_gatherv: in = counts_[uv], out = total; break;
+        case Collective::gatherv: in = counts_[uv], out = v == root_ ? total : 0; break;
+        case Collective::scatterv: in = v == root_ ? total : 0, out = counts_[uv]; break;
+        case Collective::reduce_scatterv: in = total, out = counts_[uv]; break;
+        default:  // all_to_allv: row v of the matrix out, column v in
+          for (std::size_t j = 0; j < up; ++j) {
+            send_[uv].push_back(counts_[uv * up + j]);
+            recv_[uv].push_back(counts_[j * up + uv]);
+            in += send_[uv].back(), out += recv_[uv].back();
+          }
+      }
+      const int owner = op_ == Collective::scatterv ? root_ : v;
+      in_[uv].resize(in);
+      for (std::size_t k = 0; k < in; ++k) in_[uv][k] = static_cast<T>(value(owner, k));
+      out_[uv].assign(out, kSentinel);
+    }
+  }
+
+  void reset(int v) override {
+    auto& out = out_[static_cast<std::size_t>(v)];
+    std::fill(out.begin(), out.end(), kSentinel);
+  }
+
+  void call(Proc& vp) override {
+    const auto v = static_cast<std::size_t>(vp.id());
+    const auto& in = in_[v];
+    auto& out = out_[v];
+    switch (op_) {
+      case Collective::all_gatherv: all_gatherv(vp, in, out, counts_, algo_); break;
+      case Collective::gatherv: gatherv(vp, in, out, counts_, root_); break;
+      case Collective::scatterv: scatterv(vp, in, out, counts_, root_); break;
+      case Collective::reduce_scatterv:
+        reduce_scatterv(vp, in, out, std::plus<>(), counts_, algo_);
+        break;
+      default: all_to_allv(vp, in, send_[v], out, recv_[v]); break;
+    }
+  }
+
+  [[nodiscard]] std::optional<std::string> verify() const override {
+    const auto up = static_cast<std::size_t>(p_);
+    std::vector<std::size_t> offset(up + 1, 0);  // of the blocks in rank order
+    if (op_ != Collective::all_to_allv)
+      for (std::size_t i = 0; i < up; ++i) offset[i + 1] = offset[i] + counts_[i];
+    for (int i = 0; i < p_; ++i) {
+      const auto ui = static_cast<std::size_t>(i);
+      const auto& out = out_[ui];
+      // Which block out[k] is in, and its expected value.
+      std::size_t block = 0, start = 0;
+      std::vector<std::size_t> from(up + 1, 0);  // all_to_allv: out's blocks by sender
+      for (std::size_t j = 0; j < up && op_ == Collective::all_to_allv; ++j)
+        from[j + 1] = from[j] + recv_[ui][j];
+      for (std::size_t k = 0; k < out.size(); ++k) {
+        std::int64_t want = 0;
+        switch (op_) {
+          case Collective::all_gatherv:
+          case Collective::gatherv:
+            while (k >= offset[block + 1]) ++block;
+            want = value(static_cast<int>(block), k - offset[block]);
+            break;
+          case Collective::scatterv: want = value(root_, offset[ui] + k); break;
+          case Collective::reduce_scatterv: want = sum_below(p_, offset[ui] + k); break;
+          default: {  // from sender j: its elements after what it sent ranks 0 .. i-1
+            while (k >= from[block + 1]) ++block;
+            start = 0;
+            for (std::size_t l = 0; l < ui; ++l) start += counts_[block * up + l];
+            want = value(static_cast<int>(block), start + (k - from[block]));
+          }
+        }
+        if (out[k] != static_cast<T>(want)) {
+          std::ostringstream why;
+          why.precision(17);
+          why << "VP " << i << ", element " << k << ": got " << out[k] << ", expected " << want;
+          return why.str();
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static constexpr T kSentinel = static_cast<T>(-1);
+
+  Collective op_;
+  Algo algo_;
+  int root_;
+  int p_;
+  std::vector<std::size_t> counts_;
+  std::vector<std::vector<std::size_t>> send_, recv_;  // all_to_allv, per VP
+  std::vector<std::vector<T>> in_, out_;
+};
+
+// `total` elements shared out among p ranks by weight: uniform 1 each, zipf 1/(i+1), one-heavy
+// 9*(p-1) for the last rank and 1 for the others (it holds 90%). Rounded down, the remainder one
+// element each to the first ranks, so they add up to total.
+std::vector<std::size_t> share(Distribution d, std::size_t total, int p) {
+  std::vector<double> weight(static_cast<std::size_t>(p), 1.0);
+  if (d == Distribution::zipf)
+    for (int i = 0; i < p; ++i) weight[static_cast<std::size_t>(i)] = 1.0 / (i + 1);
+  if (d == Distribution::one_heavy && p > 1) weight.back() = 9.0 * (p - 1);
+  double sum = 0;
+  for (const double w : weight) sum += w;
+  std::vector<std::size_t> counts(weight.size());
+  std::size_t given = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    counts[i] = static_cast<std::size_t>(static_cast<double>(total) * weight[i] / sum);
+    given += counts[i];
+  }
+  for (std::size_t i = 0; given < total; i = (i + 1) % counts.size()) ++counts[i], ++given;
+  return counts;
+}
+
 }  // namespace
+
+const char* to_string(Distribution d) noexcept {
+  switch (d) {
+    case Distribution::uniform: return "uniform";
+    case Distribution::zipf: return "zipf";
+    case Distribution::one_heavy: return "one-heavy";
+  }
+  return "?";
+}
+
+Distribution parse_distribution(std::string_view text) {
+  if (text == "uniform") return Distribution::uniform;
+  if (text == "zipf") return Distribution::zipf;
+  if (text == "one-heavy" || text == "one_heavy") return Distribution::one_heavy;
+  throw UsageError("unknown count distribution '" + std::string(text) +
+                   "' for --counts (expected uniform, zipf or one-heavy)");
+}
+
+bool irregular(Collective op) noexcept { return op >= Collective::all_gatherv; }
 
 const char* meaning_of_bytes(Collective op) noexcept {
   switch (op) {
@@ -186,6 +339,13 @@ const char* meaning_of_bytes(Collective op) noexcept {
     case Collective::scatter: return "one block (in holds p blocks)";
     case Collective::all_to_all: return "the whole in, p blocks (the formula's m is one block)";
     case Collective::barrier: return "no data";
+    case Collective::all_gatherv:
+    case Collective::gatherv:
+    case Collective::scatterv:
+    case Collective::reduce_scatterv:
+      return "the mean block (--counts shares p of them out among the ranks)";
+    case Collective::all_to_allv:
+      return "the mean whole in (--counts shares each sender's out among the receivers)";
     default: return "the whole buffer";
   }
 }
@@ -195,6 +355,59 @@ bool has_root(Collective op) noexcept {
          op == Collective::gather;
 }
 
+namespace {
+
+[[noreturn]] void too_big(const Spec& spec, int p, long double footprint, std::uint64_t limit) {
+  throw UsageError("--bytes " + format_bytes(spec.bytes) + " of " + to_string(spec.op) + " on " +
+                   std::to_string(p) + " VPs needs about " + approx_bytes(footprint) +
+                   " of buffers, more than half of this machine's memory (" +
+                   approx_bytes(static_cast<long double>(limit)) + ")");
+}
+
+// make_plan for an irregular collective: the counts from the distribution, and the algorithm
+// resolve_v picks for them.
+Plan make_irregular_plan(Plan plan, const Topology& topology, Links links) {
+  const Spec& spec = plan.spec;
+  const int p = topology.size();
+  const auto up = static_cast<std::size_t>(p);
+  const std::size_t elem = size_of(spec.type);
+  plan.elements = static_cast<std::size_t>(spec.bytes / elem);
+  plan.bytes = plan.elements * elem;
+  // Buffers: all_gatherv and reduce_scatterv hold the whole on every VP; the others about twice
+  // the whole once.
+  const long double whole = static_cast<long double>(plan.bytes) * p;
+  const long double footprint =
+      spec.op == Collective::all_gatherv || spec.op == Collective::reduce_scatterv ? whole * (p + 1)
+                                                                                   : 2 * whole;
+  const std::uint64_t limit = physical_memory() / 2;
+  if (footprint > static_cast<long double>(limit)) too_big(spec, p, footprint, limit);
+  plan.footprint = static_cast<std::uint64_t>(footprint);
+  if (spec.op == Collective::all_to_allv) {
+    const std::vector<std::size_t> row = share(spec.counts, plan.elements, p);
+    for (std::size_t i = 0; i < up; ++i)
+      plan.counts.insert(plan.counts.end(), row.begin(), row.end());
+  } else {
+    plan.counts = share(spec.counts, plan.elements * up, p);
+  }
+  try {
+    plan.resolved = resolve_v(spec.op, spec.algo, topology, links, plan.counts, elem);
+  } catch (const AlgorithmError& e) {
+    std::string why = reason_of(e);
+    if (links == Links::strict) {
+      try {
+        (void)resolve_v(spec.op, spec.algo, topology, Links::routed, plan.counts, elem);
+        why += " (it can run with --links routed)";
+      } catch (const AlgorithmError&) {
+      }
+    }
+    throw UsageError(why);
+  }
+  plan.card = find_card(spec.op, plan.resolved);
+  return plan;
+}
+
+}  // namespace
+
 Plan make_plan(const Spec& spec, const Topology& topology, Links links) {
   Plan plan;
   plan.spec = spec;
@@ -203,6 +416,8 @@ Plan make_plan(const Spec& spec, const Topology& topology, Links links) {
   if (has_root(spec.op) && (spec.root < 0 || spec.root >= p))
     throw UsageError("--root " + std::to_string(spec.root) + " is outside [0, " +
                      std::to_string(p) + ") on " + topology.name());
+
+  if (irregular(spec.op)) return make_irregular_plan(plan, topology, links);
 
   // Round down to whole elements, and all_to_all's p blocks to whole blocks.
   std::uint64_t elements = spec.op == Collective::barrier ? 0 : spec.bytes / elem;
@@ -219,11 +434,7 @@ Plan make_plan(const Spec& spec, const Topology& topology, Links links) {
     footprint = q * n;
   footprint *= static_cast<long double>(elem);
   const std::uint64_t limit = physical_memory() / 2;
-  if (footprint > static_cast<long double>(limit))
-    throw UsageError("--bytes " + format_bytes(spec.bytes) + " of " + to_string(spec.op) + " on " +
-                     std::to_string(p) + " VPs needs about " + approx_bytes(footprint) +
-                     " of buffers, more than half of this machine's memory (" +
-                     approx_bytes(static_cast<long double>(limit)) + ")");
+  if (footprint > static_cast<long double>(limit)) too_big(spec, p, footprint, limit);
   plan.footprint = static_cast<std::uint64_t>(footprint);
 
   try {
@@ -244,6 +455,11 @@ Plan make_plan(const Spec& spec, const Topology& topology, Links links) {
 }
 
 std::unique_ptr<Workload> make_workload(const Plan& plan, const Topology& topology) {
+  if (irregular(plan.spec.op)) {
+    if (plan.spec.type == DataType::float64)
+      return std::make_unique<Irregular<double>>(plan, topology.size());
+    return std::make_unique<Irregular<std::int64_t>>(plan, topology.size());
+  }
   if (plan.spec.type == DataType::float64)
     return std::make_unique<Typed<double>>(plan, topology.size());
   return std::make_unique<Typed<std::int64_t>>(plan, topology.size());
@@ -288,6 +504,26 @@ Report traced_run(const Topology& topology, Options options, Workload& workload)
         workload.call(vp);
       },
       options);
+}
+
+double formula_time(const Plan& plan, const Topology& topology, Links links,
+                    const CostModel& model) {
+  if (irregular(plan.spec.op))
+    return textbook_time_v(plan.spec.op, plan.resolved, topology, links, plan.counts, model,
+                           plan.shape());
+  return textbook_time(plan.spec.op, plan.resolved, topology, links, plan.bytes, model,
+                       plan.shape());
+}
+
+std::string describe_counts(const Plan& plan) {
+  if (plan.counts.empty()) return "";
+  const auto [low, high] = std::minmax_element(plan.counts.begin(), plan.counts.end());
+  std::size_t total = 0;
+  for (const std::size_t c : plan.counts) total += c;
+  const bool matrix = plan.spec.op == Collective::all_to_allv;
+  return std::string(to_string(plan.spec.counts)) + ": " + std::to_string(*low) + " to " +
+         std::to_string(*high) + " elements per " + (matrix ? "pair" : "rank") + ", " +
+         std::to_string(total) + " in all";
 }
 
 }  // namespace hypercomm::cli

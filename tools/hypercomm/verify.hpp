@@ -8,14 +8,23 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "args.hpp"
 
 namespace hypercomm::cli {
 
+// How an irregular collective's counts are shared out among the ranks (`--counts`): all equal;
+// rank i's share proportional to 1/(i+1) (Zipf); or one rank (the last) holding 90% of the data.
+// all_to_allv shares each sender's data among the receivers so.
+enum class Distribution { uniform, zipf, one_heavy };
+[[nodiscard]] const char* to_string(Distribution d) noexcept;
+[[nodiscard]] Distribution parse_distribution(std::string_view text);
+
 // What to run: the collective, the algorithm asked for, the element type, the bytes one VP
-// passes (as textbook_time counts them), and the root and shift where they apply.
+// passes (as textbook_time counts them; the irregular collectives: on average), the root and
+// shift where they apply, and the irregular collectives' distribution of counts.
 struct Spec {
   Collective op = Collective::all_reduce;
   Algo algo = Algo::automatic;
@@ -23,7 +32,11 @@ struct Spec {
   std::uint64_t bytes = 0;
   int root = 0;
   int shift = 1;
+  Distribution counts = Distribution::uniform;
 };
+
+// Whether op is one of the irregular ("v") collectives.
+[[nodiscard]] bool irregular(Collective op) noexcept;
 
 // What the bytes one VP passes (`--bytes`; m in the cost formulas but for all_to_all) are.
 [[nodiscard]] const char* meaning_of_bytes(Collective op) noexcept;
@@ -40,6 +53,10 @@ struct Plan {
   std::uint64_t bytes = 0;      // what one VP passes after rounding, as textbook_time counts it
   std::size_t elements = 0;     // bytes / element size
   std::uint64_t footprint = 0;  // bytes of all VPs' buffers together
+  // The irregular collectives: the counts (elements) every member passes, p of them, or all_to_
+  // allv's p x p row-major (counts[i*p + j]: from rank i to rank j); `elements` is their mean
+  // per rank (all_to_allv: per sender).
+  std::vector<std::size_t> counts;
   [[nodiscard]] bool rounded() const noexcept { return bytes != spec.bytes; }
   // What the formula needs besides the machine and the size: root, shift, element size, and
   // the operator (the CLI reduces with sum, which commutes).
@@ -69,6 +86,14 @@ class Workload {
 };
 
 [[nodiscard]] std::unique_ptr<Workload> make_workload(const Plan& plan, const Topology& topology);
+
+// The card's formula for the plan on this machine: textbook_time, or for an irregular
+// collective textbook_time_v with the plan's counts (its uneven form).
+[[nodiscard]] double formula_time(const Plan& plan, const Topology& topology, Links links,
+                                  const CostModel& model);
+
+// "zipf: 3 to 147 elements per rank, 1000 in all" (what run prints for the counts).
+[[nodiscard]] std::string describe_counts(const Plan& plan);
 
 // One run with the collective alone (its Report: model time, messages, link traffic), then
 // `repeat` timed runs, each the slowest VP's time for the call after a barrier.
