@@ -1,6 +1,6 @@
 // hypercomm::mpi: the cost of a collective when the machine is spread over processes, and the
 // layer's overhead over plain MPI (scripts/bench-mpi runs it):
-//   mpirun -np N mpi_layer_bench --vps P [--peer] [--iters K]
+//   mpirun -np N mpi_layer_bench --vps P [--peer] [--iters K] [--bytes 8|1048576] [--funneled]
 // runs all_reduce, broadcast and all_gather of 8 B and 1 MiB on hypercube(log2 P) spread over
 // the N processes (P/N VPs each) and prints one markdown row per measurement: microseconds per
 // call, the median of 5 batches of K calls each. --peer (with P == N: one VP per process) also
@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <hypercomm/hypercomm.hpp>
@@ -81,15 +82,21 @@ double mpi_batch(Op op, std::size_t bytes, int iters) {
 
 int main(int argc, char** argv) {
   int provided = 0, rank = 0, processes = 1;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  // --funneled: only the thread that calls run talks MPI (every message crosses to it and back);
+  // by default the VPs move their own messages (MPI_THREAD_MULTIPLE).
+  bool funneled = false;
+  for (int k = 1; k < argc; ++k) funneled = funneled || std::strcmp(argv[k], "--funneled") == 0;
+  MPI_Init_thread(&argc, &argv, funneled ? MPI_THREAD_FUNNELED : MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &processes);
   int vps = 16, iters = 0;
   bool peer = false;
+  long only_bytes = 0;  // --bytes N: only that size
   for (int k = 1; k < argc; ++k) {
     if (std::strcmp(argv[k], "--vps") == 0 && k + 1 < argc) vps = std::atoi(argv[++k]);
     if (std::strcmp(argv[k], "--iters") == 0 && k + 1 < argc) iters = std::atoi(argv[++k]);
     if (std::strcmp(argv[k], "--peer") == 0) peer = true;
+    if (std::strcmp(argv[k], "--bytes") == 0 && k + 1 < argc) only_bytes = std::atol(argv[++k]);
   }
   int d = 0;
   while ((1 << d) < vps) ++d;
@@ -98,6 +105,7 @@ int main(int argc, char** argv) {
   hc::mpi::Machine machine(MPI_COMM_WORLD, hc::Topology::hypercube(d), options);
   for (const Op op : {Op::all_reduce, Op::broadcast, Op::all_gather}) {
     for (const std::size_t bytes : {std::size_t{8}, std::size_t{1} << 20}) {
+      if (only_bytes > 0 && bytes != static_cast<std::size_t>(only_bytes)) continue;
       const int k = iters > 0 ? iters : bytes <= 8 ? 200 : 10;
       (void)hypercomm_batch(machine, op, bytes, k);  // warm-up: channels, pages, MPI connections
       if (peer) (void)mpi_batch(op, bytes, k);

@@ -1,5 +1,7 @@
 // hypercomm::mpi::Machine: a Fabric for this process's block of VPs, with an MpiRemote for the
 // others (mpi_remote.hpp).
+#include <sched.h>
+
 #include <array>
 #include <cstdint>
 #include <hypercomm/errors.hpp>
@@ -73,8 +75,9 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
   int provided = MPI_THREAD_SINGLE, main_thread = 0;
   MPI_Query_thread(&provided);
   MPI_Is_thread_main(&main_thread);
-  // Only this thread calls MPI, while the VP threads run: funneled from the main thread,
-  // serialized from another.
+  // At least: only this thread calls MPI while the VP threads run, funneled from the main
+  // thread, serialized from another. Serialized or more: the VPs call MPI themselves, one at a
+  // time, and move their own messages (mpi_remote.hpp).
   const int needed = main_thread != 0 ? MPI_THREAD_FUNNELED : MPI_THREAD_SERIALIZED;
   if (provided < needed)
     throw Error(std::string("hypercomm::mpi::Machine: MPI grants thread level ") +
@@ -82,6 +85,7 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
                 (main_thread != 0 ? "MPI_THREAD_FUNNELED" : "MPI_THREAD_SERIALIZED") +
                 " (call MPI_Init_thread with it)");
   Impl& m = *impl_;
+  const bool vps_drive = provided >= MPI_THREAD_SERIALIZED;
   check(MPI_Comm_rank(comm, &m.rank), "MPI_Comm_rank");
   check(MPI_Comm_size(comm, &m.processes), "MPI_Comm_size");
 
@@ -115,18 +119,26 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
   MPI_Comm node = MPI_COMM_NULL;
   check(MPI_Comm_split_type(m.comm, MPI_COMM_TYPE_SHARED, m.rank, MPI_INFO_NULL, &node),
         "MPI_Comm_split_type");
-  int threads = here + 1, node_threads = 0, node_offset = 0, node_rank = 0;
+  int threads = here + (vps_drive ? 0 : 1), node_threads = 0, node_offset = 0, node_rank = 0;
   MPI_Comm_rank(node, &node_rank);
   MPI_Allreduce(&threads, &node_threads, 1, MPI_INT, MPI_SUM, node);
   MPI_Exscan(&here, &node_offset, 1, MPI_INT, MPI_SUM, node);
   if (node_rank == 0) node_offset = 0;  // MPI_Exscan leaves the first one undefined
+  // The node's CPUs: the union of its processes' (mpirun --bind-to core gives each its own).
+  cpu_set_t mine_cpus, node_cpus;
+  CPU_ZERO(&mine_cpus);
+  CPU_ZERO(&node_cpus);
+  if (sched_getaffinity(0, sizeof mine_cpus, &mine_cpus) != 0) CPU_SET(0, &mine_cpus);
+  MPI_Allreduce(&mine_cpus, &node_cpus, static_cast<int>(sizeof(cpu_set_t)), MPI_BYTE, MPI_BOR,
+                node);
   MPI_Comm_free(&node);
 
-  m.remote = std::make_unique<detail::MpiRemote>(m.comm, m.blocks, m.rank);
+  m.remote = std::make_unique<detail::MpiRemote>(m.comm, m.blocks, m.rank, vps_drive);
   m.fabric = std::make_unique<hypercomm::detail::Fabric>(
       std::move(topology), options,
       hypercomm::detail::Placement{m.blocks.first(m.rank), m.blocks.first(m.rank + 1),
-                                   m.remote.get(), node_threads, node_offset});
+                                   m.remote.get(), node_threads, node_offset, CPU_COUNT(&node_cpus),
+                                   !vps_drive});
 }
 
 Machine::~Machine() = default;

@@ -51,43 +51,131 @@ void check(int rc, const char* call) {
 
 }  // namespace
 
-MpiRemote::MpiRemote(MPI_Comm comm, Blocks blocks, int rank)
+MpiRemote::MpiRemote(MPI_Comm comm, Blocks blocks, int rank, bool vps_drive)
     : comm_(comm),
       blocks_(blocks),
       rank_(rank),
       first_(blocks.first(rank)),
-      last_(blocks.first(rank + 1)) {}
+      last_(blocks.first(rank + 1)),
+      vps_drive_(vps_drive) {}
 
 MpiRemote::~MpiRemote() = default;
 
-void MpiRemote::outgoing() noexcept {
+void MpiRemote::wake_server() noexcept {
   outbox_.fetch_add(1, std::memory_order_seq_cst);
   if (sleeping_.load(std::memory_order_seq_cst) != 0) hypercomm::detail::futex_wake(outbox_, 1);
 }
 
-void MpiRemote::post(int process, std::vector<std::byte> data) {
-  if (data.size() > static_cast<std::size_t>(INT_MAX))
-    throw Error("hypercomm::mpi: a message of " + std::to_string(data.size()) +
+void MpiRemote::outgoing() noexcept {
+  if (vps_drive_)
+    drive();
+  else
+    wake_server();
+}
+
+void MpiRemote::progress() noexcept {
+  if (!vps_drive_) return;
+  const std::unique_lock lock(mutex_, std::try_to_lock);
+  if (lock.owns_lock() && serving_) locked_pass(false);  // else another thread polls MPI now
+}
+
+// A large message from a VP that may call MPI: one MPI message of the header and the VP's own
+// buffer (a datatype of the two), so that it is not copied into the channel and out again.
+bool MpiRemote::send(int src, int dst, Channel& /*channel*/, const Envelope& envelope,
+                     std::span<const std::byte> payload) {
+  if (!vps_drive_ || payload.size() > static_cast<std::size_t>(INT_MAX) - sizeof(Header))
+    return false;
+  std::unique_lock lock(mutex_);
+  if (!serving_) return false;
+  // What src queued for dst before goes first (one tag: MPI keeps a sender's messages in order).
+  (void)forward_outgoing(*fabric_);
+  const Header header{Kind::message, src, dst, 0, envelope};
+  MPI_Aint places[2] = {0, 0};
+  check(MPI_Get_address(&header, &places[0]), "MPI_Get_address");
+  check(MPI_Get_address(payload.data(), &places[1]), "MPI_Get_address");
+  const int lengths[2] = {static_cast<int>(sizeof(Header)), static_cast<int>(payload.size())};
+  MPI_Datatype both = MPI_DATATYPE_NULL;
+  check(MPI_Type_create_hindexed(2, lengths, places, MPI_BYTE, &both), "MPI_Type_create_hindexed");
+  check(MPI_Type_commit(&both), "MPI_Type_commit");
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int rc = MPI_Isend(MPI_BOTTOM, 1, both, blocks_.owner(dst), kTag, comm_, &request);
+  MPI_Type_free(&both);  // MPI keeps it until the send completes
+  check(rc, "MPI_Isend");
+  // The buffer is the VP's: wait until MPI is done with it, moving the others' messages meanwhile
+  // and letting other threads at MPI between looks.
+  for (unsigned looks = 1;; ++looks) {
+    int done = 0;
+    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done != 0) return true;
+    (void)pass(*fabric_, false);
+    lock.unlock();
+    if ((looks & 15) == 0) sched_yield();
+    lock.lock();
+  }
+}
+
+void MpiRemote::drive() noexcept {
+  requested_.store(true, std::memory_order_seq_cst);
+  // Whoever holds the mutex looks at requested_ again after releasing it: either this thread
+  // passes, or the holder passes once more after what this one queued.
+  while (requested_.load(std::memory_order_seq_cst)) {
+    const std::unique_lock lock(mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) return;
+    requested_.store(false, std::memory_order_seq_cst);
+    if (serving_) locked_pass(false);  // else the server's first pass takes it
+  }
+}
+
+void MpiRemote::locked_pass(bool watching) noexcept {
+  try {
+    (void)pass(*fabric_, watching);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hypercomm::mpi: process %d: %s; calling MPI_Abort\n", rank_, e.what());
+    MPI_Abort(comm_, 1);
+  }
+}
+
+MpiRemote::Buffer MpiRemote::buffer(std::size_t size) {
+  Buffer b;
+  if (!spare_.empty()) {
+    b = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  if (b.capacity < size) {
+    b.capacity = std::max<std::size_t>(size, 256);
+    b.bytes = std::make_unique_for_overwrite<std::byte[]>(b.capacity);
+  }
+  b.size = size;
+  return b;
+}
+
+MpiRemote::Buffer MpiRemote::message(const void* header, std::size_t header_size,
+                                     std::span<const std::byte> text) {
+  Buffer data = buffer(header_size + text.size());
+  std::memcpy(data.bytes.get(), header, header_size);
+  if (!text.empty()) std::memcpy(data.bytes.get() + header_size, text.data(), text.size());
+  return data;
+}
+
+void MpiRemote::post(int process, Buffer data) {
+  if (data.size > static_cast<std::size_t>(INT_MAX))
+    throw Error("hypercomm::mpi: a message of " + std::to_string(data.size) +
                 " bytes is larger than one MPI message carries here (2^31 - 1 bytes)");
   InFlight& sending = in_flight_.emplace_back();
   sending.data = std::move(data);
-  check(MPI_Isend(sending.data.data(), static_cast<int>(sending.data.size()), MPI_BYTE, process,
+  check(MPI_Isend(sending.data.bytes.get(), static_cast<int>(sending.data.size), MPI_BYTE, process,
                   kTag, comm_, &sending.request),
         "MPI_Isend");
 }
 
-void MpiRemote::to_all(const std::vector<std::byte>& data) {
+void MpiRemote::to_all(std::span<const std::byte> data) {
   for (int process = 0; process < blocks_.processes; ++process)
-    if (process != rank_) post(process, data);
+    if (process != rank_) post(process, message(data.data(), data.size()));
 }
 
 namespace {
-std::vector<std::byte> message(const void* header, std::size_t header_size,
-                               std::string_view text = {}) {
-  std::vector<std::byte> data(header_size + text.size());
-  std::memcpy(data.data(), header, header_size);
-  if (!text.empty()) std::memcpy(data.data() + header_size, text.data(), text.size());
-  return data;
+std::span<const std::byte> bytes_of(std::string_view text) {
+  return std::as_bytes(std::span(text.data(), text.size()));
 }
 }  // namespace
 
@@ -107,9 +195,9 @@ bool MpiRemote::forward_outgoing(Fabric& fabric) {
   for (const Outgoing& out : outgoing_) {
     while (const Envelope* envelope = out.channel->front()) {
       const Header header{Kind::message, out.src, out.dst, 0, *envelope};
-      std::vector<std::byte> data(sizeof(Header) + envelope->size);
-      std::memcpy(data.data(), &header, sizeof(Header));
-      out.channel->take_front(std::span(data).subspan(sizeof(Header)));
+      Buffer data = buffer(sizeof(Header) + envelope->size);
+      std::memcpy(data.bytes.get(), &header, sizeof(Header));
+      out.channel->take_front(data.span().subspan(sizeof(Header)));
       post(out.process, std::move(data));
       moved = true;
     }
@@ -120,25 +208,26 @@ bool MpiRemote::forward_outgoing(Fabric& fabric) {
 bool MpiRemote::receive_all(Fabric& fabric) {
   bool any = false;
   for (;;) {
+    // A matched probe: the message found is the one received, whichever thread probes next.
     int flag = 0;
+    MPI_Message found = MPI_MESSAGE_NULL;
     MPI_Status status;
-    check(MPI_Iprobe(MPI_ANY_SOURCE, kTag, comm_, &flag, &status), "MPI_Iprobe");
+    check(MPI_Improbe(MPI_ANY_SOURCE, kTag, comm_, &flag, &found, &status), "MPI_Improbe");
     if (flag == 0) return any;
     int count = 0;
     check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
-    staging_.resize(static_cast<std::size_t>(count));
-    check(MPI_Recv(staging_.data(), count, MPI_BYTE, status.MPI_SOURCE, kTag, comm_,
-                   MPI_STATUS_IGNORE),
-          "MPI_Recv");
-    handle(fabric, status.MPI_SOURCE, staging_);
+    const auto size = static_cast<std::size_t>(count);
+    if (staging_.size() < size) staging_.resize(size);  // kept at its largest: no refill
+    check(MPI_Mrecv(staging_.data(), count, MPI_BYTE, &found, MPI_STATUS_IGNORE), "MPI_Mrecv");
+    handle(fabric, status.MPI_SOURCE, std::span(staging_).first(size));
     any = true;
   }
 }
 
-void MpiRemote::handle(Fabric& fabric, int from, std::vector<std::byte>& data) {
+void MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data) {
   Header header;
   std::memcpy(&header, data.data(), sizeof(Header));
-  const std::span<const std::byte> body = std::span(data).subspan(sizeof(Header));
+  const std::span<const std::byte> body = data.subspan(sizeof(Header));
   switch (header.kind) {
     case Kind::message: {
       // This thread is the only producer of the channels from VPs of other processes.
@@ -199,6 +288,7 @@ void MpiRemote::complete_sends(bool wait) {
     else
       check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
     if (!wait && done == 0) return;  // sends complete in order, near enough: look again later
+    if (spare_.size() < 64) spare_.push_back(std::move(in_flight_.front().data));
     in_flight_.pop_front();
   }
 }
@@ -209,7 +299,8 @@ void MpiRemote::announce_abort(Fabric& fabric) {
   const int vp = fabric.failed_vp();
   if (vp < 0) return;  // another process's abort, already everywhere
   const Header header{Kind::abort, vp, -1, kVpError, {}};
-  to_all(message(&header, sizeof(Header), what_of(fabric.error())));
+  const Buffer data = message(&header, sizeof(Header), bytes_of(what_of(fabric.error())));
+  to_all(data.span());
 }
 
 void MpiRemote::note_status(int process, const Status& status, std::string text,
@@ -241,11 +332,11 @@ void MpiRemote::watch(Fabric& fabric, Clock::time_point now) {
       if (rank_ == 0) {
         note_status(0, status, text, now);
       } else {
-        std::vector<std::byte> data(sizeof(Header) + sizeof(Status) + text.size());
+        Buffer data = buffer(sizeof(Header) + sizeof(Status) + text.size());
         const Header header{Kind::status, -1, -1, 0, {}};
-        std::memcpy(data.data(), &header, sizeof(Header));
-        std::memcpy(data.data() + sizeof(Header), &status, sizeof(Status));
-        std::memcpy(data.data() + sizeof(Header) + sizeof(Status), text.data(), text.size());
+        std::memcpy(data.bytes.get(), &header, sizeof(Header));
+        std::memcpy(data.bytes.get() + sizeof(Header), &status, sizeof(Status));
+        std::memcpy(data.bytes.get() + sizeof(Header) + sizeof(Status), text.data(), text.size());
         post(0, std::move(data));
       }
     }
@@ -283,7 +374,8 @@ void MpiRemote::watch(Fabric& fabric, Clock::time_point now) {
   }
   abort_announced_ = true;
   abort_since_ = now;
-  to_all(message(&header, sizeof(Header), text));
+  const Buffer data = message(&header, sizeof(Header), bytes_of(text));
+  to_all(data.span());
 }
 
 void MpiRemote::idle(unsigned& idle_rounds) noexcept {
@@ -302,23 +394,28 @@ void MpiRemote::idle(unsigned& idle_rounds) noexcept {
 }
 
 void MpiRemote::serve(Fabric& fabric) {
-  const auto here = static_cast<std::size_t>(last_ - first_);
-  announced_.assign(here, false);
-  remote_finished_ = 0;
-  delivered_ = 0;
-  abort_announced_ = false;
-  outgoing_.clear();
-  outgoing_epoch_ = ~0ull;
-  status_sent_ = false;
-  last_status_ = {};
-  const auto processes = static_cast<std::size_t>(blocks_.processes);
-  statuses_.assign(processes, Status{});
-  wait_texts_.assign(processes, {});
-  finished_of_.assign(processes, 0);
+  {
+    const std::lock_guard lock(mutex_);
+    const auto here = static_cast<std::size_t>(last_ - first_);
+    announced_.assign(here, false);
+    remote_finished_ = 0;
+    delivered_ = 0;
+    abort_announced_ = false;
+    outgoing_.clear();
+    outgoing_epoch_ = ~0ull;
+    status_sent_ = false;
+    last_status_ = {};
+    const auto processes = static_cast<std::size_t>(blocks_.processes);
+    statuses_.assign(processes, Status{});
+    wait_texts_.assign(processes, {});
+    finished_of_.assign(processes, 0);
+    quiet_since_ = next_tick_ = Clock::now();
+    fabric_ = &fabric;
+    done_ = false;
+    serving_ = true;
+  }
   const auto grace =
       std::max<std::chrono::nanoseconds>(kAbortGrace, 2 * fabric.options().deadlock_timeout);
-  quiet_since_ = next_tick_ = Clock::now();
-
   try {
     serve_until_done(fabric, grace);
   } catch (const std::exception& e) {
@@ -328,47 +425,69 @@ void MpiRemote::serve(Fabric& fabric) {
   }
 }
 
+bool MpiRemote::pass(Fabric& fabric, bool watching) {
+  // VPs seen finished before their last messages are forwarded, so that the finish follows
+  // them; an abort goes before the finishes of the VPs it released (who waits for one of those
+  // learns of the abort first, not of a VP that left).
+  finished_.clear();
+  for (int vp = first_; vp < last_; ++vp)
+    if (!announced_[static_cast<std::size_t>(vp - first_)] &&
+        fabric.state(vp).status.load(std::memory_order_acquire) == kFinished)
+      finished_.push_back(vp);
+  bool busy = forward_outgoing(fabric);
+  if (fabric.aborted() && !abort_announced_) announce_abort(fabric);
+  if (!finished_.empty()) {  // one message for the VPs that finished since the last pass
+    for (const int vp : finished_) announced_[static_cast<std::size_t>(vp - first_)] = true;
+    const Header header{Kind::finished, -1, -1, static_cast<std::uint32_t>(finished_.size()), {}};
+    const Buffer data = message(&header, sizeof(Header), std::as_bytes(std::span(finished_)));
+    to_all(data.span());
+    if (rank_ == 0) finished_of_[0] += static_cast<int>(finished_.size());
+    busy = true;
+  }
+  busy = receive_all(fabric) || busy;
+  complete_sends(false);
+  if (!done_ && remote_finished_ == blocks_.vps - (last_ - first_) &&
+      std::find(announced_.begin(), announced_.end(), false) == announced_.end()) {
+    done_ = true;
+    wake_server();  // it may nap
+  }
+  if (watching) watch(fabric, Clock::now());  // the server's passes: a VP's reads no clock
+  return busy;
+}
+
 void MpiRemote::serve_until_done(Fabric& fabric, std::chrono::nanoseconds grace) {
-  const int remote_vps = blocks_.vps - (last_ - first_);
-  std::vector<int> finished;
   unsigned idle_rounds = 0;
   for (;;) {
-    // VPs seen finished before their last messages are forwarded, so that the finish follows
-    // them; an abort goes before the finishes of the VPs it released (who waits for one of those
-    // learns of the abort first, not of a VP that left).
-    finished.clear();
-    for (int vp = first_; vp < last_; ++vp)
-      if (!announced_[static_cast<std::size_t>(vp - first_)] &&
-          fabric.state(vp).status.load(std::memory_order_acquire) == kFinished)
-        finished.push_back(vp);
-    bool busy = forward_outgoing(fabric);
-    if (fabric.aborted() && !abort_announced_) announce_abort(fabric);
-    if (!finished.empty()) {  // one message for the VPs that finished since the last pass
-      for (const int vp : finished) announced_[static_cast<std::size_t>(vp - first_)] = true;
-      const Header header{Kind::finished, -1, -1, static_cast<std::uint32_t>(finished.size()), {}};
-      to_all(message(&header, sizeof(Header),
-                     std::string_view(reinterpret_cast<const char*>(finished.data()),
-                                      finished.size() * sizeof(int))));
-      if (rank_ == 0) finished_of_[0] += static_cast<int>(finished.size());
-      busy = true;
+    bool busy = false, sending = false;
+    {
+      const std::lock_guard lock(mutex_);
+      requested_.store(false, std::memory_order_seq_cst);
+      busy = pass(fabric, true);
+      if (done_) {
+        serving_ = false;  // from now on the VPs leave MPI alone
+        complete_sends(true);
+        return;
+      }
+      sending = !in_flight_.empty();
+      if (abort_announced_ && Clock::now() - abort_since_ > grace) {
+        std::fprintf(stderr,
+                     "hypercomm::mpi: process %d: the VPs have not all left %.0f s after the run "
+                     "aborted; calling MPI_Abort\n",
+                     rank_, std::chrono::duration<double>(grace).count());
+        MPI_Abort(comm_, 1);
+      }
     }
-    busy = receive_all(fabric) || busy;
-    complete_sends(false);
-    if (remote_finished_ == remote_vps &&
-        std::find(announced_.begin(), announced_.end(), false) == announced_.end())
-      break;
-    const auto now = Clock::now();
-    watch(fabric, now);
-    if (abort_announced_ && now - abort_since_ > grace) {
-      std::fprintf(stderr,
-                   "hypercomm::mpi: process %d: the VPs have not all left %.0f s after the run "
-                   "aborted; calling MPI_Abort\n",
-                   rank_, std::chrono::duration<double>(grace).count());
-      MPI_Abort(comm_, 1);
-    }
-    if (busy) {
+    if (busy || requested_.load(std::memory_order_seq_cst)) {
       idle_rounds = 0;
-    } else if (!in_flight_.empty()) {
+    } else if (vps_drive_ && fabric.remaining() != 0) {
+      // The VPs move their messages themselves (and call MPI while they wait, which moves the
+      // large ones): look now and then, for a VP asleep in a long wait whose message has come,
+      // for a large message whose sender computes, and for the deadlock watch.
+      const std::uint32_t seen = outbox_.load(std::memory_order_seq_cst);
+      sleeping_.store(1, std::memory_order_seq_cst);
+      hypercomm::detail::futex_wait(outbox_, seen, std::chrono::microseconds(200));
+      sleeping_.store(0, std::memory_order_relaxed);
+    } else if (sending) {
       // A large message moves only while MPI is called on both sides: keep calling it.
       idle_rounds = 0;
       sched_yield();
@@ -376,7 +495,6 @@ void MpiRemote::serve_until_done(Fabric& fabric, std::chrono::nanoseconds grace)
       idle(idle_rounds);
     }
   }
-  complete_sends(true);
 }
 
 Report MpiRemote::combine(Report local, std::exception_ptr error, const std::string& problem) {

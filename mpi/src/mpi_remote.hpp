@@ -1,11 +1,18 @@
 // The runtime's Remote over MPI: how the VPs of one process reach those of the others.
 //
-// One thread per process, the one that called run, talks MPI (so MPI_THREAD_FUNNELED is enough):
-// while the VPs run it forwards what they queue on the channels to VPs of other processes (one
-// MPI message each: a header, the envelope, the payload), puts what arrives on the channels from
-// the senders, and tells the other processes when a VP of its own finishes and when its run
-// aborts. Every protocol message travels on one tag of a duplicated communicator, so MPI's
-// non-overtaking rule keeps a sender's messages, its finish and its abort in order.
+// Each pass (MpiRemote::pass) forwards what the VPs queued on the channels to VPs of other
+// processes (one MPI message each: a header, the envelope, the payload), puts what arrives on the
+// channels from the senders, and tells the other processes when a VP of its own finishes and when
+// its run aborts. Every protocol message travels on one tag of a duplicated communicator, so
+// MPI's non-overtaking rule keeps a sender's messages, its finish and its abort in order.
+//
+// Who runs the passes depends on the thread level MPI grants. MPI_THREAD_FUNNELED: only the
+// thread that called run (the server) talks MPI, and every message crosses from a VP to it and
+// back, a switch between threads each way. MPI_THREAD_SERIALIZED or MULTIPLE: the VPs run the
+// passes themselves, one at a time (a mutex): a VP that queues a message for another process
+// sends it at once, one that waits for such a message polls MPI for it, so a message costs what
+// an MPI message costs; the server only naps and looks now and then (a VP asleep in a long wait,
+// the deadlock watch), and drives the run's end.
 //
 // A run ends on a process when its VPs have finished, their messages have left, and every VP of
 // the other processes is known to have finished: no message can still come. Deadlocks across
@@ -20,6 +27,9 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,12 +57,16 @@ struct Blocks {
 
 class MpiRemote final : public hypercomm::detail::Remote {
  public:
-  MpiRemote(MPI_Comm comm, Blocks blocks, int rank);
+  // vps_drive: the VPs may call MPI (one at a time), so they move their own messages.
+  MpiRemote(MPI_Comm comm, Blocks blocks, int rank, bool vps_drive);
   ~MpiRemote() override;
   MpiRemote(const MpiRemote&) = delete;
   MpiRemote& operator=(const MpiRemote&) = delete;
 
   void outgoing() noexcept override;
+  void progress() noexcept override;
+  bool send(int src, int dst, Channel& channel, const hypercomm::detail::Envelope& envelope,
+            std::span<const std::byte> payload) override;
   void serve(Fabric& fabric) override;
   Report combine(Report local, std::exception_ptr error, const std::string& problem) override;
 
@@ -76,17 +90,35 @@ class MpiRemote final : public hypercomm::detail::Remote {
     int src, dst, process;
     Channel* channel;
   };
+  // A message's bytes; recycled once MPI has sent them, so that a message allocates nothing.
+  struct Buffer {
+    std::unique_ptr<std::byte[]> bytes;
+    std::size_t size = 0;
+    std::size_t capacity = 0;
+    [[nodiscard]] std::span<std::byte> span() const noexcept { return {bytes.get(), size}; }
+  };
   struct InFlight {
     MPI_Request request;
-    std::vector<std::byte> data;
+    Buffer data;
   };
 
-  void post(int process, std::vector<std::byte> data);
-  void to_all(const std::vector<std::byte>& data);
+  [[nodiscard]] Buffer buffer(std::size_t size);
+  [[nodiscard]] Buffer message(const void* header, std::size_t header_size,
+                               std::span<const std::byte> text = {});
+  void post(int process, Buffer data);
+  void to_all(std::span<const std::byte> data);
+  // Runs a pass now unless another thread is in one, which then runs one more after it: what a
+  // VP queued before calling this is on its way when it returns (or will be, by that thread).
+  void drive() noexcept;
+  // Under mutex_; true when something moved. `watching`: the server's passes also run the
+  // deadlock watch.
+  [[nodiscard]] bool pass(Fabric& fabric, bool watching);
+  void locked_pass(bool watching) noexcept;  // pass(*fabric_); MPI_Abort when MPI fails
+  void wake_server() noexcept;
   [[nodiscard]] bool forward_outgoing(Fabric& fabric);
   void rescan_outgoing(Fabric& fabric);
   [[nodiscard]] bool receive_all(Fabric& fabric);
-  void handle(Fabric& fabric, int from, std::vector<std::byte>& data);
+  void handle(Fabric& fabric, int from, std::span<const std::byte> data);
   void complete_sends(bool wait);
   void announce_abort(Fabric& fabric);
   void watch(Fabric& fabric, std::chrono::steady_clock::time_point now);
@@ -100,9 +132,21 @@ class MpiRemote final : public hypercomm::detail::Remote {
   int rank_ = 0;
   int first_ = 0, last_ = 0;  // this process's VPs
 
+  const bool vps_drive_;
+
   // The VPs wake the serving thread when they queue for another process and it sleeps.
   std::atomic<std::uint32_t> outbox_{0};
   std::atomic<std::uint32_t> sleeping_{0};
+
+  // Passes run one at a time, under mutex_; everything below is touched only under it (or by the
+  // server before it sets serving_ and after it clears it).
+  std::mutex mutex_;
+  std::atomic<bool> requested_{false};  // a thread found mutex_ taken: its holder passes again
+  bool serving_ = false;                // a run is being served: the VPs may pass
+  bool done_ = false;                   // every VP everywhere has finished
+  Fabric* fabric_ = nullptr;
+  std::vector<Buffer> spare_;  // sent messages' buffers, for the next ones
+  std::vector<int> finished_;  // a pass's scratch: VPs seen finished
 
   // Per run.
   std::vector<Outgoing> outgoing_;

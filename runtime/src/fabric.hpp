@@ -108,8 +108,19 @@ class Fabric;
 class Remote {
  public:
   virtual ~Remote() = default;
-  // A VP of this process queued a message for a VP of another process.
+  // A VP of this process queued a message for a VP of another process, or finished.
   virtual void outgoing() noexcept = 0;
+  // A VP of this process waits for a message from a VP of another process: move what can be
+  // moved now, if the Remote lets the VPs do that (it returns at once otherwise, or when another
+  // thread is moving messages).
+  virtual void progress() noexcept {}
+  // VP src sends a large message to VP dst of another process itself, straight from its buffer,
+  // after what it queued on `channel` before: returns when the buffer may be used again, true;
+  // false when the Remote takes only queued messages (the VP queues it).
+  virtual bool send(int /*src*/, int /*dst*/, Channel& /*channel*/, const Envelope& /*envelope*/,
+                    std::span<const std::byte> /*payload*/) {
+    return false;
+  }
   // Runs on the thread that called Fabric::run while the VPs run, in place of the local
   // watchdog: moves messages, finished VPs, aborts and the deadlock watch between the processes.
   // Returns when every VP of every process has finished and every message has arrived.
@@ -130,6 +141,11 @@ struct Placement {
   // the processes of one node pin their VPs to different cores and wait as VPs that share them.
   int node_threads = 0;
   int node_offset = 0;
+  int node_cpus = 0;  // the CPUs the node's processes may run on, all together (0: this one's)
+  // Whether the thread that serves the Remote is busy while the VPs run (it moves every message),
+  // so that it counts as one more thread on this process's cores; not when the VPs move their own
+  // messages (Remote::progress) and it only naps between looks.
+  bool busy_server = true;
 };
 
 class Fabric {
@@ -151,6 +167,7 @@ class Fabric {
   // The machine spans several processes (mpi/): meetings are off, and the run is served by the
   // Remote.
   [[nodiscard]] bool distributed() const noexcept { return remote_ != nullptr; }
+  [[nodiscard]] Remote* remote() const noexcept { return remote_; }
 
   // The channel src -> dst, created on first use.
   [[nodiscard]] Channel& channel(int src, int dst) {
@@ -191,6 +208,11 @@ class Fabric {
   // After publishing a message for vp: wake it if it sleeps (a VP of another process: tell the
   // Remote).
   void notify(int vp) noexcept;
+  // A VP waits for a message from src: when src runs in another process, let the Remote move
+  // messages (Remote::progress).
+  void progress_from(int src) noexcept {
+    if (remote_ != nullptr && !local(src)) remote_->progress();
+  }
 
   // ---- for the Remote (distributed runs)
   // The first error wins; releases every VP of this process. `vp`: the VP that threw it, or -1

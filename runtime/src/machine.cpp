@@ -56,9 +56,11 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   const std::vector<int> cpus = allowed_cpus();
   // A machine over several processes also counts this process's communication thread, and the
   // threads of the other processes of the node.
-  const std::size_t threads = here + (remote_ != nullptr ? 1 : 0);
+  const std::size_t threads = here + (remote_ != nullptr && placement.busy_server ? 1 : 0);
+  const std::size_t node_cpus =
+      placement.node_cpus > 0 ? static_cast<std::size_t>(placement.node_cpus) : cpus.size();
   const bool oversubscribed =
-      threads > cpus.size() || static_cast<std::size_t>(placement.node_threads) > cpus.size();
+      threads > cpus.size() || static_cast<std::size_t>(placement.node_threads) > node_cpus;
   shared_cores_ = placement.node_threads > static_cast<int>(threads);
   // One VP per core: spin long, a message is a cache-line transfer away, and sleep after.
   // Oversubscribed: the VP we wait for may need this very core, so hand the core to a VP that
@@ -244,6 +246,7 @@ void Fabric::finish(int id) noexcept {
     futex_wake(meeting_.signal, INT_MAX);
   }
   if (last) futex_wake(remaining_, 1);
+  if (remote_ != nullptr) remote_->outgoing();  // the other processes must hear of it
 }
 
 namespace {

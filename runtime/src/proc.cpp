@@ -325,13 +325,22 @@ void Proc::post_send(int dest, std::span<const std::byte> data, const MessageTag
                           tag};
 
   Channel& channel = *route.channel;
-  // A VP of another process takes no hand-over: the Remote forwards its queued messages.
-  const bool delivered = data.size() >= detail::kHandOverBytes && fabric_->local(dest) &&
-                         (channel.try_hand_over(envelope, data) ||
-                          (data.size() >= detail::kRendezvousBytes &&
-                           await_receiver(*fabric_, id_, dest, channel, envelope, data)));
-  if (!delivered) channel.push(envelope, data);
-  fabric_->notify(dest);
+  if (!fabric_->local(dest)) {
+    // A VP of another process: the Remote sends a large message from data itself where it can,
+    // else forwards what is queued for dest.
+    if (data.size() < detail::kRendezvousBytes ||
+        !fabric_->remote()->send(id_, dest, channel, envelope, data)) {
+      channel.push(envelope, data);
+      fabric_->notify(dest);
+    }
+  } else {
+    const bool delivered = data.size() >= detail::kHandOverBytes &&
+                           (channel.try_hand_over(envelope, data) ||
+                            (data.size() >= detail::kRendezvousBytes &&
+                             await_receiver(*fabric_, id_, dest, channel, envelope, data)));
+    if (!delivered) channel.push(envelope, data);
+    fabric_->notify(dest);
+  }
 
   count_route(dest, slot, data.size());
   ++messages_sent_;
@@ -438,6 +447,7 @@ Proc::Wait Proc::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
     const auto spin_until = std::chrono::steady_clock::now() + fabric_->spin_time();
     for (unsigned i = 1;; ++i) {
       if (ready()) return Wait::ready;
+      fabric_->progress_from(src);  // src in another process: its message may be in MPI
       detail::cpu_relax();
       if ((i & 63) == 0) {
         if (fabric_->aborted()) return Wait::aborted;
@@ -456,6 +466,7 @@ Proc::Wait Proc::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
     for (unsigned i = 1;; ++i) {
       me.mail.store(0, std::memory_order_relaxed);
       if (ready()) return Wait::ready;
+      fabric_->progress_from(src);
       if ((i & 15) == 0) {
         if (fabric_->aborted()) return Wait::aborted;
         if (peer_left()) return Wait::peer_meeting;

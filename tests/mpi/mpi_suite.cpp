@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <hypercomm/hypercomm.hpp>
 #include <hypercomm/mpi.hpp>
@@ -115,6 +116,25 @@ void collective_suite(hc::Proc& vp) {
         for (std::size_t i = 0; i < n; ++i)
           CHECK(gathered[static_cast<std::size_t>(v) * n + i] == value(v, static_cast<int>(i)));
     hc::barrier(vp);
+  }
+  // Messages large enough for a VP to send them over MPI straight from its buffer (where the
+  // VPs drive MPI), in both directions at once and one way.
+  {
+    const std::size_t n = 40000;  // 320 KB
+    std::vector<long> in(n), out(n);
+    for (std::size_t i = 0; i < n; ++i) in[i] = value(me, static_cast<int>(i));
+    hc::all_reduce(vp, in, out, std::plus<>{});
+    for (std::size_t i = 0; i < n; i += 97) {
+      long s = 0;
+      for (int v = 0; v < p; ++v) s += value(v, static_cast<int>(i));
+      CHECK(out[i] == s);
+    }
+    std::vector<long> buf = me == p - 1 ? in : std::vector<long>(n, -1);
+    hc::broadcast(vp, buf, p - 1);
+    for (std::size_t i = 0; i < n; ++i) CHECK(buf[i] == value(p - 1, static_cast<int>(i)));
+    hc::circular_shift(vp, in, out, 1);
+    for (std::size_t i = 0; i < n; ++i)
+      CHECK(out[i] == value((me - 1 + p) % p, static_cast<int>(i)));
   }
   // A non-commutative operator: the left fold in VP order.
   struct Affine {  // x -> a * x + b
@@ -441,7 +461,11 @@ void misuse() {
 
 int main(int argc, char** argv) {
   int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  // --funneled: only the thread that calls run talks MPI; else the VPs move their own messages
+  // (MPI_THREAD_MULTIPLE): the two ways hypercomm::mpi runs (mpi/src/mpi_remote.hpp).
+  bool funneled = false;
+  for (int k = 1; k < argc; ++k) funneled = funneled || std::strcmp(argv[k], "--funneled") == 0;
+  MPI_Init_thread(&argc, &argv, funneled ? MPI_THREAD_FUNNELED : MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &processes_);
   const double start = MPI_Wtime();
@@ -456,8 +480,8 @@ int main(int argc, char** argv) {
     stage.run();
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank_ == 0)
-      std::printf("mpi_suite (%d processes): %-28s %.2f s\n", processes_, stage.name,
-                  MPI_Wtime() - t0);
+      std::printf("mpi_suite (%d processes, %s): %-28s %.2f s\n", processes_,
+                  funneled ? "funneled" : "VPs drive MPI", stage.name, MPI_Wtime() - t0);
   }
   int failed = failures.load(), all_failed = 0;
   long checked = checks.load(), all_checked = 0;
