@@ -283,6 +283,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int p = topology.size();
+#ifdef HYPERCOMM_EXAMPLE_MPI
+  int processes = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &processes);
+  if (p < processes) {  // every process says no alike (hc::mpi::Machine would throw)
+    if (rank == 0)
+      std::fprintf(stderr, "sample_sort_mpi: %s has %d VPs, fewer than the %d processes\n",
+                   topology.name().c_str(), p, processes);
+    return 2;
+  }
+#endif
   std::printf("sample sort (Grama et al. 9.5): %zu 64-bit keys on %s, p = %d\n", n,
               topology.name().c_str(), p);
   const std::vector<Key> keys = all_keys(n);
