@@ -18,6 +18,14 @@
 // Usage: sample_sort [keys] [topology]     (defaults: 1000000 keys on hypercube:3)
 //        sample_sort --compare [keys]      std::sort on one thread, std::sort(par) (with TBB),
 //                                          and this sort on ring:2, hypercube:2, :3 and :4
+// Built with HYPERCOMM_EXAMPLE_MPI (sample_sort_mpi), the same sort runs under mpirun, the VPs
+// spread over the processes (hypercomm::mpi); every process makes the keys, each checks the
+// slices of its own VPs, and process 0 prints what one process prints (--compare: one process).
+#ifdef HYPERCOMM_EXAMPLE_MPI
+#include <mpi.h>
+
+#include <hypercomm/mpi.hpp>
+#endif
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -123,27 +131,38 @@ struct Outcome {
   std::vector<std::vector<Key>> slices;
 };
 
-Outcome run_sort(hc::Machine& machine, const std::vector<Key>& keys) {
+// Machine: hc::Machine, or hc::mpi::Machine (slices written for this process's VPs only).
+template <class Machine>
+Outcome run_sort(Machine& machine, const std::vector<Key>& keys) {
   Outcome o;
   o.slices.resize(static_cast<std::size_t>(machine.topology().size()));
   o.report = machine.run([&](hc::Proc& vp) { sample_sort(vp, keys, o.slices); });
   return o;
 }
 
-// The slices, concatenated in VP order, equal the sorted keys.
-bool matches(const std::vector<std::vector<Key>>& slices, const std::vector<Key>& sorted) {
+// The slices, concatenated in VP order, equal the sorted keys: sizes[i] is the size of VP i's
+// slice, and the slices of VPs [first, last) are checked (those this process holds).
+bool matches(const std::vector<std::vector<Key>>& slices, const std::vector<std::uint64_t>& sizes,
+             const std::vector<Key>& sorted, int first, int last) {
   std::size_t at = 0;
-  for (const auto& s : slices) {
-    if (at + s.size() > sorted.size() ||
-        !std::equal(s.begin(), s.end(), sorted.begin() + static_cast<std::ptrdiff_t>(at)))
-      return false;
-    at += s.size();
+  for (int i = 0; i < static_cast<int>(sizes.size()); ++i) {
+    const std::size_t size = sizes[static_cast<std::size_t>(i)];
+    if (at + size > sorted.size()) return false;
+    if (i >= first && i < last) {
+      const auto& s = slices[static_cast<std::size_t>(i)];
+      if (s.size() != size ||
+          !std::equal(s.begin(), s.end(), sorted.begin() + static_cast<std::ptrdiff_t>(at)))
+        return false;
+    }
+    at += size;
   }
   return at == sorted.size();
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+std::vector<std::uint64_t> sizes_of(const std::vector<std::vector<Key>>& slices) {
+  std::vector<std::uint64_t> sizes;
+  for (const auto& s : slices) sizes.push_back(s.size());
+  return sizes;
 }
 
 constexpr hc::CostModel kModel{.ts = 1e-6, .tw = 1e-9, .th = 0.0};  // seconds, seconds per byte
@@ -162,6 +181,11 @@ double book_time(std::size_t n, int p) {
   const double sizes = (ts + tw * 8.0 * P / 2) * lg;
   const double buckets = (ts + tw * 8.0 * static_cast<double>(n) / (P * P)) * (P - 1);
   return samples + sizes + buckets;
+}
+
+#ifndef HYPERCOMM_EXAMPLE_MPI
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 int compare(std::size_t n) {
@@ -193,7 +217,7 @@ int compare(std::size_t n) {
     const hc::Topology t = hc::Topology::parse(shape);
     hc::Machine machine(t, options());  // threads spawned (and pinned) before the clock starts
     const Outcome o = run_sort(machine, keys);
-    const bool right = matches(o.slices, sorted);
+    const bool right = matches(o.slices, sizes_of(o.slices), sorted, 0, t.size());
     all_right = all_right && right;
     const std::string label =
         "hypercomm sample sort, " + std::to_string(t.size()) + " VPs (" + t.name() + ")";
@@ -209,10 +233,20 @@ int compare(std::size_t n) {
   if (!all_right) std::printf("WRONG: a result differs from std::sort\n");
   return all_right ? 0 : 1;
 }
+#endif
 
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef HYPERCOMM_EXAMPLE_MPI
+  int provided = 0, rank = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  struct Finalize {
+    ~Finalize() { MPI_Finalize(); }
+  } finalize;
+  if (rank != 0) (void)std::freopen("/dev/null", "w", stdout);  // one process speaks
+#endif
   std::size_t n = 1'000'000;
   std::string shape = "hypercube:3";
   bool comparing = false;
@@ -232,7 +266,14 @@ int main(int argc, char** argv) {
       }
     }
   }
+#ifdef HYPERCOMM_EXAMPLE_MPI
+  if (comparing) {
+    std::fprintf(stderr, "sample_sort_mpi: --compare is for one process (sample_sort)\n");
+    return 2;
+  }
+#else
   if (comparing) return compare(n);
+#endif
 
   hc::Topology topology = hc::Topology::ring(1);
   try {
@@ -242,17 +283,43 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int p = topology.size();
+#ifdef HYPERCOMM_EXAMPLE_MPI
+  int processes = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &processes);
+  if (p < processes) {  // every process says no alike (hc::mpi::Machine would throw)
+    if (rank == 0)
+      std::fprintf(stderr, "sample_sort_mpi: %s has %d VPs, fewer than the %d processes\n",
+                   topology.name().c_str(), p, processes);
+    return 2;
+  }
+#endif
   std::printf("sample sort (Grama et al. 9.5): %zu 64-bit keys on %s, p = %d\n", n,
               topology.name().c_str(), p);
   const std::vector<Key> keys = all_keys(n);
+#ifdef HYPERCOMM_EXAMPLE_MPI
+  hc::mpi::Machine machine(MPI_COMM_WORLD, topology, options());
+  const int first = machine.first_vp(), last = machine.last_vp();
+#else
   hc::Machine machine(topology, options());
+  const int first = 0, last = p;
+#endif
   const Outcome o = run_sort(machine, keys);
 
+  // Every VP's slice size (a process knows its own VPs'), then each process checks its slices.
+  std::vector<std::uint64_t> sizes = sizes_of(o.slices);
+#ifdef HYPERCOMM_EXAMPLE_MPI
+  MPI_Allreduce(MPI_IN_PLACE, sizes.data(), p, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+#endif
   std::vector<Key> sorted = keys;
   std::sort(sorted.begin(), sorted.end());
-  const bool right = matches(o.slices, sorted);
+  int right_here = matches(o.slices, sizes, sorted, first, last) ? 1 : 0;
+#ifdef HYPERCOMM_EXAMPLE_MPI
+  MPI_Allreduce(MPI_IN_PLACE, &right_here, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+#endif
+  const bool right = right_here != 0;
   std::size_t largest = 0;
-  for (const auto& s : o.slices) largest = std::max(largest, s.size());
+  for (const std::uint64_t size : sizes)
+    largest = std::max(largest, static_cast<std::size_t>(size));
   const double even = static_cast<double>(n) / p;
   std::printf("result      %s (the VPs' slices in id order against std::sort of all keys)\n",
               right ? "correct" : "WRONG");
