@@ -240,7 +240,7 @@ int compare(std::size_t n) {
 int main(int argc, char** argv) {
 #ifdef HYPERCOMM_EXAMPLE_MPI
   int provided = 0, rank = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   struct Finalize {
     ~Finalize() { MPI_Finalize(); }

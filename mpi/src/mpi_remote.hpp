@@ -71,7 +71,9 @@ class MpiRemote final : public hypercomm::detail::Remote {
   Report combine(Report local, std::exception_ptr error, const std::string& problem) override;
 
  private:
-  enum class Kind : std::uint32_t { message, finished, abort, status };
+  // large: a message's header alone; its payload follows as the next MPI message from the same
+  // process (MpiRemote::send), received straight into a posted receive where there is one.
+  enum class Kind : std::uint32_t { message, finished, abort, status, large };
   enum AbortKind : std::uint32_t { kVpError, kDeadlock, kMismatch };
   struct Header {
     Kind kind = Kind::message;
@@ -119,6 +121,7 @@ class MpiRemote final : public hypercomm::detail::Remote {
   void rescan_outgoing(Fabric& fabric);
   [[nodiscard]] bool receive_all(Fabric& fabric);
   void handle(Fabric& fabric, int from, std::span<const std::byte> data);
+  void receive_large(Fabric& fabric, int from, const Header& header);
   void complete_sends(bool wait);
   void announce_abort(Fabric& fabric);
   void watch(Fabric& fabric, std::chrono::steady_clock::time_point now);

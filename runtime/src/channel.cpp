@@ -81,22 +81,9 @@ void Channel::push_overflow(const Envelope& envelope, std::span<const std::byte>
 }
 
 bool Channel::try_hand_over(const Envelope& envelope, std::span<const std::byte> payload) noexcept {
-  if (posted_.state.load(std::memory_order_acquire) != kPosted) return false;
-  std::uint32_t expected_state = kPosted;
-  // Claim first: while claimed the receiver cannot withdraw or rewrite the post.
-  if (!posted_.state.compare_exchange_strong(expected_state, kClaimed, std::memory_order_acquire,
-                                             std::memory_order_relaxed))
-    return false;
-  // Only when the channel is empty (FIFO) and the message is what the receiver waits for.
-  if (posted_.expected != enqueued_ || posted_.size != envelope.size ||
-      !(posted_.tag == envelope.tag)) {
-    posted_.state.store(kPosted, std::memory_order_release);
-    return false;
-  }
-  if (!payload.empty()) std::memcpy(posted_.buffer, payload.data(), payload.size());
-  posted_.arrival = envelope.arrival;
-  posted_.state.store(kDone, std::memory_order_release);
-  return true;
+  return try_hand_over_with(envelope, [&](std::span<std::byte> dest) {
+    if (!payload.empty()) std::memcpy(dest.data(), payload.data(), payload.size());
+  });
 }
 
 // ---------------------------------------------------------------- consumer side

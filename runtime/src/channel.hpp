@@ -14,6 +14,7 @@
 #include <boost/lockfree/spsc_queue.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <hypercomm/message.hpp>
 #include <memory>
@@ -71,6 +72,10 @@ class Channel {
   // ---- producer side (the sending VP only)
   // Copies the payload straight into a matching posted receive; false when there is none.
   bool try_hand_over(const Envelope& envelope, std::span<const std::byte> payload) noexcept;
+  // The same, where fill(dest) writes the payload into the posted buffer itself (the Remote
+  // receives a large message from MPI straight into it); fill is called only when it matches.
+  template <class Fill>
+  bool try_hand_over_with(const Envelope& envelope, Fill&& fill);
   // Whether the receiver has posted a receive that no sender has taken yet.
   [[nodiscard]] bool receiver_posted() const noexcept {
     return posted_.state.load(std::memory_order_acquire) == kPosted;
@@ -145,5 +150,25 @@ class Channel {
   // Payload blocks on their way back from consumer to producer.
   boost::lockfree::spsc_queue<Block*, boost::lockfree::capacity<32>> returned_blocks_;
 };
+
+template <class Fill>
+bool Channel::try_hand_over_with(const Envelope& envelope, Fill&& fill) {
+  if (posted_.state.load(std::memory_order_acquire) != kPosted) return false;
+  std::uint32_t expected_state = kPosted;
+  // Claim first: while claimed the receiver cannot withdraw or rewrite the post.
+  if (!posted_.state.compare_exchange_strong(expected_state, kClaimed, std::memory_order_acquire,
+                                             std::memory_order_relaxed))
+    return false;
+  // Only when the channel is empty (FIFO) and the message is what the receiver waits for.
+  if (posted_.expected != enqueued_ || posted_.size != envelope.size ||
+      !(posted_.tag == envelope.tag)) {
+    posted_.state.store(kPosted, std::memory_order_release);
+    return false;
+  }
+  fill(std::span<std::byte>(posted_.buffer, posted_.size));
+  posted_.arrival = envelope.arrival;
+  posted_.state.store(kDone, std::memory_order_release);
+  return true;
+}
 
 }  // namespace hypercomm::detail

@@ -228,7 +228,7 @@ void same_report(const hc::Report& a, const hc::Report& b, const char* what) {
 
 void run_suites() {
   for (const char* name : {"hypercube:4", "mesh:4x4", "ring:6", "ring:5", "mesh:2x3:open",
-                           "linear:7", "hypercube:3"}) {
+                           "linear:7", "hypercube:3", "hypercube:1"}) {
     const hc::Topology t = hc::Topology::parse(name);
     if (t.size() < processes_) continue;
     for (const bool record : {false, true}) {
