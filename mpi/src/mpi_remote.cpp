@@ -73,6 +73,20 @@ void MpiRemote::outgoing() noexcept {
     wake_server();
 }
 
+void MpiRemote::sleeping() noexcept {
+  if (vps_drive_) wake_server();
+}
+
+bool MpiRemote::remote_sleeper(const Fabric& fabric) const noexcept {
+  for (int vp = first_; vp < last_; ++vp) {
+    const auto& state = fabric.state(vp);
+    const int peer = state.waiting_for.load(std::memory_order_relaxed);
+    if (state.sleeping.load(std::memory_order_relaxed) != 0 && peer >= 0 && !fabric.local(peer))
+      return true;
+  }
+  return false;
+}
+
 void MpiRemote::progress() noexcept {
   if (!vps_drive_) return;
   const std::unique_lock lock(mutex_, std::try_to_lock);
@@ -511,7 +525,7 @@ void MpiRemote::serve_until_done(Fabric& fabric, std::chrono::nanoseconds grace)
     }
     if (busy || requested_.load(std::memory_order_seq_cst)) {
       idle_rounds = 0;
-    } else if (vps_drive_ && fabric.remaining() != 0) {
+    } else if (vps_drive_ && fabric.remaining() != 0 && !remote_sleeper(fabric)) {
       // The VPs move their messages themselves (and call MPI while they wait, which moves the
       // large ones): look now and then, for a VP asleep in a long wait whose message has come,
       // for a large message whose sender computes, and for the deadlock watch.

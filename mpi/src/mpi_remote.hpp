@@ -65,6 +65,7 @@ class MpiRemote final : public hypercomm::detail::Remote {
 
   void outgoing() noexcept override;
   void progress() noexcept override;
+  void sleeping() noexcept override;
   bool send(int src, int dst, Channel& channel, const hypercomm::detail::Envelope& envelope,
             std::span<const std::byte> payload) override;
   void serve(Fabric& fabric) override;
@@ -117,6 +118,9 @@ class MpiRemote final : public hypercomm::detail::Remote {
   [[nodiscard]] bool pass(Fabric& fabric, bool watching);
   void locked_pass(bool watching) noexcept;  // pass(*fabric_); MPI_Abort when MPI fails
   void wake_server() noexcept;
+  // Whether a VP of this process sleeps waiting for a VP of another process (the server then
+  // polls MPI for it rather than nap).
+  [[nodiscard]] bool remote_sleeper(const Fabric& fabric) const noexcept;
   [[nodiscard]] bool forward_outgoing(Fabric& fabric);
   void rescan_outgoing(Fabric& fabric);
   [[nodiscard]] bool receive_all(Fabric& fabric);

@@ -114,6 +114,9 @@ class Remote {
   // moved now, if the Remote lets the VPs do that (it returns at once otherwise, or when another
   // thread is moving messages).
   virtual void progress() noexcept {}
+  // A VP of this process goes to sleep waiting for a message from a VP of another process: from
+  // now on someone else must look for it.
+  virtual void sleeping() noexcept {}
   // VP src sends a large message to VP dst of another process itself, straight from its buffer,
   // after what it queued on `channel` before: returns when the buffer may be used again, true;
   // false when the Remote takes only queued messages (the VP queues it).
@@ -178,6 +181,9 @@ class Fabric {
     return create_channel(src, dst);
   }
   [[nodiscard]] VpState& state(int vp) noexcept { return states_[static_cast<std::size_t>(vp)]; }
+  [[nodiscard]] const VpState& state(int vp) const noexcept {
+    return states_[static_cast<std::size_t>(vp)];
+  }
   [[nodiscard]] bool aborted() const noexcept {
     return (attention_.load(std::memory_order_acquire) & kAborted) != 0;
   }
@@ -212,6 +218,9 @@ class Fabric {
   // messages (Remote::progress).
   void progress_from(int src) noexcept {
     if (remote_ != nullptr && !local(src)) remote_->progress();
+  }
+  void sleeping_on(int src) noexcept {
+    if (remote_ != nullptr && !local(src)) remote_->sleeping();
   }
 
   // ---- for the Remote (distributed runs)

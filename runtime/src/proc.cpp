@@ -500,6 +500,7 @@ Proc::Wait Proc::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
       // A finished VP sends nothing more: unless its last message is here, none will come.
       result = ready() ? Wait::ready : Wait::peer_finished;
     } else {
+      fabric_->sleeping_on(src);
       // In a collective, wake now and then to compare calls again: the VP whose header differs
       // may have entered after this one slept, and passed through without waiting.
       detail::futex_wait(me.wake, ticket,
