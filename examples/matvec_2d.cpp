@@ -57,6 +57,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int p = topology.size();
+#ifdef HYPERCOMM_EXAMPLE_MPI
+  int processes = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &processes);
+  if (p < processes) {  // every process says no alike (hc::mpi::Machine would throw)
+    if (rank == 0)
+      std::fprintf(stderr, "matvec_2d_mpi: %s has %d VPs, fewer than the %d processes\n",
+                   topology.name().c_str(), p, processes);
+    return 2;
+  }
+#endif
   const int q = static_cast<int>(std::lround(std::sqrt(p)));
   const std::string square = "mesh:" + std::to_string(q) + "x" + std::to_string(q);
   if (q * q != p || topology.name().rfind(square, 0) != 0 || n < 1 || n % q != 0) {
