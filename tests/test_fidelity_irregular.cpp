@@ -10,7 +10,8 @@
 // machine and on rows, columns and subcubes (every group at once, each costing its topology's
 // formula). The model time must also lie within textbook_bounds_v, and where a card states a
 // closed form (the ring all-gatherv and reduce-scatterv, the hypercube recursions, the ring
-// arms of gatherv and scatterv) this file evaluates that form itself and compares.
+// arms of gatherv and scatterv; all_to_allv's ring, mesh and dimension exchange with equal
+// blocks) this file evaluates that form itself and compares.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -143,7 +144,7 @@ void run_call(C& comm, int me, int n, const Call& c) {
       Counts recv(un);
       for (std::size_t i = 0; i < un; ++i) recv[i] = c.counts[i * un + um];
       Vec in(sum(send), me), out(sum(recv));
-      hc::all_to_allv(comm, in, send, out, recv);
+      hc::all_to_allv(comm, in, send, out, recv, c.algo);
       break;
     }
     default: break;
@@ -158,7 +159,7 @@ std::vector<Call> calls_for(const Topology& t, Links links) {
   const int p = t.size();
   std::vector<Call> calls;
   for (const Collective op : kOps) {
-    try {  // all_to_allv under Links::strict runs on 2 ranks only
+    try {  // nothing runs on linear:5 under Links::strict
       (void)hc::resolve(op, Algo::automatic, t, links, 8);
     } catch (const hc::AlgorithmError&) {
       continue;
@@ -392,6 +393,41 @@ TEST_CASE("the irregular cards' closed forms are the formula") {
                                         Links::strict, c, m, shape),
                     cube_reduce_scatter(m, c, 0, p)));
       }
+    }
+  }
+}
+
+TEST_CASE("the all_to_allv cards' equal-block closed forms") {
+  // Equal blocks of m bytes (+ 8 bytes of size per forwarded block): ring ts + (ts + tw*(m+8)*
+  // p/2)*(p-1) + th*p; torus mesh 2*ts + (ts + tw*(m+8)*p/2)*(rows+cols-2) + th*(rows+cols);
+  // hypercube dimension exchange (2*ts + tw*(m+8)*p/2)*log p + 2*th*log p.
+  for (const double th : {0.0, 0.25}) {
+    const hc::CostModel m{.ts = 1.0, .tw = 0.01, .th = th};
+    const std::size_t count = 6;
+    const double b = static_cast<double>(count * kElem) + 8;
+    const auto equal = [&](const Topology& t) {
+      return Counts(static_cast<std::size_t>(t.size() * t.size()), count);
+    };
+    for (int p : {2, 3, 5, 8, 12}) {
+      const Topology t = Topology::ring(p);
+      INFO("ring:", p, " th=", th);
+      CHECK(close(hc::textbook_time_v(Collective::all_to_allv, Algo::ring, t, Links::strict,
+                                      equal(t), m, {.elem_size = kElem}),
+                  m.ts + (m.ts + m.tw * b * p / 2) * (p - 1) + th * p));
+    }
+    for (auto [r, c] : {std::pair{2, 2}, {2, 3}, {3, 4}, {4, 4}}) {
+      const Topology t = Topology::mesh(r, c);
+      INFO(t.name(), " th=", th);
+      CHECK(close(hc::textbook_time_v(Collective::all_to_allv, Algo::mesh, t, Links::strict,
+                                      equal(t), m, {.elem_size = kElem}),
+                  2 * m.ts + (m.ts + m.tw * b * t.size() / 2) * (r + c - 2) + th * (r + c)));
+    }
+    for (int d = 1; d <= 5; ++d) {
+      const Topology t = Topology::hypercube(d);
+      INFO(t.name(), " th=", th);
+      CHECK(close(hc::textbook_time_v(Collective::all_to_allv, Algo::dimension_exchange, t,
+                                      Links::strict, equal(t), m, {.elem_size = kElem}),
+                  (2 * m.ts + m.tw * b * t.size() / 2) * d + 2 * th * d));
     }
   }
 }

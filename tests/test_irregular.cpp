@@ -192,7 +192,12 @@ std::vector<std::vector<std::size_t>> matrix_of(Pattern pattern, int n, std::uin
         case Pattern::mixed:
           x = (i + j + static_cast<int>(seed % 2)) % 2 ? 0 : 1 + rng() % 12;
           break;
-        case Pattern::huge: x = i == h && j == (h + 1) % n ? kHuge : 0; break;
+        case Pattern::huge: {  // to the next rank, the previous one (the far end of a one-way
+                               // ring), or half way round
+          const int far = variant == 0 ? 1 : variant == 1 ? n - 1 : n / 2;
+          x = i == h && j == (h + far) % n ? kHuge : 0;
+          break;
+        }
         case Pattern::random: x = rng() % 31; break;
         case Pattern::equal: x = 4; break;
       }
@@ -344,7 +349,9 @@ bool strict_runs(Op op, const Topology& machine, const Group& g, Kind kind) {
   for (int r = 0; n > 1 && r < n; ++r)
     if (!machine.adjacent(g.vp(r), g.vp((r + 1) % n))) ring_of_neighbours = false;
   if ((kind == Kind::split_mod3 || kind == Kind::split_pairs) && !ring_of_neighbours) return false;
-  if (op == Op::all_to_allv) return n <= 2 || (n == 3 && ring_of_neighbours);
+  // all_to_allv: the pairwise exchange talks to every rank, but automatic takes the ring, mesh
+  // or dimension exchange there, which run where the other collectives' neighbour algorithms do.
+  if (op == Op::all_to_allv && (n <= 2 || (n == 3 && ring_of_neighbours))) return true;
   const Topology& t = g.topology();
   switch (t.kind()) {
     case Topology::Kind::hypercube:
@@ -407,16 +414,18 @@ struct Case {
   std::uint64_t seed;  // the same on every member of the group
   int variant;         // of the pattern: which rank holds the huge block
   Types types;         // of the element types (see each_type)
-  hypercomm::Algo algo = hypercomm::Algo::automatic;  // all_gatherv, reduce_scatterv
+  hypercomm::Algo algo = hypercomm::Algo::automatic;  // all_gatherv, reduce_scatterv, all_to_allv
 };
 
 // Whether a forced algorithm (of all_gatherv or reduce_scatterv: the all-gather table) runs on
 // g: its restrictions on g's topology (hypercomm::resolve), and under Links::strict a split
 // group's consecutive members must be machine neighbours.
-bool forced_runs(hypercomm::Algo a, const Topology& machine, const Group& g, Kind kind,
+bool forced_runs(Op op, hypercomm::Algo a, const Topology& machine, const Group& g, Kind kind,
                  Links links) {
   try {
-    (void)hypercomm::resolve(hypercomm::Collective::all_gather, a, g.topology(), links, 0);
+    (void)hypercomm::resolve(op == Op::all_to_allv ? hypercomm::Collective::all_to_allv
+                                                   : hypercomm::Collective::all_gather,
+                             a, g.topology(), links, 0);
   } catch (const hypercomm::AlgorithmError&) {
     return false;
   }
@@ -461,7 +470,7 @@ void suite(Op op, const char* what, One one, Types max_types = Types::all,
               continue;
             on_group(vp, kind, group_error, [&](auto& comm, const Group& g) {
               const bool runs =
-                  forcing ? forced_runs(forced, t, g, kind.kind, mode.links)
+                  forcing ? forced_runs(op, forced, t, g, kind.kind, mode.links)
                           : mode.links == Links::routed || strict_runs(op, t, g, kind.kind);
               std::uint64_t serial = 0;
               for (const Pattern pattern : kPatterns) {
@@ -647,7 +656,10 @@ struct AllToAllv {
     for (std::size_t i = 0; i < recv_counts.size(); ++i) recv_counts[i] = m[i][um];
     const std::vector<T> in = all_to_allv_input<T>(m, me, cs.seed);
     std::vector<T> out(offsets(recv_counts).back(), Elem<T>::sentinel());
-    hypercomm::all_to_allv(comm, in, send_counts, out, recv_counts);
+    if (cs.algo == hypercomm::Algo::automatic)  // the spelling without an algorithm
+      hypercomm::all_to_allv(comm, in, send_counts, out, recv_counts);
+    else
+      hypercomm::all_to_allv(comm, in, send_counts, out, recv_counts, cs.algo);
     const std::string e = check_blocks(
         out, recv_counts, [&](int i, std::size_t k) { return pair_value<T>(i, me, k, cs.seed); });
     return e.empty() ? "" : Elem<T>::name() + ": " + e;
@@ -753,6 +765,19 @@ TEST_CASE("all_to_allv: every topology, group, count matrix and element type") {
   suite(Op::all_to_allv, "all_to_allv", [](Proc& vp, auto& comm, const Group& g, const Case& cs) {
     return each_type<AllToAllv>(vp, comm, g, cs);
   });
+}
+
+TEST_CASE(
+    "all_to_allv: every algorithm forced (pairwise, dimension_exchange, mesh, ring), or "
+    "AlgorithmError") {
+  for (const auto a : {hypercomm::Algo::hypercube, hypercomm::Algo::dimension_exchange,
+                       hypercomm::Algo::mesh, hypercomm::Algo::ring})
+    suite(
+        Op::all_to_allv, (std::string("all_to_allv Algo::") + hypercomm::to_string(a)).c_str(),
+        [](Proc& vp, auto& comm, const Group& g, const Case& cs) {
+          return each_type<AllToAllv>(vp, comm, g, cs);
+        },
+        Types::one, a);
 }
 
 TEST_CASE("all_to_allv(g, out_per_rank): the counts discovered") {
@@ -943,12 +968,13 @@ void invoke(C& comm, int me, const Call& c) {
 template <class C>
 void all_to_allv_call(C& comm, const std::vector<std::size_t>& send_counts,
                       const std::vector<std::size_t>& recv_counts, std::ptrdiff_t in_delta = 0,
-                      std::ptrdiff_t out_delta = 0) {
+                      std::ptrdiff_t out_delta = 0,
+                      hypercomm::Algo algo = hypercomm::Algo::automatic) {
   std::vector<int> in(
       static_cast<std::size_t>(static_cast<std::ptrdiff_t>(sum(send_counts)) + in_delta), 1);
   std::vector<int> out(
       static_cast<std::size_t>(static_cast<std::ptrdiff_t>(sum(recv_counts)) + out_delta), 0);
-  hypercomm::all_to_allv(comm, in, send_counts, out, recv_counts);
+  hypercomm::all_to_allv(comm, in, send_counts, out, recv_counts, algo);
 }
 
 // A symmetric count matrix with zeros: row i is both rank i's send and receive counts.
@@ -1197,83 +1223,100 @@ TEST_CASE(
     "naming both") {
   // The receiver throws SizeMismatch naming the sender's rank and send_counts entry and its own
   // rank and recv_counts entry, in elements: "rank 0 sends 3 elements to rank 1 (its
-  // send_counts[1]) but rank 1 (this VP) expects 2 (its recv_counts[0])".
+  // send_counts[1]) but rank 1 (this VP) expects 2 (its recv_counts[0])". With every algorithm:
+  // the ring, mesh and dimension exchange's final receiver checks the size that travelled with
+  // the block (where the algorithm cannot run on the group, automatic's runs again).
   for (const Where& w : kErrorPlaces) {
     const Topology t = Topology::parse(w.topology);
     hypercomm::Machine m(t, error_options());
-    for (const int how : {0, 1, 2, 3, 4}) {
-      for (const int pair : {0, 1, 2}) {
-        INFO(w.topology << " " << name_of(w.kind) << ": "
-                        << (how == 0   ? "the sender sends one more"
-                            : how == 1 ? "the sender sends one fewer"
-                            : how == 2 ? "the sender sends 0 where 2 are expected"
-                            : how == 3 ? "the sender sends 2 where 0 are expected"
-                                       : "the receiver expects one more")
-                        << ", pair " << pair);
-        // The sender and the receiver (distinct): 0 -> 1, last -> 0, 1 -> last.
-        const auto pair_of = [&](int n) {
-          const int s = pair == 0 ? 0 : pair == 1 ? n - 1 : 1;
-          const int r = pair == 0 ? 1 : pair == 1 ? 0 : (n - 1 == 1 ? 0 : n - 1);
-          return std::pair{s, r};
-        };
-        // What the sender sends and what the receiver expects, in a group of n.
-        const auto entries = [&](int n) {
-          const auto [s, r] = pair_of(n);
-          std::size_t entry = symmetric_row(n, s)[static_cast<std::size_t>(r)];
-          entry = how == 2 ? 2 : how == 3 ? 0 : entry + 1;  // what the receiver expects
-          const std::size_t sends = how == 0   ? entry + 1
-                                    : how == 1 ? entry - 1
-                                    : how == 2 ? 0
-                                    : how == 3 ? 2
-                                               : entry;
-          return std::pair{sends, how == 4 ? entry + 1 : entry};
-        };
-        Members members(t.size());
-        const std::string outcome = error_outcome<hypercomm::SizeMismatch>(
-            m,
-            [&](Proc& vp) {
-              std::string unused;
-              on_group(vp, w.kind, unused, [&](auto& comm, const Group& g) {
-                members.note(vp.id(), g);
-                const int n = g.size(), me = g.rank();
+    for (const hypercomm::Algo algo :
+         {hypercomm::Algo::automatic, hypercomm::Algo::hypercube,
+          hypercomm::Algo::dimension_exchange, hypercomm::Algo::mesh, hypercomm::Algo::ring}) {
+      for (const int how : {0, 1, 2, 3, 4}) {
+        for (const int pair : {0, 1, 2}) {
+          INFO(w.topology << " " << name_of(w.kind) << " Algo::" << hypercomm::to_string(algo)
+                          << ": "
+                          << (how == 0   ? "the sender sends one more"
+                              : how == 1 ? "the sender sends one fewer"
+                              : how == 2 ? "the sender sends 0 where 2 are expected"
+                              : how == 3 ? "the sender sends 2 where 0 are expected"
+                                         : "the receiver expects one more")
+                          << ", pair " << pair);
+          // The sender and the receiver (distinct): 0 -> 1, last -> 0, 1 -> last.
+          const auto pair_of = [&](int n) {
+            const int s = pair == 0 ? 0 : pair == 1 ? n - 1 : 1;
+            const int r = pair == 0 ? 1 : pair == 1 ? 0 : (n - 1 == 1 ? 0 : n - 1);
+            return std::pair{s, r};
+          };
+          // What the sender sends and what the receiver expects, in a group of n.
+          const auto entries = [&](int n) {
+            const auto [s, r] = pair_of(n);
+            std::size_t entry = symmetric_row(n, s)[static_cast<std::size_t>(r)];
+            entry = how == 2 ? 2 : how == 3 ? 0 : entry + 1;  // what the receiver expects
+            const std::size_t sends = how == 0   ? entry + 1
+                                      : how == 1 ? entry - 1
+                                      : how == 2 ? 0
+                                      : how == 3 ? 2
+                                                 : entry;
+            return std::pair{sends, how == 4 ? entry + 1 : entry};
+          };
+          Members members(t.size());
+          const std::string outcome = error_outcome<hypercomm::SizeMismatch>(
+              m,
+              [&](Proc& vp) {
+                std::string unused;
+                on_group(vp, w.kind, unused, [&](auto& comm, const Group& g) {
+                  members.note(vp.id(), g);
+                  const int n = g.size(), me = g.rank();
+                  const auto [s, r] = pair_of(n);
+                  const auto [sends, expects] = entries(n);
+                  std::vector<std::vector<std::size_t>> mat(static_cast<std::size_t>(n));
+                  for (int i = 0; i < n; ++i)
+                    mat[static_cast<std::size_t>(i)] = symmetric_row(n, i);
+                  mat[static_cast<std::size_t>(s)][static_cast<std::size_t>(r)] = expects;
+                  std::vector<std::size_t> send = mat[static_cast<std::size_t>(me)];
+                  std::vector<std::size_t> recv(static_cast<std::size_t>(n));
+                  for (int i = 0; i < n; ++i)
+                    recv[static_cast<std::size_t>(i)] =
+                        mat[static_cast<std::size_t>(i)][static_cast<std::size_t>(me)];
+                  if (me == s) send[static_cast<std::size_t>(r)] = sends;
+                  hypercomm::Algo use = algo;
+                  try {
+                    (void)hypercomm::resolve(hypercomm::Collective::all_to_allv, algo, g.topology(),
+                                             Links::routed, 0);
+                  } catch (const hypercomm::AlgorithmError&) {
+                    use = hypercomm::Algo::automatic;
+                  }
+                  all_to_allv_call(comm, send, recv, 0, 0, use);
+                });
+              },
+              [&](const std::string& text) -> std::string {
+                const int vp = reporter(text);
+                if (vp < 0 || vp >= t.size()) return "no reporting VP";
+                const int n = members.size[static_cast<std::size_t>(vp)];
                 const auto [s, r] = pair_of(n);
                 const auto [sends, expects] = entries(n);
-                std::vector<std::vector<std::size_t>> mat(static_cast<std::size_t>(n));
-                for (int i = 0; i < n; ++i) mat[static_cast<std::size_t>(i)] = symmetric_row(n, i);
-                mat[static_cast<std::size_t>(s)][static_cast<std::size_t>(r)] = expects;
-                std::vector<std::size_t> send = mat[static_cast<std::size_t>(me)];
-                std::vector<std::size_t> recv(static_cast<std::size_t>(n));
-                for (int i = 0; i < n; ++i)
-                  recv[static_cast<std::size_t>(i)] =
-                      mat[static_cast<std::size_t>(i)][static_cast<std::size_t>(me)];
-                if (me == s) send[static_cast<std::size_t>(r)] = sends;
-                all_to_allv_call(comm, send, recv);
+                const std::string rs = std::to_string(r), ss = std::to_string(s);
+                for (const std::string& phrase :
+                     {"all_to_allv: rank " + ss + " sends " + std::to_string(sends) +
+                          " elements to rank " + rs + " (its send_counts[" + rs + "])",
+                      "rank " + rs + " (this VP) expects " + std::to_string(expects) +
+                          " (its recv_counts[" + ss + "])"})
+                  if (text.find(phrase) == std::string::npos) return "no '" + phrase + "'";
+                return "";
               });
-            },
-            [&](const std::string& text) -> std::string {
-              const int vp = reporter(text);
-              if (vp < 0 || vp >= t.size()) return "no reporting VP";
-              const int n = members.size[static_cast<std::size_t>(vp)];
-              const auto [s, r] = pair_of(n);
-              const auto [sends, expects] = entries(n);
-              const std::string rs = std::to_string(r), ss = std::to_string(s);
-              for (const std::string& phrase :
-                   {"all_to_allv: rank " + ss + " sends " + std::to_string(sends) +
-                        " elements to rank " + rs + " (its send_counts[" + rs + "])",
-                    "rank " + rs + " (this VP) expects " + std::to_string(expects) +
-                        " (its recv_counts[" + ss + "])"})
-                if (text.find(phrase) == std::string::npos) return "no '" + phrase + "'";
-              return "";
-            });
-        CHECK_MESSAGE(outcome.empty(), outcome);
+          CHECK_MESSAGE(outcome.empty(), outcome);
+        }
       }
     }
   }
 }
 
-TEST_CASE("Links::strict: all_to_allv throws AlgorithmError unless every pair is adjacent") {
+TEST_CASE("Links::strict: all_to_allv runs a neighbour algorithm, or throws AlgorithmError") {
   // The pairwise exchange sends to every other rank: neighbours only on 1 or 2 ranks, or on 3
-  // ranks of a ring (each pair adjacent). Elsewhere every member throws before any message.
+  // ranks of a ring (each pair adjacent). Elsewhere automatic takes the ring (a ring, a row or a
+  // column of a torus), the mesh (a torus) or the dimension exchange (a hypercube or subcube);
+  // where none can run (a line longer than 2) every member throws before any message.
   struct Expect {
     const char* topology;
     GroupKind kind;
@@ -1287,16 +1330,19 @@ TEST_CASE("Links::strict: all_to_allv throws AlgorithmError unless every pair is
       {"mesh:3x3", {Kind::row}, true},
       {"mesh:2x3", {Kind::column}, true},
       {"hypercube:3", {Kind::subcube, 0b100}, true},
-      {"ring:4", {Kind::proc}, false},
-      {"ring:5", {Kind::proc}, false},
-      {"hypercube:2", {Kind::proc}, false},
-      {"hypercube:3", {Kind::proc}, false},
-      {"hypercube:3", {Kind::subcube, 0b011}, false},
-      {"mesh:2x2", {Kind::proc}, false},
-      {"mesh:3x3", {Kind::world}, false},
-      {"mesh:4x4", {Kind::row}, false},
+      {"ring:4", {Kind::proc}, true},
+      {"ring:5", {Kind::proc}, true},
+      {"hypercube:2", {Kind::proc}, true},
+      {"hypercube:3", {Kind::proc}, true},
+      {"hypercube:3", {Kind::subcube, 0b011}, true},
+      {"mesh:2x2", {Kind::proc}, true},
+      {"mesh:3x3", {Kind::world}, true},
+      {"mesh:4x4", {Kind::row}, true},
+      {"mesh:2x2:open", {Kind::proc}, true},
       {"linear:3", {Kind::proc}, false},
+      {"linear:5", {Kind::proc}, false},
       {"mesh:3x3:open", {Kind::row}, false},
+      {"mesh:3x3:open", {Kind::proc}, false},
   };
   for (const Expect& x : expectations) {
     const Topology t = Topology::parse(x.topology);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "exchange_util.hpp"
 #include "kit.hpp"
 #include "select.hpp"
 
@@ -259,6 +260,29 @@ constexpr std::array kCards{
          "step's largest block + th*hops); equal blocks of m: (ts + tw*m)*(p-1) + th*(p/2)*log p "
          "on a hypercube",
          "Links::routed (p > 2); any p", "(ts + tw m)(p - 1)"},
+    Card{C::all_to_allv, A::dimension_exchange,
+         "Grama et al., section 4.5.3 with per-pair counts: one dimension per step, each step "
+         "the p/2 block sizes (8 bytes each) then the p/2 blocks",
+         "uneven: no closed form (each exchange waits for the partner's clock): step by step, "
+         "at least the sum of any VP's sends, at most the sum over the 2 log p exchanges of their "
+         "longest (ts + tw*bytes + th*hops); equal blocks of m: (2*ts + tw*(m+8)*p/2)*log p + "
+         "2*th*H",
+         kHypercubeNeeds, "(ts + tw m p/2) log p"},
+    Card{C::all_to_allv, A::mesh,
+         "Grama et al., section 4.5.2 with per-pair counts: the ring all-to-allv (sizes a step "
+         "ahead) along the rows with column bundles, then along the columns",
+         "uneven: no closed form (the rows end at different times): step by step, bounds as for "
+         "the ring; equal blocks of m (rows, cols >= 2): 2*ts + (ts + tw*(m+8)*p/2)*(rows+cols-2) "
+         "+ th*(rows+cols) on a torus",
+         kMeshNeeds, "(2 ts + tw m p)(sqrt p - 1)"},
+    Card{C::all_to_allv, A::ring,
+         "Grama et al., section 4.5.1 with per-pair counts: one direction round the ring, the "
+         "sizes of the forwarded blocks (8 bytes each) one step ahead of them",
+         "uneven: no closed form (each step waits for the left neighbour): step by step, at least "
+         "the sum of any VP's sends, at most ts + tw*8*(p-1) + the sum over steps i = 1..p-1 of "
+         "(ts + tw*(the step's largest message) + th); equal blocks of m: ts + (ts + "
+         "tw*(m+8)*p/2)*(p-1) + th*p on a ring",
+         kRingNeeds, "(ts + tw m p/2)(p - 1)"},
     Card{C::reduce_scatterv, A::hypercube,
          "Grama et al., Algorithm 4.8 with uneven blocks (non-commutative: dimensions 0 .. d-1, "
          "strided blocks)",
@@ -428,6 +452,32 @@ void ring_reduce_scatter(Clocks& c, const std::vector<Ring>& groups, Part part, 
               const std::size_t partials = !commutative && j > 0 && j < k ? 2 : 1;
               return partials * part(in.group_of(v), j);
             });
+  }
+}
+
+// all_to_allv_ring.cpp's ring in every group at once, bundles of `width` blocks: the sizes step
+// (8 bytes a block), then step i, member k sends source member k-i+1's bundles for k+1 ..
+// k+n-i right, and the sizes of the next step's. bundle(g, s, k): bytes of member s's bundle for
+// member k.
+template <class Bundle>
+void ring_all_to_allv(Clocks& c, const std::vector<Ring>& groups, int width, Bundle bundle) {
+  const int n = groups.front().size;
+  if (n <= 1) return;
+  const Membership in(groups);
+  const auto right = [&](int v) { return in.group_of(v).right(in.rank_of(v)); };
+  const auto sizes = [&](int blocks) {
+    return detail::kSizeEntry * static_cast<std::size_t>(width) * static_cast<std::size_t>(blocks);
+  };
+  c.round(right, [&](int) { return sizes(n - 1); });
+  for (int i = 1; i < n; ++i) {
+    c.round(right, [&](int v) {
+      const Ring& g = in.group_of(v);
+      const int k = in.rank_of(v);
+      const int source = (k - i + 1 + n) % n;
+      std::size_t bytes = sizes(n - i - 1);
+      for (int j = 1; j <= n - i; ++j) bytes += bundle(g, source, (k + j) % n);
+      return bytes;
+    });
   }
 }
 
@@ -713,7 +763,51 @@ Clocks irregular_clocks(Collective op, Algo a, const Topology& t,
   const int p = t.size();
   const std::size_t elem = shape.elem_size;
   if (p == 1) return c;
-  if (op == C::all_to_allv) {  // all_to_allv_pairwise.cpp
+  if (op == C::all_to_allv) {
+    const auto count = [&](int from, int to) {
+      return counts[static_cast<std::size_t>(from) * static_cast<std::size_t>(p) +
+                    static_cast<std::size_t>(to)] *
+             elem;
+    };
+    if (a == A::ring) {
+      ring_all_to_allv(c, whole_machine(t), 1,
+                       [&](const Ring&, int s, int k) { return count(s, k); });
+      return c;
+    }
+    if (a == A::mesh) {  // rows with column bundles, then columns with row bundles
+      const int rows = t.rows(), cols = t.cols();
+      ring_all_to_allv(c, rows_of(t), rows, [&](const Ring& g, int s, int k) {
+        std::size_t bytes = 0;
+        for (int r = 0; r < rows; ++r) bytes += count(g.member(s), r * cols + k);
+        return bytes;
+      });
+      ring_all_to_allv(c, columns_of(t), cols, [&](const Ring& g, int s, int k) {
+        std::size_t bytes = 0;
+        for (int col = 0; col < cols; ++col) bytes += count(s * cols + col, g.member(k));
+        return bytes;
+      });
+      return c;
+    }
+    if (a == A::dimension_exchange) {  // all_to_allv_dimension_exchange.cpp
+      for (int k = detail::log2_of(p) - 1; k >= 0; --k) {
+        const auto partner = [k](int v) { return v ^ (1 << k); };
+        const std::size_t low = (std::size_t{2} << k) - 1;  // the dimensions not yet exchanged
+        c.round(partner, [&](int) { return detail::kSizeEntry * static_cast<std::size_t>(p / 2); });
+        c.round(partner, [&](int v) {
+          // Position j leaves when its bit k is the partner's; its block goes from source (j's
+          // exchanged bits, v's others) to destination (j's bits up to k, v's above).
+          std::size_t bytes = 0;
+          const auto uv = static_cast<std::size_t>(v);
+          for (std::size_t j = 0; j < static_cast<std::size_t>(p); ++j)
+            if (((j ^ uv) >> k & 1u) != 0)
+              bytes += count(static_cast<int>((j & ~low) | (uv & low)),
+                             static_cast<int>((j & low) | (uv & ~low)));
+          return bytes;
+        });
+      }
+      return c;
+    }
+    // all_to_allv_pairwise.cpp
     const bool cube = detail::is_power_of_two(p);
     for (int i = 1; i < p; ++i) {
       const auto dest = [&](int v) { return cube ? v ^ i : (v + i) % p; };
@@ -806,6 +900,7 @@ bool takes_algo(Collective op) noexcept {
     case C::reduce_scatter:
     case C::all_to_all:
     case C::all_gatherv:
+    case C::all_to_allv:
     case C::reduce_scatterv: return true;
     default: return false;
   }
@@ -844,6 +939,7 @@ Algo resolve_by(Collective op, Algo requested, const Topology& t, Links links, s
                          " takes no algorithm: it always chooses for itself");
   const auto algos = detail::algorithms_of(op);
   if (requested == A::automatic) {
+    if (const auto agreed = detail::automatic_without_sizes(op, t, links)) return *agreed;
     A best = algos.back();
     double best_cost = INFINITY;
     for (A a : algos) {

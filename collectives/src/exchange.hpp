@@ -14,8 +14,19 @@ void all_to_all_ring(const Comm& c, ConstBytes in, Bytes out, std::size_t block)
 void all_to_all_mesh(const Comm& c, ConstBytes in, Bytes out, std::size_t block);
 // all_to_allv: block j of in (laid out by `sent`) goes to rank j; block i of out (laid out by
 // `received`) comes from rank i.
+// The final receiver checks every block against `received` and throws SizeMismatch with
+// *c.receiving set to the block's source when they differ.
 void all_to_allv_pairwise(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
                           const Blocks& received);
+void all_to_allv_ring(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
+                      const Blocks& received);
+void all_to_allv_mesh(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
+                      const Blocks& received);
+void all_to_allv_dimension_exchange(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
+                                    const Blocks& received);
+// The SizeMismatch of an all_to_allv block from `source` of `got` bytes where this VP expects
+// `want` (irregular.cpp rewords it in elements, naming both ranks' counts).
+[[noreturn]] void throw_block_size(const Comm& c, int source, std::size_t got, std::size_t want);
 
 // Circular shift: VP i's in goes to VP (i + shift) mod p's out; shift is already in [0, p).
 void circular_shift_hypercube(const Comm& c, ConstBytes in, Bytes out, int shift);

@@ -4,6 +4,11 @@
 // al. 4.5.2, 4.6). Each is defined in its ring algorithm's file.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
 #include "kit.hpp"
 
 namespace hypercomm::detail {
@@ -18,6 +23,59 @@ void ring_all_to_all(const Comm& c, const Ring& g, ConstBytes in, Bytes out, std
 // (k + shift) mod g.size's out, shift in [0, g.size). min(shift, g.size - shift) neighbour
 // steps the shorter way round (ties go up). T = (ts + tw*m) * min(shift, g.size - shift).
 void ring_shift(const Comm& c, const Ring& g, ConstBytes in, Bytes out, int shift);
+
+// all_to_allv's ring (all_to_allv_ring.cpp), with bundles of `width` blocks of any sizes. A
+// forwarding member does not know the sizes of the blocks it forwards (they are the sources'
+// send_counts), so the sizes travel as 8-byte entries one step ahead of the blocks they describe.
+inline constexpr std::size_t kSizeEntry = sizeof(std::uint64_t);
+
+// Where a ring all-to-allv's bundles end up: take() is called once for every member's bundle for
+// this VP (this VP's own included), with its `width` block sizes in bytes and its bytes.
+class BundleSink {
+ public:
+  virtual void take(int member, std::span<const std::size_t> sizes, ConstBytes bundle) = 0;
+
+ protected:
+  BundleSink() = default;
+  ~BundleSink() = default;
+  BundleSink(const BundleSink&) = default;
+  BundleSink& operator=(const BundleSink&) = default;
+};
+
+// Bundle k of `in` (blocks k*width .. k*width + width-1, of sizes[...] bytes, contiguous) goes to
+// member k. Sends to g.right, receives from g.left only: a sizes-only step, then g.size - 1 steps
+// of the book's ring (4.5.1), each message the bundles still travelling followed by the sizes of
+// the next step's. T (equal blocks of m) = ts + tw*8*width*(n-1) + sum_{i=1}^{n-1} (ts +
+// tw*((m*width)*(n-i) + 8*width*(n-i-1))).
+void ring_all_to_allv(const Comm& c, const Ring& g, int width, ConstBytes in,
+                      std::span<const std::size_t> sizes, BundleSink& sink);
+
+// The first `bytes` bytes of `buf`, which grows (without keeping its contents) when too small:
+// doubling, so that a run of growing messages allocates a few times, not once per message.
+inline Bytes room(Buffer& buf, std::size_t bytes) {
+  if (buf.size() < bytes) {
+    const std::size_t want = std::max(bytes, 2 * buf.size());
+    buf.clear();
+    buf.resize(want);
+  }
+  return Bytes(buf).first(bytes);
+}
+
+// Size entries (8 bytes each, unaligned) in and out of a message.
+inline void put_sizes(Bytes at, std::span<const std::size_t> sizes) noexcept {
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    const auto v = static_cast<std::uint64_t>(sizes[k]);
+    std::memcpy(at.data() + k * kSizeEntry, &v, kSizeEntry);
+  }
+}
+inline void get_sizes(ConstBytes from, std::vector<std::size_t>& sizes) {
+  sizes.resize(from.size() / kSizeEntry);
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, from.data() + k * kSizeEntry, kSizeEntry);
+    sizes[k] = static_cast<std::size_t>(v);
+  }
+}
 
 // Barrier among g's members (barrier_ring.cpp): g.size - 1 rounds of zero-byte messages to
 // g.right. No member returns before every member has entered. T = ts * (g.size - 1).

@@ -3,8 +3,11 @@
 // algorithm files, which already address every block through Blocks, move the uneven blocks as
 // they are: the hypercube all-gather (Algorithm 4.7) sends the union of the blocks it holds, the
 // hypercube gather and scatter send whole subtrees, the ring (4.4, 4.5) and mesh (4.6) phases
-// carry each member's block whatever its size. all_to_allv runs the pairwise exchange of 4.10.
-// Algo::automatic weighs the largest block and the total (select.cpp, irregular_units).
+// carry each member's block whatever its size. all_to_allv runs the pairwise exchange of 4.10
+// (Algo::hypercube), the ring (4.5.1), the mesh (4.5.2) or the dimension exchange (4.5.3), the
+// last three sending the sizes of the blocks they forward ahead of them (all_to_allv_ring.cpp).
+// Algo::automatic weighs the largest block and the total (select.cpp, irregular_units); for
+// all_to_allv, whose members' counts differ, it chooses alike on every member (select.cpp).
 //
 // Members that must pass the same counts carry a digest of them in every message header, so a
 // member whose counts differ gets CollectiveMismatch instead of wrong data; and every member
@@ -177,6 +180,13 @@ void naming_counts(const Group& g, Collective op, Counts counts, const CountsPos
 
 }  // namespace
 
+void throw_block_size(const Comm& c, int source, std::size_t got, std::size_t want) {
+  if (c.receiving != nullptr) *c.receiving = source;
+  throw SizeMismatch("VP " + std::to_string(c.vp.id()) + ": all_to_allv: the block from rank " +
+                     std::to_string(source) + " holds " + std::to_string(got) +
+                     " bytes but this VP expects " + std::to_string(want) + " bytes");
+}
+
 void throw_rank_count(const Group& g, const char* op, std::size_t entries) {
   throw SizeMismatch(vp_name(g) + ": " + op + ": out_per_rank has " + std::to_string(entries) +
                      " entries but the group has " + std::to_string(g.size()) + " members");
@@ -265,7 +275,7 @@ void scatterv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size
 }
 
 void all_to_allv(const Group& g, ConstBytes in, Counts send_counts, Bytes out, Counts recv_counts,
-                 std::size_t elem_size) {
+                 std::size_t elem_size, Algo algo) {
   const Collective op = Collective::all_to_allv;
   check_member(g, op);
   check_counts(g, op, send_counts, "send_counts");
@@ -287,14 +297,21 @@ void all_to_allv(const Group& g, ConstBytes in, Counts send_counts, Bytes out, C
   // Counts differ from member to member: no digest; each receive checks its size, and the
   // posted send_counts name the sender's side of a disagreement.
   const CountsPost post(g, op, 0, send_counts);
-  const Call call(g, op, Algo::automatic, extent_of(send_counts, elem_size), 0, 0);
+  const Call call(g, op, algo, extent_of(send_counts, elem_size), 0, 0);
   const Blocks sent_blocks(sent), received_blocks(received);
   if (call.alone()) return copy_bytes(out, in);
   int src = -1;
   Comm c = call.comm();
   c.receiving = &src;
   try {
-    all_to_allv_pairwise(c, in, sent_blocks, out, received_blocks);
+    switch (call.algo()) {
+      case Algo::ring: all_to_allv_ring(c, in, sent_blocks, out, received_blocks); break;
+      case Algo::mesh: all_to_allv_mesh(c, in, sent_blocks, out, received_blocks); break;
+      case Algo::dimension_exchange:
+        all_to_allv_dimension_exchange(c, in, sent_blocks, out, received_blocks);
+        break;
+      default: all_to_allv_pairwise(c, in, sent_blocks, out, received_blocks); break;
+    }
   } catch (const SizeMismatch& e) {
     throw_block_mismatch(g, post, src, recv_counts, e);
   }

@@ -148,6 +148,19 @@ int esbt_chunk_count(const Topology& t, std::size_t bytes, const CostModel& mode
   return static_cast<int>(std::min(cost(lo) <= cost(hi) ? lo : hi, 1e9));
 }
 
+// all_to_allv's members pass different counts: none knows the others' largest block or total,
+// and weighing its own would let the members choose differently (a CollectiveMismatch). Without
+// a message to agree on them first, automatic takes the pairwise exchange wherever it can run
+// (what all_to_allv ran before it had other algorithms); where it cannot (Links::strict, more
+// than 3 ranks), the others that can run are one, or the ring and the mesh on a 1 x n torus,
+// which cost the same for every size (select.cpp, irregular_units), so weighing this member's
+// own sizes there still chooses alike.
+std::optional<Algo> automatic_without_sizes(Collective op, const Topology& t, Links links) {
+  if (op == Collective::all_to_allv && restriction(op, Algo::hypercube, t, links) == nullptr)
+    return Algo::hypercube;
+  return std::nullopt;
+}
+
 // The regular collective whose algorithms an irregular one runs, with its blocks uneven.
 Collective regular_of(Collective op) noexcept {
   switch (op) {
@@ -161,9 +174,7 @@ Collective regular_of(Collective op) noexcept {
 }
 
 std::span<const Algo> algorithms_of(Collective op) noexcept {
-  static constexpr std::array kPairwise{A::hypercube};
-  if (op == Collective::all_to_allv) return kPairwise;  // all_to_allv_pairwise.cpp
-  op = regular_of(op);
+  op = regular_of(op);  // all_to_allv: the pairwise exchange (Algo::hypercube), 4.5.3, 4.5.2, 4.5.1
   switch (op) {
     case Collective::broadcast: return kBroadcast;
     case Collective::reduce: return kReduce;
@@ -176,7 +187,7 @@ std::span<const Algo> algorithms_of(Collective op) noexcept {
 }
 
 const char* restriction(Collective op, Algo algo, const Topology& t, Links links) {
-  if (op == Collective::all_to_allv) {
+  if (op == Collective::all_to_allv && algo == Algo::hypercube) {  // all_to_allv_pairwise.cpp
     if (links == Links::routed || t.size() <= 2 || (t.size() == 3 && ring_adjacent(t)))
       return nullptr;
     return "its pairwise exchange sends to every other rank, which needs Links::routed";
@@ -343,7 +354,36 @@ double irregular_units(Collective op, Algo algo, const Topology& t, std::size_t 
                                             : ring_gather(rows, b) + ring_gather(cols, rows * b);
         default: return op == Collective::scatterv ? ring_scatter(n, b) : ring_gather(n, b);
       }
-    default: return 0;  // all_to_allv: one algorithm, nothing to weigh
+    case Collective::all_to_allv: {
+      // The ring all-to-allv of n members with bundles of `width` blocks (all_to_allv_ring.cpp):
+      // the sizes step (8 bytes a block), then n-1 steps of the travelling bundles and the next
+      // step's sizes. The mesh's phases are this with bundles of rows and cols blocks, so that
+      // a 1 x n mesh costs exactly what the ring of n does.
+      constexpr double entry = 8;
+      const auto phase = [&](int members, int width) {
+        if (members <= 1) return 0.0;
+        double s = w(entry * width * (members - 1));
+        for (int i = 1; i < members; ++i)
+          s += w(cap(static_cast<double>(members - i) * width) + entry * width * (members - i - 1));
+        return s;
+      };
+      switch (algo) {
+        case Algo::hypercube: {  // pairwise: one block a step
+          double cost = 0;
+          for (int i = 1; i < n; ++i) cost += w(cap(1) * cong(i));
+          return cost;
+        }
+        case Algo::dimension_exchange: {  // the p/2 sizes, then p/2 blocks, per dimension
+          double cost = 0;
+          for (int k = 0; (1 << k) < n; ++k)
+            cost += w(entry * (n / 2) * cong(1 << k)) + w(cap(n / 2) * cong(1 << k));
+          return cost;
+        }
+        case Algo::mesh: return phase(cols, rows) + phase(rows, cols);
+        default: return phase(n, 1);
+      }
+    }
+    default: return 0;
   }
 }
 
@@ -567,7 +607,9 @@ Choice select_uncached(Collective op, const GroupInfo& g, Links links, std::size
   Choice choice;
   if (requested == Algo::automatic) {
     double best = INFINITY;
+    if (const auto agreed = automatic_without_sizes(op, t, links)) best = 0, choice.algo = *agreed;
     for (Algo a : algos) {
+      if (best == 0) break;
       if (restriction(op, a, t, links) != nullptr) continue;
       const double cost = selection_cost(op, a, t, bytes, total);
       if (cost < best) best = cost, choice.algo = a;

@@ -2,6 +2,7 @@
 // needs, and which one `automatic` picks.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 
@@ -29,6 +30,11 @@ struct Choice {
 
 // The regular collective whose algorithms an irregular one runs (itself for the regular ones).
 [[nodiscard]] Collective regular_of(Collective op) noexcept;
+
+// automatic's choice where it must not weigh the sizes (all_to_allv, whose members' counts
+// differ, when the pairwise exchange can run), else nullopt: weigh selection_cost.
+[[nodiscard]] std::optional<Algo> automatic_without_sizes(Collective op, const Topology& t,
+                                                          Links links);
 
 // The algorithms a collective can run, in the order automatic prefers on equal cost.
 [[nodiscard]] std::span<const Algo> algorithms_of(Collective op) noexcept;

@@ -233,7 +233,7 @@ class Irregular final : public Workload {
       case Collective::reduce_scatterv:
         reduce_scatterv(vp, in, out, std::plus<>(), counts_, algo_);
         break;
-      default: all_to_allv(vp, in, send_[v], out, recv_[v]); break;
+      default: all_to_allv(vp, in, send_[v], out, recv_[v], algo_); break;
     }
   }
 

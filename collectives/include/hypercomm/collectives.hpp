@@ -213,13 +213,16 @@ void scatterv(C&& g, const In& in, Out&& out, const N& counts, int root) {
 }
 
 // in = send_counts[j] elements for rank j, in rank order; out = recv_counts[i] from rank i.
+// `a`: hypercube (Algorithm 4.10's pairwise exchange), ring (4.5.1), mesh (4.5.2),
+// dimension_exchange (4.5.3), or automatic.
 template <Communicator C, MessageRange In, detail::CountRange S, MutableMessageRange Out,
           detail::CountRange R>
 requires detail::same_element_v<In, Out>
-void all_to_allv(C&& g, const In& in, const S& send_counts, Out&& out, const R& recv_counts) {
+void all_to_allv(C&& g, const In& in, const S& send_counts, Out&& out, const R& recv_counts,
+                 Algo a = Algo::automatic) {
   detail::all_to_allv(detail::group_of(g), as_bytes_of(in), detail::counts_of(send_counts),
                       as_writable_bytes_of(out), detail::counts_of(recv_counts),
-                      sizeof(detail::value_of<In>));
+                      sizeof(detail::value_of<In>), a);
 }
 
 // in = sum(counts) elements on every member; rank i gets the reduction of its counts[i].

@@ -109,7 +109,7 @@ void gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_
 void scatterv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_t elem_size,
               int root);
 void all_to_allv(const Group& g, ConstBytes in, Counts send_counts, Bytes out, Counts recv_counts,
-                 std::size_t elem_size);
+                 std::size_t elem_size, Algo algo);
 void reduce_scatterv(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Counts counts,
                      Algo algo);
 // SizeMismatch: a per-rank argument of `op` with `entries` entries instead of one per member.

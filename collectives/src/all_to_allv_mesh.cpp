@@ -1,0 +1,126 @@
+// All-to-all personalized with per-pair counts on a rows x cols mesh: row phase, then column
+// phase (Grama et al. 4.5.2, as all_to_all_mesh.cpp), each the ring all-to-allv of
+// all_to_allv_ring.cpp along the row or the column, with bundles of several blocks. The sizes of
+// a bundle's blocks travel one step ahead of it (all_to_allv_ring.cpp), so a VP that regroups
+// the blocks between the phases, and the final receiver, know every block's size.
+//
+//   T = no closed form for uneven counts (the rows end their phase at different times):
+//       textbook_time_v follows the schedule step by step;
+//   equal blocks of m: 2*ts + (ts + tw*(m+8)*p/2) * (rows + cols - 2)   (rows, cols >= 2;
+//       a phase along a line of 1 costs nothing, its ts included)
+//
+// Restrictions: mesh topology, any rows x cols; neighbours only on a torus (Links::routed on a
+// mesh without wraparound, where the rings' wraparound messages are routed back along the line).
+//
+// VP (r, c) has id r*cols + c.
+// 1. Row phase: the bundle for column c' holds the blocks for (r', c'), r' = 0..rows-1 (sizes
+//    from send_counts). After it, (r, c) holds from every (r, c'') the blocks of (r, c'') for
+//    (r', c), r' = 0..rows-1, with their sizes.
+// 2. Column phase: regrouped by destination row, the bundle for row r' holds the blocks of
+//    (r, c''), c'' = 0..cols-1, for (r', c). After it, (r, c) holds from every (r'', c) the
+//    blocks of (r'', c'') for itself, c'' = 0..cols-1: sources r''*cols .. r''*cols + cols-1,
+//    which land in out in source order once each size is checked against recv_counts.
+// The regroupings are local copies (no model time).
+
+#include <vector>
+
+#include "exchange.hpp"
+#include "exchange_util.hpp"
+
+namespace hypercomm::detail {
+
+namespace {
+
+// The row phase's bundles, kept as they arrive: member c'''s bundle at start[c''], its rows
+// block sizes at sizes[c''*rows ...].
+class RowBundles final : public BundleSink {
+ public:
+  RowBundles(int cols, int rows)
+      : rows_(static_cast<std::size_t>(rows)),
+        start(static_cast<std::size_t>(cols)),
+        sizes(static_cast<std::size_t>(cols) * rows_) {}
+  void take(int member, std::span<const std::size_t> s, ConstBytes bundle) override {
+    const auto k = static_cast<std::size_t>(member);
+    start[k] = bytes.size();
+    bytes.insert(bytes.end(), bundle.begin(), bundle.end());
+    std::copy(s.begin(), s.end(), sizes.begin() + static_cast<std::ptrdiff_t>(k * rows_));
+  }
+
+  std::size_t rows_;
+  Buffer bytes;
+  std::vector<std::size_t> start;
+  std::vector<std::size_t> sizes;
+};
+
+// The column phase's bundles: row r'''s blocks land at sources r''*cols .. r''*cols + cols-1.
+class ColumnLanding final : public BundleSink {
+ public:
+  ColumnLanding(const Comm& c, int cols, Bytes out, const Blocks& received)
+      : c_(c), cols_(cols), out_(out), received_(received) {}
+  void take(int member, std::span<const std::size_t> sizes, ConstBytes bundle) override {
+    const int first = member * cols_;
+    for (int k = 0; k < cols_; ++k) {
+      const std::size_t want = received_.size(first + k);
+      if (sizes[static_cast<std::size_t>(k)] != want)
+        throw_block_size(c_, first + k, sizes[static_cast<std::size_t>(k)], want);
+    }
+    copy_bytes(received_.range(out_, first, first + cols_), bundle);
+  }
+
+ private:
+  const Comm& c_;
+  int cols_;
+  Bytes out_;
+  const Blocks& received_;
+};
+
+}  // namespace
+
+void all_to_allv_mesh(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
+                      const Blocks& received) {
+  const Topology& t = c.topology();
+  const int rows = t.rows();
+  const int cols = t.cols();
+  const auto u = [](int k) { return static_cast<std::size_t>(k); };
+
+  // by_column[c'][r'] = the block for r'*cols + c'.
+  Buffer by_column(in.size());
+  std::vector<std::size_t> column_sizes(u(rows) * u(cols));
+  std::size_t at = 0;
+  for (int col = 0; col < cols; ++col) {
+    for (int r = 0; r < rows; ++r) {
+      const ConstBytes b = sent.block(in, r * cols + col);
+      copy_bytes(Bytes(by_column).subspan(at, b.size()), b);
+      at += b.size();
+      column_sizes[u(col) * u(rows) + u(r)] = b.size();
+    }
+  }
+  RowBundles from_row(cols, rows);
+  ring_all_to_allv(c, row_group(t, c.id()), rows, by_column, column_sizes, from_row);
+
+  // by_row[r'][c''] = the block of (my row, c'') for (r', my column).
+  std::vector<std::size_t> offset_in(u(cols) * u(rows));  // of block (c'', r') in from_row
+  for (int col = 0; col < cols; ++col) {
+    std::size_t first = from_row.start[u(col)];
+    for (int r = 0; r < rows; ++r) {
+      offset_in[u(col) * u(rows) + u(r)] = first;
+      first += from_row.sizes[u(col) * u(rows) + u(r)];
+    }
+  }
+  const Bytes by_row = room(by_column, from_row.bytes.size());  // by_column is free again
+  std::vector<std::size_t> row_sizes(u(rows) * u(cols));
+  at = 0;
+  for (int r = 0; r < rows; ++r) {
+    for (int col = 0; col < cols; ++col) {
+      const std::size_t k = u(col) * u(rows) + u(r);
+      const std::size_t size = from_row.sizes[k];
+      copy_bytes(by_row.subspan(at, size), ConstBytes(from_row.bytes).subspan(offset_in[k], size));
+      at += size;
+      row_sizes[u(r) * u(cols) + u(col)] = size;
+    }
+  }
+  ColumnLanding landing(c, cols, out, received);
+  ring_all_to_allv(c, column_group(t, c.id()), cols, by_row, row_sizes, landing);
+}
+
+}  // namespace hypercomm::detail
