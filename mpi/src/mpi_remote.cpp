@@ -525,13 +525,17 @@ void MpiRemote::serve_until_done(Fabric& fabric, std::chrono::nanoseconds grace)
     }
     if (busy || requested_.load(std::memory_order_seq_cst)) {
       idle_rounds = 0;
-    } else if (vps_drive_ && fabric.remaining() != 0 && !remote_sleeper(fabric)) {
+    } else if (vps_drive_ && fabric.remaining() != 0) {
       // The VPs move their messages themselves (and call MPI while they wait, which moves the
-      // large ones): look now and then, for a VP asleep in a long wait whose message has come,
-      // for a large message whose sender computes, and for the deadlock watch.
+      // large ones): look now and then, for a VP asleep in a long wait whose message has come
+      // (often, while there is one: Remote::sleeping wakes this thread), for a large message
+      // whose sender computes, and for the deadlock watch. Never spin: this thread may share
+      // its core with the VPs (mpirun --bind-to core).
       const std::uint32_t seen = outbox_.load(std::memory_order_seq_cst);
       sleeping_.store(1, std::memory_order_seq_cst);
-      hypercomm::detail::futex_wait(outbox_, seen, std::chrono::microseconds(200));
+      hypercomm::detail::futex_wait(
+          outbox_, seen,
+          remote_sleeper(fabric) ? std::chrono::microseconds(20) : std::chrono::microseconds(200));
       sleeping_.store(0, std::memory_order_relaxed);
     } else if (sending) {
       // A large message moves only while MPI is called on both sides: keep calling it.
