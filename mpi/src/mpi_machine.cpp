@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <hypercomm/errors.hpp>
 #include <hypercomm/mpi.hpp>
 #include <string>
@@ -85,7 +86,6 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
                 (main_thread != 0 ? "MPI_THREAD_FUNNELED" : "MPI_THREAD_SERIALIZED") +
                 " (call MPI_Init_thread with it)");
   Impl& m = *impl_;
-  const bool vps_drive = provided >= MPI_THREAD_SERIALIZED;
   check(MPI_Comm_rank(comm, &m.rank), "MPI_Comm_rank");
   check(MPI_Comm_size(comm, &m.processes), "MPI_Comm_size");
 
@@ -119,9 +119,10 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
   MPI_Comm node = MPI_COMM_NULL;
   check(MPI_Comm_split_type(m.comm, MPI_COMM_TYPE_SHARED, m.rank, MPI_INFO_NULL, &node),
         "MPI_Comm_split_type");
-  int threads = here + (vps_drive ? 0 : 1), node_threads = 0, node_offset = 0, node_rank = 0;
+  int node_vps = 0, node_processes = 1, node_offset = 0, node_rank = 0;
   MPI_Comm_rank(node, &node_rank);
-  MPI_Allreduce(&threads, &node_threads, 1, MPI_INT, MPI_SUM, node);
+  MPI_Comm_size(node, &node_processes);
+  MPI_Allreduce(&here, &node_vps, 1, MPI_INT, MPI_SUM, node);
   MPI_Exscan(&here, &node_offset, 1, MPI_INT, MPI_SUM, node);
   if (node_rank == 0) node_offset = 0;  // MPI_Exscan leaves the first one undefined
   // The node's CPUs: the union of its processes' (mpirun --bind-to core gives each its own).
@@ -132,6 +133,23 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
   MPI_Allreduce(&mine_cpus, &node_cpus, static_cast<int>(sizeof(cpu_set_t)), MPI_BYTE, MPI_BOR,
                 node);
   MPI_Comm_free(&node);
+  // Who calls MPI (mpi_remote.hpp): the VPs themselves where MPI lets them and each VP of the
+  // node has a core, so that a VP polling MPI for its message takes no core from another;
+  // where VPs share cores, the thread that called run (measured: the VPs' polling made one-way
+  // traffic, a broadcast of 8 B over 4-16 processes on 2 cores, 3-10x slower there). The
+  // environment's HYPERCOMM_MPI_PROGRESS=vps or =server chooses instead (the tests run both).
+  bool vps_drive = provided >= MPI_THREAD_SERIALIZED && node_vps <= CPU_COUNT(&node_cpus);
+  if (const char* forced = std::getenv("HYPERCOMM_MPI_PROGRESS")) {
+    const std::string choice = forced;
+    if (choice == "vps")
+      vps_drive = provided >= MPI_THREAD_SERIALIZED;
+    else if (choice == "server")
+      vps_drive = false;
+    else if (!choice.empty())
+      throw Error("hypercomm::mpi::Machine: HYPERCOMM_MPI_PROGRESS is '" + choice +
+                  "'; it takes vps (the VPs call MPI) or server (the thread that calls run does)");
+  }
+  const int node_threads = node_vps + (vps_drive ? 0 : node_processes);
 
   m.remote = std::make_unique<detail::MpiRemote>(m.comm, m.blocks, m.rank, vps_drive);
   m.fabric = std::make_unique<hypercomm::detail::Fabric>(

@@ -469,6 +469,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &processes_);
   const double start = MPI_Wtime();
+  const char* const progress = std::getenv("HYPERCOMM_MPI_PROGRESS");
   struct Stage {
     const char* name;
     void (*run)();
@@ -480,8 +481,10 @@ int main(int argc, char** argv) {
     stage.run();
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank_ == 0)
-      std::printf("mpi_suite (%d processes, %s): %-28s %.2f s\n", processes_,
-                  funneled ? "funneled" : "VPs drive MPI", stage.name, MPI_Wtime() - t0);
+      std::printf("mpi_suite (%d processes, %s%s%s): %-28s %.2f s\n", processes_,
+                  funneled ? "MPI_THREAD_FUNNELED" : "MPI_THREAD_MULTIPLE",
+                  progress != nullptr ? ", HYPERCOMM_MPI_PROGRESS=" : "",
+                  progress != nullptr ? progress : "", stage.name, MPI_Wtime() - t0);
   }
   int failed = failures.load(), all_failed = 0;
   long checked = checks.load(), all_checked = 0;
