@@ -334,7 +334,9 @@ void MpiRemote::complete_sends(bool wait) {
     else
       check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
     if (!wait && done == 0) return;  // sends complete in order, near enough: look again later
-    if (spare_.size() < 64) spare_.push_back(std::move(in_flight_.front().data));
+    // Kept for the next messages, up to 64 of at most 256 KiB (a few MiB a process at most).
+    if (spare_.size() < 64 && in_flight_.front().data.capacity <= (std::size_t{256} << 10))
+      spare_.push_back(std::move(in_flight_.front().data));
     in_flight_.pop_front();
   }
 }
