@@ -438,9 +438,15 @@ Proc::Wait Proc::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
   me.waiting_for.store(src, std::memory_order_relaxed);
   me.operation.store(operation_name(), std::memory_order_relaxed);
   me.status.store(detail::kBlocked, std::memory_order_release);
+  // A VP whose peer finished stays blocked on its way to throw_stuck, which reports every VP's
+  // wait: another VP reporting meanwhile must not see it running (receive() unblocks it when
+  // the message came after all).
   struct Unblock {
     detail::VpState& state;
-    ~Unblock() { state.status.store(detail::kRunning, std::memory_order_relaxed); }
+    bool keep = false;
+    ~Unblock() {
+      if (!keep) state.status.store(detail::kRunning, std::memory_order_relaxed);
+    }
   } unblock{me};
 
   if (fabric_->spin_time().count() > 0) {
@@ -509,6 +515,7 @@ Proc::Wait Proc::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
       continue;
     }
     me.sleeping.store(0, std::memory_order_relaxed);
+    unblock.keep = result == Wait::peer_finished;
     return result;
   }
 }
@@ -585,12 +592,19 @@ double Proc::receive(Channel& channel, int src, std::span<std::byte> data, const
     return channel.front() != nullptr || (posted && channel.post_done());
   });
   if (options().trace) record(Event::Kind::wait, src, 0, wall_begin, clock_, "wait");
+  auto running = [&] {
+    fabric_->state(id_).status.store(detail::kRunning, std::memory_order_release);
+  };
   if (posted) {
-    if (channel.post_done()) return posted_arrival();
+    if (channel.post_done()) {
+      running();
+      return posted_arrival();
+    }
     // A queued message is next, or the wait failed: withdraw the post first, unless a sender
     // already took it, in which case its copy is about to complete.
     if (!channel.cancel_post()) {
       while (!channel.post_done()) detail::cpu_relax();
+      running();
       return posted_arrival();
     }
   }
