@@ -181,9 +181,9 @@ void MpiRemote::post(int process, Buffer data) {
         "MPI_Isend");
 }
 
-void MpiRemote::to_all(std::span<const std::byte> data) {
+void MpiRemote::to_all(const Header& header, std::span<const std::byte> text) {
   for (int process = 0; process < blocks_.processes; ++process)
-    if (process != rank_) post(process, message(data.data(), data.size()));
+    if (process != rank_) post(process, message(&header, sizeof(Header), text));
 }
 
 namespace {
@@ -347,8 +347,7 @@ void MpiRemote::announce_abort(Fabric& fabric) {
   const int vp = fabric.failed_vp();
   if (vp < 0) return;  // another process's abort, already everywhere
   const Header header{Kind::abort, vp, -1, kVpError, {}};
-  const Buffer data = message(&header, sizeof(Header), bytes_of(what_of(fabric.error())));
-  to_all(data.span());
+  to_all(header, bytes_of(what_of(fabric.error())));
 }
 
 void MpiRemote::note_status(int process, const Status& status, std::string text,
@@ -422,8 +421,7 @@ void MpiRemote::watch(Fabric& fabric, Clock::time_point now) {
   }
   abort_announced_ = true;
   abort_since_ = now;
-  const Buffer data = message(&header, sizeof(Header), bytes_of(text));
-  to_all(data.span());
+  to_all(header, bytes_of(text));
 }
 
 void MpiRemote::idle(unsigned& idle_rounds) noexcept {
@@ -487,8 +485,7 @@ bool MpiRemote::pass(Fabric& fabric, bool watching) {
   if (!finished_.empty()) {  // one message for the VPs that finished since the last pass
     for (const int vp : finished_) announced_[static_cast<std::size_t>(vp - first_)] = true;
     const Header header{Kind::finished, -1, -1, static_cast<std::uint32_t>(finished_.size()), {}};
-    const Buffer data = message(&header, sizeof(Header), std::as_bytes(std::span(finished_)));
-    to_all(data.span());
+    to_all(header, std::as_bytes(std::span(finished_)));
     if (rank_ == 0) finished_of_[0] += static_cast<int>(finished_.size());
     busy = true;
   }

@@ -109,7 +109,7 @@ class MpiRemote final : public hypercomm::detail::Remote {
   [[nodiscard]] Buffer message(const void* header, std::size_t header_size,
                                std::span<const std::byte> text = {});
   void post(int process, Buffer data);
-  void to_all(std::span<const std::byte> data);
+  void to_all(const Header& header, std::span<const std::byte> text = {});  // every other process
   // Runs a pass now unless another thread is in one, which then runs one more after it: what a
   // VP queued before calling this is on its way when it returns (or will be, by that thread).
   void drive() noexcept;

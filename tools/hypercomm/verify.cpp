@@ -21,6 +21,15 @@ namespace {
 
 constexpr std::int64_t kVpScale = std::int64_t{1} << 24;
 
+// What a verification names when VP i's out[k] is wrong.
+template <class T>
+std::string wrong_element(int i, std::size_t k, T got, std::int64_t want) {
+  std::ostringstream why;
+  why.precision(17);
+  why << "VP " << i << ", element " << k << ": got " << got << ", expected " << want;
+  return why.str();
+}
+
 std::int64_t value(int vp, std::size_t k) {
   return (vp + 1) * kVpScale + static_cast<std::int64_t>(k % static_cast<std::size_t>(kVpScale));
 }
@@ -129,12 +138,7 @@ class Typed final : public Workload {
       const auto& out = out_[static_cast<std::size_t>(i)];
       for (std::size_t k = 0; k < out.size(); ++k) {
         const std::int64_t want = expected(i, k);
-        if (out[k] != static_cast<T>(want)) {
-          std::ostringstream why;
-          why.precision(17);
-          why << "VP " << i << ", element " << k << ": got " << out[k] << ", expected " << want;
-          return why.str();
-        }
+        if (out[k] != static_cast<T>(want)) return wrong_element(i, k, out[k], want);
       }
     }
     return std::nullopt;
@@ -267,12 +271,7 @@ class Irregular final : public Workload {
             want = value(static_cast<int>(block), start + (k - from[block]));
           }
         }
-        if (out[k] != static_cast<T>(want)) {
-          std::ostringstream why;
-          why.precision(17);
-          why << "VP " << i << ", element " << k << ": got " << out[k] << ", expected " << want;
-          return why.str();
-        }
+        if (out[k] != static_cast<T>(want)) return wrong_element(i, k, out[k], want);
       }
     }
     return std::nullopt;
