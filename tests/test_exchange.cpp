@@ -446,7 +446,7 @@ TEST_CASE("barrier: 200 back-to-back barriers") {
 namespace {
 
 detail::Comm comm_of(Proc& vp) {
-  return detail::Comm{vp, vp.world().info(), hypercomm::MessageTag{}};
+  return detail::Comm{detail::Port::of(vp), vp.world().info(), hypercomm::MessageTag{}};
 }
 
 using AllToAllFn = void (*)(const detail::Comm&, detail::ConstBytes, detail::Bytes, std::size_t);

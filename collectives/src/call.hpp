@@ -57,13 +57,13 @@ class Call {
   Call(const Group& g, Collective op, Algo requested, Extent blocks, int root, std::uint32_t digest)
       : Call(g, op, requested, blocks.largest, blocks.total, root, digest, blocks.total) {}
   ~Call() {
-    vp_.end_call();
-    vp_.end_span();
+    port_.end_call();
+    port_.end_span();
   }
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;
 
-  [[nodiscard]] Comm comm() const noexcept { return Comm{vp_, group_, tag_}; }
+  [[nodiscard]] Comm comm() const noexcept { return Comm{port_, group_, tag_}; }
   [[nodiscard]] const Choice& choice() const noexcept { return choice_; }
   [[nodiscard]] Algo algo() const noexcept { return choice_.algo; }
   [[nodiscard]] bool alone() const noexcept { return group_.size == 1; }
@@ -71,27 +71,27 @@ class Call {
  private:
   Call(const Group& g, Collective op, Algo requested, std::size_t bytes, std::size_t total,
        int root, std::uint32_t tag_count, std::uint64_t span_bytes)
-      : vp_(g.proc()),
+      : port_(Port::of(g.proc())),
         group_(g.info()),
-        choice_(select(op, group_, vp_.options().links, bytes, requested, vp_.id(),
-                       vp_.options().model, total)) {
+        choice_(select(op, group_, port_.options().links, bytes, requested, port_.id(),
+                       port_.options().model, total)) {
     tag_.sequence = ++group_.sequence;
     tag_.group = group_.id;
     tag_.root = static_cast<std::uint16_t>(root);
     tag_.kind = static_cast<std::uint8_t>(op);
     tag_.algo = static_cast<std::uint8_t>(choice_.algo);
     tag_.count = tag_count;
-    vp_.begin_span(to_string(op), to_string(choice_.algo), span_bytes, group_.id);
+    port_.begin_span(to_string(op), to_string(choice_.algo), span_bytes, group_.id);
     try {
-      vp_.begin_call(tag_);  // published for the members' mismatch check (Proc::begin_call)
-    } catch (...) {          // a test's fault hook (runtime/src/faults.hpp)
-      vp_.end_call();
-      vp_.end_span();
+      port_.begin_call(tag_);  // published for the members' mismatch check (Port::begin_call)
+    } catch (...) {            // a test's fault hook (runtime/src/faults.hpp)
+      port_.end_call();
+      port_.end_span();
       throw;
     }
   }
 
-  Proc& vp_;
+  Port& port_;
   GroupInfo& group_;
   Choice choice_;
   MessageTag tag_{};

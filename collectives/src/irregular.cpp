@@ -182,7 +182,7 @@ void naming_counts(const Group& g, Collective op, Counts counts, const CountsPos
 
 void throw_block_size(const Comm& c, int source, std::size_t got, std::size_t want) {
   if (c.receiving != nullptr) *c.receiving = source;
-  throw SizeMismatch("VP " + std::to_string(c.vp.id()) + ": all_to_allv: the block from rank " +
+  throw SizeMismatch("VP " + std::to_string(c.port.id()) + ": all_to_allv: the block from rank " +
                      std::to_string(source) + " holds " + std::to_string(got) +
                      " bytes but this VP expects " + std::to_string(want) + " bytes");
 }

@@ -8,21 +8,22 @@
 #include <cstddef>
 #include <cstring>
 #include <hypercomm/detail/core.hpp>
-#include <hypercomm/proc.hpp>
 #include <span>
 #include <vector>
 
 #include "group_info.hpp"
+#include "port.hpp"
 #include "scratch.hpp"
 
 namespace hypercomm::detail {
 
 // One collective call as its algorithm sees it: the group's ranks, size and topology, and the
 // header every message of the call carries. Algorithms talk only through this (which talks only
-// through Proc): no mailbox, thread or atomic, and no machine id: a rank becomes the member's
-// VP id here, so Algorithm 4.1 on a subcube is the same code as on the whole hypercube.
+// through the VP's call port, port.hpp): no mailbox, thread or atomic, and no machine id: a rank
+// becomes the member's VP id here, so Algorithm 4.1 on a subcube is the same code as on the
+// whole hypercube.
 struct Comm {
-  Proc& vp;
+  Port& port;
   const GroupInfo& group;
   MessageTag tag;
   // Where set (the irregular collectives), each receive first writes the rank it receives
@@ -32,27 +33,27 @@ struct Comm {
   [[nodiscard]] int id() const noexcept { return group.rank; }  // this VP's rank
   [[nodiscard]] int p() const noexcept { return group.size; }
   [[nodiscard]] const Topology& topology() const noexcept { return group.topology; }
-  [[nodiscard]] const Options& options() const noexcept { return vp.options(); }
-  void send(int dest, ConstBytes data) const { vp.send_bytes(group.vp_of(dest), data, tag); }
+  [[nodiscard]] const Options& options() const noexcept { return port.options(); }
+  void send(int dest, ConstBytes data) const { port.send_bytes(group.vp_of(dest), data, tag); }
   void recv(int src, Bytes data) const {
     if (receiving != nullptr) *receiving = src;
-    vp.recv_bytes(group.vp_of(src), data, tag);
+    port.recv_bytes(group.vp_of(src), data, tag);
   }
   void sendrecv(int partner, ConstBytes out, Bytes in) const {
     sendrecv(partner, out, partner, in);
   }
   void sendrecv(int dest, ConstBytes out, int src, Bytes in) const {
     if (receiving != nullptr) *receiving = src;
-    vp.sendrecv_bytes(group.vp_of(dest), out, group.vp_of(src), in, tag);
+    port.sendrecv_bytes(group.vp_of(dest), out, group.vp_of(src), in, tag);
   }
   // The whole collective as one meeting in shared memory, when the runtime finds that cheaper
-  // than these rounds of messages (Proc::meet; false: send the messages). Meetings are of the
+  // than these rounds of messages (Port::meet; false: send the messages). Meetings are of the
   // whole machine: a smaller group sends its messages.
-  [[nodiscard]] bool meet(const Proc::Rounds& rounds, const void* input = nullptr,
-                          Proc::Combine combine = nullptr, const void* context = nullptr,
+  [[nodiscard]] bool meet(const Port::Rounds& rounds, const void* input = nullptr,
+                          Port::Combine combine = nullptr, const void* context = nullptr,
                           Bytes out = {}) const {
     if (group.shape != GroupInfo::Shape::world) return false;
-    return vp.meet(tag, rounds, input, combine, context, out);
+    return port.meet(tag, rounds, input, combine, context, out);
   }
 };
 
@@ -126,7 +127,7 @@ struct Ring {
   return std::countr_zero(static_cast<unsigned>(p));
 }
 
-// The partner of my_id in round i of a butterfly (Proc::Rounds' pattern of the hypercube
+// The partner of my_id in round i of a butterfly (Port::Rounds' pattern of the hypercube
 // algorithms that exchange with my_id XOR 2^i).
 [[nodiscard]] inline int butterfly_partner(int my_id, int round, int /*p*/) noexcept {
   return my_id ^ (1 << round);

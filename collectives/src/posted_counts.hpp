@@ -34,10 +34,11 @@
 #include <cstdint>
 #include <hypercomm/detail/core.hpp>
 #include <hypercomm/group.hpp>
-#include <hypercomm/message.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "message.hpp"
 
 namespace hypercomm::detail {
 

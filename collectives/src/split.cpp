@@ -6,7 +6,8 @@
 #include <hypercomm/group.hpp>
 #include <vector>
 
-#include "group_access.hpp"
+#include "group_info.hpp"
+#include "port.hpp"
 
 namespace hypercomm::detail {
 
@@ -33,7 +34,7 @@ Group split(const Group& g, int color, int key) {
     members[i] = g.vp(ranks[i]);
     if (ranks[i] == g.rank()) my_rank = static_cast<int>(i);
   }
-  return GroupAccess::split(g.proc(), g.info(), color, std::move(members), my_rank);
+  return Port::of(g.proc()).split(g.info(), color, std::move(members), my_rank);
 }
 
 }  // namespace hypercomm::detail

@@ -16,11 +16,12 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
-#include <hypercomm/message.hpp>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <vector>
+
+#include "message.hpp"
 
 namespace hypercomm::detail {
 

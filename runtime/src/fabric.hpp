@@ -1,6 +1,6 @@
 // What the VPs of one Machine share: channels, per-VP wait words, link counters, the abort and
-// error state, and the VP threads themselves. Proc is the only way a body or a collective
-// reaches it.
+// error state, and the VP threads themselves. A VP's port (port.hpp) is the only way a body or a
+// collective reaches it.
 #pragma once
 
 #include <array>
@@ -32,15 +32,15 @@ enum VpStatus : std::uint32_t { kRunning, kBlocked, kFinished };
 struct alignas(kCacheLine) VpState {
   std::atomic<std::uint32_t> wake{0};      // futex word the VP sleeps on
   std::atomic<std::uint32_t> sleeping{0};  // senders wake the VP only when set
-  std::atomic<std::uint32_t> meeting{0};   // the collective call it meets in (Proc::meet), or 0
+  std::atomic<std::uint32_t> meeting{0};   // the collective call it meets in (Port::meet), or 0
   alignas(kCacheLine) std::atomic<std::uint32_t> status{kRunning};
   std::atomic<int> waiting_for{-1};
   std::atomic<const char*> operation{nullptr};
   std::atomic<std::uint64_t> received{0};  // messages taken; the watchdog's sign of progress
   std::atomic<std::uint32_t> mail{0};      // oversubscribed: a message came since the VP blocked
-  std::atomic<std::uint32_t> lending{0};   // waiting for a receiver to post (Proc::post_send)
-  // The collective call the VP is in and the last one it left (Proc::begin_call), for the
-  // mismatch check of the VPs that wait in the same call (Proc::check_agreement): a seqlock that
+  std::atomic<std::uint32_t> lending{0};   // waiting for a receiver to post (Port::post_send)
+  // The collective call the VP is in and the last one it left (Port::begin_call), for the
+  // mismatch check of the VPs that wait in the same call (Port::disagreement): a seqlock that
   // only the VP writes, twice per collective call and never per message, on a line of its own
   // so that neither its senders nor its waits touch it.
   alignas(kCacheLine) std::atomic<std::uint32_t> call_version{0};
@@ -69,7 +69,7 @@ using TagHolders = std::pair<MessageTag, std::vector<int>>;
 // VpState::waiting_for of a VP in a meeting: it waits for every VP, not for one.
 inline constexpr int kWaitsForAll = -2;
 
-// Where the VPs meet when they run a small symmetric collective in shared memory (Proc::meet):
+// Where the VPs meet when they run a small symmetric collective in shared memory (Port::meet):
 // a counter of arrivals, the generation the last arriver bumps to release the others, and each
 // VP's seat, written before it arrives and read by the last arriver.
 struct Meeting {
@@ -99,6 +99,7 @@ struct alignas(16) LinkCounter {
 using ChannelRow = std::vector<std::atomic<Channel*>>;
 
 class Fabric;
+class Port;
 
 // The VPs of other processes (mpi/): a Fabric whose machine spans several processes runs its own
 // VPs [first, last) as threads and reaches the others through a Remote, which carries their
@@ -301,7 +302,7 @@ class Fabric {
 
   std::unique_ptr<VpState[]> states_;
   Meeting meeting_;
-  std::vector<std::unique_ptr<Proc>> procs_;
+  std::vector<std::unique_ptr<Port>> ports_;  // one per VP, each with its user's Proc
 
   // Channel table: rows_[src] -> p entries, allocated on first use of src; entries are set once
   // under create_mutex_ and read without a lock.

@@ -11,7 +11,8 @@
 #pragma once
 
 #include <cstdint>
-#include <hypercomm/message.hpp>
+
+#include "message.hpp"
 
 namespace hypercomm {
 class Proc;

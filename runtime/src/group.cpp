@@ -6,7 +6,8 @@
 #include <hypercomm/proc.hpp>
 #include <string>
 
-#include "group_access.hpp"
+#include "group_info.hpp"
+#include "port.hpp"
 
 namespace hypercomm {
 
@@ -89,8 +90,7 @@ void GroupTable::reset(const Topology& machine, int id) {
   made.clear();
 }
 
-Group GroupAccess::split(Proc& vp, GroupInfo& parent, int color, std::vector<int> members,
-                         int rank) {
+Group Port::split(GroupInfo& parent, int color, std::vector<int> members, int rank) {
   // Every member of the parent counts its splits alike, so the members of one new group agree
   // on its id; groups of other colors differ in the color bits.
   const std::uint32_t call = ++parent.splits;
@@ -112,7 +112,7 @@ Group GroupAccess::split(Proc& vp, GroupInfo& parent, int color, std::vector<int
     if (!machine.adjacent(a, b)) g.neighbour_ring = false;
   }
   g.members = std::move(members);
-  return Group(vp, table(vp).made.emplace_back(std::move(g)));
+  return Group(proc_, groups_->made.emplace_back(std::move(g)));
 }
 
 }  // namespace detail
@@ -141,16 +141,18 @@ GroupInfo mesh_line(const Topology& t, int id, Shape shape) {
 
 }  // namespace
 
-Group Proc::world() noexcept { return Group(*this, groups_->world); }
+Group Proc::world() noexcept { return Group(*this, port_->groups().world); }
 
 Group Proc::row() {
-  if (!groups_->row) groups_->row = mesh_line(topology(), id_, Shape::row);
-  return Group(*this, *groups_->row);
+  auto& row = port_->groups().row;
+  if (!row) row = mesh_line(topology(), id_, Shape::row);
+  return Group(*this, *row);
 }
 
 Group Proc::column() {
-  if (!groups_->column) groups_->column = mesh_line(topology(), id_, Shape::column);
-  return Group(*this, *groups_->column);
+  auto& column = port_->groups().column;
+  if (!column) column = mesh_line(topology(), id_, Shape::column);
+  return Group(*this, *column);
 }
 
 Group Proc::subcube(unsigned mask) {
@@ -162,7 +164,7 @@ Group Proc::subcube(unsigned mask) {
   if (d < 32 && (mask >> d) != 0)
     throw TopologyError("VP " + std::to_string(id_) + ": subcube(" + std::to_string(mask) +
                         ") has bits at or above d = " + std::to_string(d) + " of " + t.name());
-  for (GroupInfo& g : groups_->made)
+  for (GroupInfo& g : port_->groups().made)
     if (g.shape == Shape::subcube && g.mask == mask) return Group(*this, g);
   GroupInfo g;
   g.shape = Shape::subcube;
@@ -176,7 +178,7 @@ Group Proc::subcube(unsigned mask) {
     if ((static_cast<unsigned>(id_) & m & (~m + 1)) != 0) rank |= 1 << k;
   g.rank = rank;
   g.topology = Topology::hypercube(std::popcount(mask));
-  return Group(*this, groups_->made.emplace_back(std::move(g)));
+  return Group(*this, port_->groups().made.emplace_back(std::move(g)));
 }
 
 }  // namespace hypercomm

@@ -12,6 +12,7 @@
 #include "futex.hpp"
 #include "group_info.hpp"
 #include "pinning.hpp"
+#include "port.hpp"
 
 namespace hypercomm {
 namespace detail {
@@ -80,8 +81,8 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   rows_ = std::make_unique<std::atomic<ChannelRow*>[]>(p);
   link_stride_ = (static_cast<std::size_t>(std::max(1, topology_.max_degree())) + 3) / 4 * 4;
   links_ = std::make_unique<LinkCounter[]>(p * link_stride_);
-  procs_.reserve(p);
-  for (int i = 0; i < size_; ++i) procs_.push_back(std::make_unique<Proc>(*this, i));
+  ports_.reserve(p);
+  for (int i = 0; i < size_; ++i) ports_.push_back(std::make_unique<Port>(*this, i));
   for (int i = 0; i < size_; ++i)
     for (int n : topology_.neighbors(i))
       if (local(i) || local(n)) (void)create_channel(i, n);
@@ -195,9 +196,9 @@ void Fabric::vp_main(int id) {
     seen = current;
     if (shutdown_.load(std::memory_order_acquire)) return;
     try {
-      Proc& proc = *procs_[static_cast<std::size_t>(id)];
-      (*body_)(proc);
-      proc.settle_ports();
+      Port& port = *ports_[static_cast<std::size_t>(id)];
+      (*body_)(port.proc());
+      port.settle_ports();
     } catch (...) {
       fail(std::current_exception(), id);
     }
@@ -429,7 +430,7 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
     s.received.store(0, std::memory_order_relaxed);
     s.meeting.store(0, std::memory_order_relaxed);
     publish_calls(s, PublishedCalls{});
-    procs_[static_cast<std::size_t>(i)]->reset_for_run();
+    ports_[static_cast<std::size_t>(i)]->reset_for_run();
   }
   for (std::size_t i = 0; i < static_cast<std::size_t>(size_) * link_stride_; ++i) {
     links_[i].messages.store(0, std::memory_order_relaxed);
@@ -446,7 +447,7 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
   else
     watch(start_);
   const double wall = seconds_since_start();
-  for (auto& proc : procs_) proc->count_meetings();
+  for (auto& port : ports_) port->count_meetings();
 
   // Every VP has finished: the channels are ours. Whatever is left was never received.
   std::string leftover;
@@ -477,13 +478,13 @@ Report Fabric::collect(double wall_seconds) const {
   r.topology = topology_.name();
   r.clocks.reserve(static_cast<std::size_t>(last_ - first_));
   for (int i = first_; i < last_; ++i) {
-    const auto& proc = procs_[static_cast<std::size_t>(i)];
-    r.clocks.push_back(proc->clock_);
-    r.model_time = std::max(r.model_time, proc->clock_);
-    r.messages += proc->messages_sent_;
-    r.bytes += proc->bytes_sent_;
-    r.events.insert(r.events.end(), proc->events_.begin(), proc->events_.end());
-    if (proc->recording_) r.operations.push_back(proc->operations_);
+    const Port& port = *ports_[static_cast<std::size_t>(i)];
+    r.clocks.push_back(port.clock_);
+    r.model_time = std::max(r.model_time, port.clock_);
+    r.messages += port.messages_sent_;
+    r.bytes += port.bytes_sent_;
+    r.events.insert(r.events.end(), port.events_.begin(), port.events_.end());
+    if (port.recording_) r.operations.push_back(port.operations_);
   }
   for (int from = 0; from < size_; ++from) {
     for (int to : topology_.neighbors(from)) {

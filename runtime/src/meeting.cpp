@@ -1,4 +1,4 @@
-// Proc::meet: a small symmetric collective as one meeting of every VP in shared memory, for
+// Port::meet: a small symmetric collective as one meeting of every VP in shared memory, for
 // when VPs outnumber cores (proc.hpp says when and why).
 //
 // Each VP writes its seat (model clock, message header, input), then counts itself in. The last
@@ -15,21 +15,23 @@
 #include <climits>
 #include <cstring>
 #include <hypercomm/errors.hpp>
-#include <hypercomm/proc.hpp>
 #include <string>
 #include <vector>
 
 #include "fabric.hpp"
 #include "futex.hpp"
+#include "port.hpp"
 
 namespace hypercomm {
+
+using detail::Port;
 
 namespace {
 
 // Model time at which each VP ends the rounds, given the clocks at which they started (in
-// seats[i].clock; the result replaces it). Proc::sendrecv_bytes's arithmetic, term for term, so
+// seats[i].clock; the result replaces it). Port::sendrecv_bytes's arithmetic, term for term, so
 // that the clocks equal those of the messages bit for bit.
-void play_rounds(const Proc::Rounds& rounds, const CostModel& model, const Topology& topology,
+void play_rounds(const Port::Rounds& rounds, const CostModel& model, const Topology& topology,
                  std::span<detail::Meeting::Seat> seats, std::span<double> next) {
   const int p = static_cast<int>(seats.size());
   const auto m = static_cast<double>(rounds.bytes);
@@ -54,7 +56,7 @@ std::string vp_name(int id) { return "VP " + std::to_string(id); }
 
 }  // namespace
 
-bool Proc::meet(const MessageTag& tag, const Rounds& rounds, const void* input, Combine combine,
+bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, Combine combine,
                 const void* context, std::span<std::byte> out) {
   // A meeting plays the one-port rules; all ports send the messages.
   // Meetings are in one process's memory: a machine over several processes sends its messages.
@@ -108,7 +110,7 @@ bool Proc::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
   return true;
 }
 
-void Proc::tally_meeting(const Rounds& rounds) {
+void Port::tally_meeting(const Rounds& rounds) {
   for (MeetingTally& tally : meetings_) {
     if (tally.to == rounds.to && tally.count == rounds.count) {
       ++tally.times;
@@ -119,7 +121,7 @@ void Proc::tally_meeting(const Rounds& rounds) {
   meetings_.push_back({rounds.to, rounds.count, 1, rounds.bytes});  // a new pattern
 }
 
-void Proc::count_meetings() noexcept {
+void Port::count_meetings() noexcept {
   const Topology& topo = topology();
   for (const MeetingTally& tally : meetings_) {
     for (int k = 0; k < tally.count; ++k) {
@@ -130,7 +132,7 @@ void Proc::count_meetings() noexcept {
 }
 
 // The last arriver's work: every seat is written and no VP leaves before the release.
-void Proc::conclude_meeting(const Rounds& rounds, Combine combine, const void* context,
+void Port::conclude_meeting(const Rounds& rounds, Combine combine, const void* context,
                             std::size_t result_bytes) {
   detail::Meeting& meeting = fabric_->meeting();
   const std::span<detail::Meeting::Seat> seats(meeting.seats);
@@ -154,7 +156,7 @@ void Proc::conclude_meeting(const Rounds& rounds, Combine combine, const void* c
   if (combine == nullptr) return;
   for (int i = 0; i < size_; ++i)
     meeting.inputs[static_cast<std::size_t>(i)] = seats[static_cast<std::size_t>(i)].input;
-  // The result, then the scratch (Proc::Combine): grown when needed, kept for the next meeting.
+  // The result, then the scratch (Port::Combine): grown when needed, kept for the next meeting.
   const auto levels = static_cast<std::size_t>(std::bit_width(static_cast<unsigned>(size_ - 1)));
   const std::size_t bytes = result_bytes * (1 + levels);
   if (meeting.result.size() < bytes) meeting.result.resize(bytes);
@@ -166,14 +168,14 @@ void Proc::conclude_meeting(const Rounds& rounds, Combine combine, const void* c
 // Waits for the release of the meeting after `generation`: yields the core, to whichever VP on
 // it can run, for the fabric's yield time, then sleeps on the meeting's futex word. Throws
 // Aborted when the run is aborted, CollectiveMismatch when a VP finishes without coming.
-void Proc::wait_for_meeting(std::uint32_t generation, const MessageTag& tag) {
+void Port::wait_for_meeting(std::uint32_t generation, const MessageTag& tag) {
   detail::Meeting& meeting = fabric_->meeting();
   auto released = [&] { return meeting.released.load(std::memory_order_acquire) != generation; };
   auto abandoned = [&] {
     return Aborted(vp_name(id_) + ": " + operation_name() +
                    " abandoned: another VP failed or the run deadlocked");
   };
-  // As a VP waiting for a message does (Proc::wait_until): the other VPs may be in a different
+  // As a VP waiting for a message does (Port::wait_until): the other VPs may be in a different
   // call of the same sequence number, or have finished.
   auto check = [&] {
     if (fabric_->aborted()) throw abandoned();

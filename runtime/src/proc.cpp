@@ -1,10 +1,10 @@
-// Proc: point-to-point messaging, the cost-model clock, and how a VP waits.
+// The call port (port.hpp): point-to-point messaging, the cost-model clock, and how a VP waits;
+// and the user's Proc, which forwards to it.
 #include <sched.h>
 
 #include <algorithm>
 #include <atomic>
 #include <hypercomm/errors.hpp>
-#include <hypercomm/proc.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,8 +14,11 @@
 #include "faults.hpp"
 #include "futex.hpp"
 #include "group_info.hpp"
+#include "port.hpp"
 
 namespace hypercomm {
+
+using detail::Port;
 
 using detail::Channel;
 using detail::Envelope;
@@ -37,20 +40,21 @@ std::string detail::describe_tag(const MessageTag& tag, const Topology& machine)
          ", " + std::to_string(tag.count) + " bytes, algorithm " + std::to_string(tag.algo) + ")";
 }
 
-Proc::Proc(Fabric& fabric, int id)
+Port::Port(Fabric& fabric, int id)
     : fabric_(&fabric),
       id_(id),
       size_(fabric.size()),
-      groups_(std::make_unique<detail::GroupTable>()) {
+      groups_(std::make_unique<detail::GroupTable>()),
+      proc_(*this, id, fabric.size()) {
   groups_->reset(fabric.topology(), id);
 }
 
-Proc::~Proc() = default;
+Port::~Port() = default;
 
-const Topology& Proc::topology() const noexcept { return fabric_->topology(); }
-const Options& Proc::options() const noexcept { return fabric_->options(); }
+const Topology& Port::topology() const noexcept { return fabric_->topology(); }
+const Options& Port::options() const noexcept { return fabric_->options(); }
 
-void Proc::reset_for_run() noexcept {
+void Port::reset_for_run() noexcept {
   clock_ = 0;
   // A new run's calls are numbered from 1 again (split ids too): nothing published by the last
   // run may meet them in the members' mismatch check.
@@ -69,7 +73,7 @@ void Proc::reset_for_run() noexcept {
   recording_ = options().trace || options().record || options().model.contention;
 }
 
-void Proc::check_peer(int peer, const char* op, std::size_t bytes) {
+void Port::check_peer(int peer, const char* op, std::size_t bytes) {
   if (peer < 0 || peer >= size_)
     throw LinkError("VP " + std::to_string(id_) + ": " + op + " with VP " + std::to_string(peer) +
                     ", which is outside [0, " + std::to_string(size_) + ") on " +
@@ -85,22 +89,22 @@ void Proc::check_peer(int peer, const char* op, std::size_t bytes) {
     attend(attention, op);
 }
 
-void Proc::attend(std::uint32_t attention, const char* op) {
+void Port::attend(std::uint32_t attention, const char* op) {
   if ((attention & Fabric::kAborted) != 0)
     throw Aborted("VP " + std::to_string(id_) + ": " + op +
                   " abandoned: another VP failed or the run deadlocked");
   if (fault_messages_ < 0) return;
   if (const detail::FaultHook hook = fault_hook.load(std::memory_order_relaxed)) {
-    detail::FaultSite site{*this, detail::FaultPoint::message, call_, ++fault_messages_};
+    detail::FaultSite site{proc_, detail::FaultPoint::message, call_, ++fault_messages_};
     hook(site);
   }
 }
 
-void Proc::begin_call(const MessageTag& tag) {
+void Port::begin_call(const MessageTag& tag) {
   call_ = tag;
   detail::publish_calls(fabric_->state(id_), {call_, last_call_});
   if (const detail::FaultHook hook = fault_hook.load(std::memory_order_relaxed)) [[unlikely]] {
-    detail::FaultSite site{*this, detail::FaultPoint::call_entry, call_};
+    detail::FaultSite site{proc_, detail::FaultPoint::call_entry, call_};
     hook(site);
     if (site.watch_messages && fault_messages_ < 0) {
       fault_messages_ = 0;
@@ -109,7 +113,7 @@ void Proc::begin_call(const MessageTag& tag) {
   }
 }
 
-void Proc::end_call() noexcept {
+void Port::end_call() noexcept {
   if (fault_messages_ >= 0) {
     fault_messages_ = -1;
     fabric_->watch_messages(false);
@@ -179,7 +183,7 @@ std::string detail::describe_disagreement(int me, const char* op, const MessageT
 // The members of the call's group that have published a header for the same call (group and
 // sequence), grouped by header: agreement is one header. The group's members come from this
 // VP's own table, so that only real members are compared.
-std::string Proc::disagreement(const MessageTag& tag) const {
+std::string Port::disagreement(const MessageTag& tag) const {
   const detail::GroupInfo* group = groups_->find(tag.group);
   if (group == nullptr || group->size <= 1) return {};
   const auto same_call = [&](const MessageTag& t) {
@@ -219,7 +223,7 @@ std::string Proc::disagreement(const MessageTag& tag) const {
   return detail::describe_disagreement(id_, operation_name(), tag, seen, topology());
 }
 
-void Proc::throw_stuck(int src, bool collective, const std::string& head) {
+void Port::throw_stuck(int src, bool collective, const std::string& head) {
   // Blocked again while the others settle, so that the picture shows this VP's wait too.
   detail::VpState& me = fabric_->state(id_);
   me.waiting_for.store(src, std::memory_order_relaxed);
@@ -235,13 +239,13 @@ void Proc::throw_stuck(int src, bool collective, const std::string& head) {
   throw Deadlock("deadlock: " + head + ". Every VP: " + waits);
 }
 
-void Proc::throw_size_mismatch(int src, const char* op, std::uint64_t got, std::size_t want) const {
+void Port::throw_size_mismatch(int src, const char* op, std::uint64_t got, std::size_t want) const {
   throw SizeMismatch("VP " + std::to_string(id_) + ": " + op + " from VP " + std::to_string(src) +
                      " expected " + std::to_string(want) + " bytes but the message has " +
                      std::to_string(got) + " bytes");
 }
 
-void Proc::throw_tag_mismatch(int src, const MessageTag& got, const MessageTag& want) {
+void Port::throw_tag_mismatch(int src, const MessageTag& got, const MessageTag& want) {
   const char* what = operation_ != nullptr ? operation_ : "recv";
   // A point-to-point receive can take src's later messages only after this collective one,
   // which only this VP's own collective call takes: the program deadlocks.
@@ -293,7 +297,7 @@ bool await_receiver(detail::Fabric& fabric, int me, int dest, detail::Channel& c
 
 }  // namespace
 
-Proc::Route& Proc::route_to(int dest) {
+Port::Route& Port::route_to(int dest) {
   Route& route = out_routes_[static_cast<std::size_t>(dest) % kRoutes];
   if (route.peer != dest) {
     const Topology& topo = topology();
@@ -305,13 +309,13 @@ Proc::Route& Proc::route_to(int dest) {
   return route;
 }
 
-Channel& Proc::channel_from(int src) {
+Channel& Port::channel_from(int src) {
   Route& route = in_routes_[static_cast<std::size_t>(src) % kRoutes];
   if (route.peer != src) route = Route{src, -1, -1, 0, &fabric_->channel(src, id_)};
   return *route.channel;
 }
 
-void Proc::post_send(int dest, std::span<const std::byte> data, const MessageTag& tag,
+void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag& tag,
                      double start) {
   const CostModel& model = options().model;
   const auto m = static_cast<double>(data.size());
@@ -349,7 +353,7 @@ void Proc::post_send(int dest, std::span<const std::byte> data, const MessageTag
 
 // A message to dest counts on the link in `slot` when dest is a neighbour (slot >= 0), else on
 // every link of its route.
-void Proc::count_route(int dest, int slot, std::uint64_t bytes, std::uint64_t messages) noexcept {
+void Port::count_route(int dest, int slot, std::uint64_t bytes, std::uint64_t messages) noexcept {
   if (slot >= 0) return fabric_->count_link_slot(id_, slot, bytes, messages);
   const Topology& topo = topology();
   for (int from = id_; from != dest;) {
@@ -359,12 +363,12 @@ void Proc::count_route(int dest, int slot, std::uint64_t bytes, std::uint64_t me
   }
 }
 
-void Proc::check_not_meeting(int peer, const MessageTag& tag, const char* what) const {
+void Port::check_not_meeting(int peer, const MessageTag& tag, const char* what) const {
   const std::uint32_t meeting = fabric_->state(peer).meeting.load(std::memory_order_acquire);
   if (meeting != 0 && meeting >= tag.sequence) throw_meeting_mismatch(peer, tag, what, meeting);
 }
 
-void Proc::throw_meeting_mismatch(int peer, const MessageTag& tag, const char* what,
+void Port::throw_meeting_mismatch(int peer, const MessageTag& tag, const char* what,
                                   std::uint32_t meeting) const {
   const char* theirs = fabric_->state(peer).operation.load(std::memory_order_relaxed);
   throw CollectiveMismatch(
@@ -375,7 +379,7 @@ void Proc::throw_meeting_mismatch(int peer, const MessageTag& tag, const char* w
       "): the VPs disagree on the collective, its count or algorithm");
 }
 
-void Proc::send_bytes(int dest, std::span<const std::byte> data, const MessageTag& tag) {
+void Port::send_bytes(int dest, std::span<const std::byte> data, const MessageTag& tag) {
   check_peer(dest, "send", data.size());
   const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
   const double start = departure(dest);
@@ -387,7 +391,7 @@ void Proc::send_bytes(int dest, std::span<const std::byte> data, const MessageTa
 
 // When a send to dest leaves: one port (the book's default), when the VP is free; all ports
 // (CostModel::all_port, Grama et al. section 4.7), when the first link of its route is.
-double Proc::departure(int dest) {
+double Port::departure(int dest) {
   if (!options().model.all_port) return clock_;
   const Route& route = route_to(dest);
   return std::max(clock_, ports_[static_cast<std::size_t>(route.port)]);
@@ -395,7 +399,7 @@ double Proc::departure(int dest) {
 
 // The send to dest that left at start has taken its ts + tw*m: of the VP (one port) or of the
 // first link of its route (all ports: the VP may start another send on another link at once).
-void Proc::sent(int dest, double start, std::size_t bytes) {
+void Port::sent(int dest, double start, std::size_t bytes) {
   const CostModel& model = options().model;
   const double done = start + model.ts + model.tw * static_cast<double>(bytes);
   if (!model.all_port) {
@@ -406,7 +410,7 @@ void Proc::sent(int dest, double start, std::size_t bytes) {
 }
 
 // All ports: the run ends for a VP when its last send has left too.
-void Proc::settle_ports() noexcept {
+void Port::settle_ports() noexcept {
   for (const double free : ports_) clock_ = std::max(clock_, free);
 }
 
@@ -420,11 +424,11 @@ constexpr std::chrono::milliseconds kRecheck{25};
 }  // namespace
 
 template <class Ready>
-Proc::Wait Proc::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_meeting,
+Port::Wait Port::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_meeting,
                             Ready&& ready) {
   detail::VpState& me = fabric_->state(id_);
   const detail::VpState& peer = fabric_->state(src);
-  // src meets in this collective call or a later one (Proc::meet): it sends no more for this one.
+  // src meets in this collective call or a later one (Port::meet): it sends no more for this one.
   auto peer_left = [&] {
     if (tag.kind == 0 || tag.group != 0) return false;
     peer_meeting = peer.meeting.load(std::memory_order_acquire);
@@ -465,7 +469,7 @@ Proc::Wait Proc::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
     // Oversubscribed: hand the core to a VP on it that can run, else poll; a message from
     // another core is seen at once, without the cost of a sleep and a wake-up.
     // Every quarter of it, and before each sleep, a VP in a collective compares its call
-    // with the other members' (Proc::disagreement).
+    // with the other members' (Port::disagreement).
     const auto yield_start = std::chrono::steady_clock::now();
     const auto yield_until = yield_start + fabric_->yield_time();
     auto next_check = yield_start + fabric_->yield_time() / 4;
@@ -520,12 +524,12 @@ Proc::Wait Proc::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
   }
 }
 
-void Proc::throw_abandoned(int src) const {
+void Port::throw_abandoned(int src) const {
   throw Aborted("VP " + std::to_string(id_) + ": " + operation_name() + " from VP " +
                 std::to_string(src) + " abandoned: another VP failed or the run deadlocked");
 }
 
-void Proc::recv_bytes(int src, std::span<std::byte> data, const MessageTag& tag) {
+void Port::recv_bytes(int src, std::span<std::byte> data, const MessageTag& tag) {
   check_peer(src, "recv", data.size());
   const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
   const double model_begin = clock_;
@@ -536,7 +540,7 @@ void Proc::recv_bytes(int src, std::span<std::byte> data, const MessageTag& tag)
   if (options().trace) record(Event::Kind::recv, src, data.size(), wall_begin, model_begin, "recv");
 }
 
-void Proc::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
+void Port::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
                           std::span<std::byte> in, const MessageTag& tag) {
   check_peer(dest, "sendrecv", out.size());
   check_peer(src, "sendrecv", in.size());
@@ -563,7 +567,7 @@ void Proc::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
 
 // Receives the next message from src into data and returns its model arrival time. `posted`:
 // the caller already posted data as a receive buffer on channel.
-double Proc::receive(Channel& channel, int src, std::span<std::byte> data, const MessageTag& tag,
+double Port::receive(Channel& channel, int src, std::span<std::byte> data, const MessageTag& tag,
                      bool posted) {
   auto take = [&](const Envelope& envelope) {
     if (!(envelope.tag == tag)) throw_tag_mismatch(src, envelope.tag, tag);
@@ -620,16 +624,16 @@ double Proc::receive(Channel& channel, int src, std::span<std::byte> data, const
   return take(*channel.front());
 }
 
-const char* Proc::operation_name() const noexcept {
+const char* Port::operation_name() const noexcept {
   return operation_ != nullptr ? operation_ : "recv";
 }
 
-void Proc::note_received() noexcept {
+void Port::note_received() noexcept {
   auto& received = fabric_->state(id_).received;
   received.store(received.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
-void Proc::record(Event::Kind kind, int peer, std::uint64_t bytes, double wall_begin,
+void Port::record(Event::Kind kind, int peer, std::uint64_t bytes, double wall_begin,
                   double model_begin, const char* name) {
   Event e;
   e.kind = kind;
@@ -645,7 +649,7 @@ void Proc::record(Event::Kind kind, int peer, std::uint64_t bytes, double wall_b
   events_.push_back(e);
 }
 
-void Proc::begin_span(const char* name, const char* algo, std::uint64_t bytes,
+void Port::begin_span(const char* name, const char* algo, std::uint64_t bytes,
                       std::uint32_t group) noexcept {
   operation_ = name;
   if (!options().trace) return;
@@ -665,13 +669,30 @@ void Proc::begin_span(const char* name, const char* algo, std::uint64_t bytes,
   }
 }
 
-void Proc::end_span() noexcept {
+void Port::end_span() noexcept {
   operation_ = nullptr;
   if (open_spans_.empty()) return;
   Event& e = events_[open_spans_.back()];
   open_spans_.pop_back();
   e.wall_end = fabric_->seconds_since_start();
   e.model_end = clock_;
+}
+
+// The user's Proc: the user's API, each call forwarded to the port (defined in this file, so
+// that the compiler may fold the two into one).
+const Topology& Proc::topology() const noexcept { return port_->topology(); }
+const Options& Proc::options() const noexcept { return port_->options(); }
+double Proc::clock() const noexcept { return port_->clock(); }
+
+void Proc::send_bytes(int dest, std::span<const std::byte> data) {
+  port_->send_bytes(dest, data, MessageTag{});
+}
+void Proc::recv_bytes(int src, std::span<std::byte> data) {
+  port_->recv_bytes(src, data, MessageTag{});
+}
+void Proc::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
+                          std::span<std::byte> in) {
+  port_->sendrecv_bytes(dest, out, src, in, MessageTag{});
 }
 
 }  // namespace hypercomm

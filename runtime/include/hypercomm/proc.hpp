@@ -1,31 +1,21 @@
 // A virtual processor as its SPMD body sees it (API.md, "A virtual processor").
 #pragma once
 
-#include <array>
 #include <concepts>
 #include <cstddef>
-#include <cstdint>
-#include <hypercomm/message.hpp>
 #include <hypercomm/options.hpp>
-#include <hypercomm/report.hpp>
 #include <hypercomm/topology.hpp>
-#include <memory>
 #include <ranges>
 #include <span>
-#include <string>
 #include <type_traits>
-#include <vector>
 
 namespace hypercomm {
 
 class Group;
 
 namespace detail {
-class Fabric;
-class Channel;
-struct GroupTable;
-struct GroupAccess;
-}  // namespace detail
+class Port;
+}
 
 // Any contiguous range of a trivially copyable type: std::vector, std::array, std::span, ...
 template <class R>
@@ -46,10 +36,10 @@ template <MutableMessageRange R>
   return std::as_writable_bytes(std::span(std::ranges::data(r), std::ranges::size(r)));
 }
 
-class alignas(64) Proc {
+// The user's API of a VP and nothing else: what the collectives need besides lives behind the
+// runtime (detail::Port, not installed), and so does every piece of the VP's state.
+class Proc {
  public:
-  Proc(detail::Fabric& fabric, int id);
-  ~Proc();
   Proc(const Proc&) = delete;
   Proc& operator=(const Proc&) = delete;
 
@@ -57,27 +47,27 @@ class alignas(64) Proc {
   [[nodiscard]] int size() const noexcept { return size_; }
   [[nodiscard]] const Topology& topology() const noexcept;
   [[nodiscard]] const Options& options() const noexcept;
-  [[nodiscard]] double clock() const noexcept { return clock_; }
+  [[nodiscard]] double clock() const noexcept;  // this VP's model time
 
   // Buffered: copies the message (or hands it to a receiver already waiting) and returns.
   template <MessageRange R>
   void send(int dest, const R& data) {
-    send_bytes(dest, as_bytes_of(data), MessageTag{});
+    send_bytes(dest, as_bytes_of(data));
   }
   // Blocks for the next message from src; FIFO per (src, dest); its size must match.
   template <MutableMessageRange R>
   void recv(int src, R&& data) {
-    recv_bytes(src, as_writable_bytes_of(data), MessageTag{});
+    recv_bytes(src, as_writable_bytes_of(data));
   }
   // Exchange with one partner; deadlock-free; transfers overlap in the cost model.
   template <MessageRange S, MutableMessageRange R>
   void sendrecv(int partner, const S& out, R&& in) {
-    sendrecv_bytes(partner, as_bytes_of(out), partner, as_writable_bytes_of(in), MessageTag{});
+    sendrecv_bytes(partner, as_bytes_of(out), partner, as_writable_bytes_of(in));
   }
   // Send to dest and receive from src in one overlapped step (MPI_Sendrecv).
   template <MessageRange S, MutableMessageRange R>
   void sendrecv(int dest, const S& out, int src, R&& in) {
-    sendrecv_bytes(dest, as_bytes_of(out), src, as_writable_bytes_of(in), MessageTag{});
+    sendrecv_bytes(dest, as_bytes_of(out), src, as_writable_bytes_of(in));
   }
 
   // Groups (API.md, "Groups"; group.hpp): the whole machine, this VP's mesh row and column
@@ -89,136 +79,17 @@ class alignas(64) Proc {
   [[nodiscard]] Group column();
   [[nodiscard]] Group subcube(unsigned mask);
 
-  // Byte-level point-to-point with a message header, used by the collectives.
-  void send_bytes(int dest, std::span<const std::byte> data, const MessageTag& tag);
-  void recv_bytes(int src, std::span<std::byte> data, const MessageTag& tag);
-  void sendrecv_bytes(int dest, std::span<const std::byte> out, int src, std::span<std::byte> in,
-                      const MessageTag& tag);
-
-  // Collective bookkeeping: trace spans.
-  void begin_span(const char* name, const char* algo, std::uint64_t bytes,
-                  std::uint32_t group = 0) noexcept;
-  void end_span() noexcept;
-  // The collective call this VP is in (its header), published until end_call so that the VPs
-  // that wait in the same call compare theirs with it and raise CollectiveMismatch at once
-  // rather than after the deadlock timeout. Twice per collective call, never per message.
-  // begin_call throws only what a test's fault hook throws (runtime/src/faults.hpp).
-  void begin_call(const MessageTag& tag);
-  void end_call() noexcept;
-  // Names the operation a blocked VP is in, for Deadlock reports (a static string).
-  void set_operation(const char* name) noexcept { operation_ = name; }
-
-  // A symmetric collective's exchange rounds: in round k VP id sends `bytes` bytes to
-  // to(id, k, p) and receives as many from from(id, k, p), all VPs at once.
-  struct Rounds {
-    int count = 0;
-    std::size_t bytes = 0;
-    int (*to)(int id, int round, int p) = nullptr;
-    int (*from)(int id, int round, int p) = nullptr;
-  };
-  // Folds every VP's input (inputs[i] is VP i's) into result; `context` is the caller's;
-  // scratch holds ceil(log2 p) * result.size() bytes, for the partial folds of a tree.
-  using Combine = void (*)(const void* context, std::span<const void* const> inputs,
-                           std::span<std::byte> result, std::span<std::byte> scratch);
-  // When VPs outnumber cores, a small symmetric collective (a barrier, a small all-reduce) is
-  // cheaper as one meeting in shared memory than as its rounds of messages: each message costs
-  // a switch between the VPs of a core, a meeting about one. meet() runs the collective so, if
-  // it may: every VP calls it with the same tag; the last to arrive checks that the tags agree
-  // (CollectiveMismatch), folds the inputs into one result, advances every VP's model clock and
-  // counts the messages and link traffic exactly as the rounds would have, then releases the
-  // others; each VP copies the result into out. It returns false, having done nothing, when it
-  // may not: one VP per core (messages are cheaper there), or a run that records operations or
-  // traces (they show the book's messages). Every VP of a run decides alike.
-  [[nodiscard]] bool meet(const MessageTag& tag, const Rounds& rounds, const void* input,
-                          Combine combine, const void* context, std::span<std::byte> out);
-
  private:
-  friend class detail::Fabric;
-  friend struct detail::GroupAccess;
-  void reset_for_run() noexcept;
-  void post_send(int dest, std::span<const std::byte> data, const MessageTag& tag, double start);
-  void check_peer(int peer, const char* op, std::size_t bytes);
-  void attend(std::uint32_t attention, const char* op);
-  // In a wait of collective call `tag`: empty while every member of its group that is in (or
-  // has left) the same call agrees on its header, else the CollectiveMismatch message naming the
-  // headers and the VPs that hold them. Reads the members' published calls (begin_call).
-  [[nodiscard]] std::string disagreement(const MessageTag& tag) const;
-  // The run is stuck (this VP waits for src in vain): after Fabric::settle, throws
-  // CollectiveMismatch (in a collective) or Deadlock, `head` then what every VP waits for
-  // (Fabric::describe_waits); Aborted when another VP failed meanwhile.
-  [[noreturn]] void throw_stuck(int src, bool collective, const std::string& head);
-  double receive(detail::Channel& channel, int src, std::span<std::byte> data,
-                 const MessageTag& tag, bool posted);
-  [[nodiscard]] const char* operation_name() const noexcept;
-  void note_received() noexcept;
-  void record(Event::Kind kind, int peer, std::uint64_t bytes, double wall_begin,
-              double model_begin, const char* name);
-  [[noreturn]] void throw_size_mismatch(int src, const char* op, std::uint64_t got,
-                                        std::size_t want) const;
-  [[noreturn]] void throw_tag_mismatch(int src, const MessageTag& got, const MessageTag& want);
-  enum class Wait : std::uint8_t { ready, aborted, peer_finished, peer_meeting, mismatch };
-  // Waits for a message of collective call `tag.sequence` from src (Wait::peer_meeting, with
-  // the call src meets in, when src meets in that call or a later one: it will not send).
-  template <class Ready>
-  Wait wait_until(int src, const MessageTag& tag, std::uint32_t& peer_meeting, Ready&& ready);
-  [[noreturn]] void throw_abandoned(int src) const;
-  // Throws CollectiveMismatch when peer meets in a collective this VP's call `sequence` will
-  // never join (it called that one, or a later one, in shared memory: Proc::meet).
-  void check_not_meeting(int peer, const MessageTag& tag, const char* what) const;
-  [[noreturn]] void throw_meeting_mismatch(int peer, const MessageTag& tag, const char* what,
-                                           std::uint32_t meeting) const;
-  [[nodiscard]] double departure(int dest);
-  void sent(int dest, double start, std::size_t bytes);
-  void settle_ports() noexcept;
-  void count_route(int dest, int slot, std::uint64_t bytes, std::uint64_t messages = 1) noexcept;
-  // The link traffic of this run's meetings, counted once at its end (Fabric::run): the
-  // messages of a meeting's rounds are known from its pattern, and routed rounds cross many
-  // links, which would cost a meeting more than the meeting itself.
-  void count_meetings() noexcept;
-  void conclude_meeting(const Rounds& rounds, Combine combine, const void* context,
-                        std::size_t result_bytes);
-  void wait_for_meeting(std::uint32_t generation, const MessageTag& tag);
-  void tally_meeting(const Rounds& rounds);
+  friend class detail::Port;  // which makes and owns every Proc
+  Proc(detail::Port& port, int id, int size) noexcept : port_(&port), id_(id), size_(size) {}
 
-  // The last peers' routes and channels, so that a message to a recent peer skips the
-  // topology arithmetic and the channel table (channels live as long as the Machine).
-  struct Route {
-    int peer = -1;
-    int slot = -1;  // the link slot from this VP (send side), -1 when not a neighbour
-    int port = -1;  // the link slot of the route's first link (send side)
-    int hops = 0;
-    detail::Channel* channel = nullptr;
-  };
-  static constexpr std::size_t kRoutes = 8;
-  Route& route_to(int dest);
-  detail::Channel& channel_from(int src);
+  void send_bytes(int dest, std::span<const std::byte> data);
+  void recv_bytes(int src, std::span<std::byte> data);
+  void sendrecv_bytes(int dest, std::span<const std::byte> out, int src, std::span<std::byte> in);
 
-  detail::Fabric* fabric_;
-  std::array<Route, kRoutes> out_routes_{};
-  std::array<Route, kRoutes> in_routes_{};
+  detail::Port* port_;
   int id_;
   int size_;
-  double clock_ = 0;
-  std::vector<double> ports_;  // all ports: when each outgoing link is free again
-  std::unique_ptr<detail::GroupTable> groups_;
-  const char* operation_ = nullptr;
-  MessageTag call_{};        // the collective call this VP is in (kind 0: none)
-  MessageTag last_call_{};   // the last one it left
-  std::string problem_;      // a wait's CollectiveMismatch message (Wait::mismatch)
-  int fault_messages_ = -1;  // the messages of this call so far, when a fault hook watches them
-  std::uint64_t messages_sent_ = 0;
-  std::uint64_t bytes_sent_ = 0;
-  std::vector<Event> events_;
-  std::vector<CommOp> operations_;
-  bool recording_ = false;
-  std::vector<std::size_t> open_spans_;
-  struct MeetingTally {  // `times` meetings of `count` rounds to to(id, k, p), `bytes` in all
-    int (*to)(int id, int round, int p);
-    int count;
-    std::uint64_t times;
-    std::uint64_t bytes;
-  };
-  std::vector<MeetingTally> meetings_;
 };
 
 }  // namespace hypercomm
