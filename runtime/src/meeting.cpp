@@ -39,12 +39,11 @@ void play_rounds(const Port::Rounds& rounds, const CostModel& model, const Topol
     for (int j = 0; j < p; ++j) {
       const int src = rounds.from(j, k, p);
       const double sent = seats[static_cast<std::size_t>(src)].clock;
-      double arrival = sent + model.ts + model.tw * m;
-      if (model.th != 0) {
-        const int hops = topology.link_slot(src, j) >= 0 ? 1 : topology.distance(src, j);
-        arrival += model.th * hops;
-      }
-      const double own = seats[static_cast<std::size_t>(j)].clock + model.ts + model.tw * m;
+      const int hops = model.th == 0                     ? 0
+                       : topology.link_slot(src, j) >= 0 ? 1
+                                                         : topology.distance(src, j);
+      const double arrival = model.arrival(sent, m, hops);
+      const double own = model.sent(seats[static_cast<std::size_t>(j)].clock, m);
       next[static_cast<std::size_t>(j)] = std::max(own, arrival);
     }
     for (int j = 0; j < p; ++j)

@@ -325,8 +325,7 @@ void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag
     check_not_meeting(dest, tag, "sends to");
   const Route& route = route_to(dest);
   const int slot = route.slot;
-  const Envelope envelope{data.size(), start + model.ts + model.tw * m + model.th * route.hops,
-                          tag};
+  const Envelope envelope{data.size(), model.arrival(start, m, route.hops), tag};
 
   Channel& channel = *route.channel;
   if (!fabric_->local(dest)) {
@@ -401,7 +400,7 @@ double Port::departure(int dest) {
 // first link of its route (all ports: the VP may start another send on another link at once).
 void Port::sent(int dest, double start, std::size_t bytes) {
   const CostModel& model = options().model;
-  const double done = start + model.ts + model.tw * static_cast<double>(bytes);
+  const double done = model.sent(start, static_cast<double>(bytes));
   if (!model.all_port) {
     clock_ = done;
     return;

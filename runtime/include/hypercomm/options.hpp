@@ -29,6 +29,17 @@ struct CostModel {
   // A VP may send on all its links at once (Grama et al. section 4.7); off: one port, a VP's
   // sends follow one another.
   bool all_port = false;
+
+  // The rule (API.md, "Cost model"), written once: the runtime, meetings and replay use these.
+  // A message of `bytes` bytes that leaves at `start` occupies its sender (one port) or the
+  // first link of its route (all ports) until sent(start, bytes) = start + ts + tw*m, and
+  // arrives over `hops` links at arrival(start, bytes, hops) = start + ts + tw*m + th*hops.
+  [[nodiscard]] constexpr double sent(double start, double bytes) const noexcept {
+    return start + ts + tw * bytes;
+  }
+  [[nodiscard]] constexpr double arrival(double start, double bytes, int hops) const noexcept {
+    return start + ts + tw * bytes + th * hops;
+  }
 };
 
 struct Options {
