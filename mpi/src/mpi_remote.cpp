@@ -192,18 +192,18 @@ std::span<const std::byte> bytes_of(std::string_view text) {
 }
 }  // namespace
 
-void MpiRemote::rescan_outgoing(Fabric& fabric) {
+// The channels created since the last look that lead from a VP here to one elsewhere (a
+// channel's receiver creates it as often as its sender: both ends look it up).
+void MpiRemote::add_outgoing(Fabric& fabric) {
   outgoing_epoch_ = fabric.channel_epoch();
-  outgoing_.clear();
-  for (int src = first_; src < last_; ++src)
-    for (int dst = 0; dst < blocks_.vps; ++dst)
-      if (!fabric.local(dst))
-        if (Channel* channel = fabric.find_channel(src, dst))
-          outgoing_.push_back({src, dst, blocks_.owner(dst), channel});
+  channels_seen_ = fabric.channels_since(channels_seen_, [&](int src, int dst, Channel& channel) {
+    if (fabric.local(src) && !fabric.local(dst))
+      outgoing_.push_back({src, dst, blocks_.owner(dst), &channel});
+  });
 }
 
 bool MpiRemote::forward_outgoing(Fabric& fabric) {
-  if (fabric.channel_epoch() != outgoing_epoch_) rescan_outgoing(fabric);
+  if (fabric.channel_epoch() != outgoing_epoch_) add_outgoing(fabric);
   bool moved = false;
   for (const Outgoing& out : outgoing_) {
     while (const Envelope* envelope = out.channel->front()) {
@@ -448,6 +448,7 @@ void MpiRemote::serve(Fabric& fabric) {
     delivered_ = 0;
     abort_announced_ = false;
     outgoing_.clear();
+    channels_seen_ = 0;
     outgoing_epoch_ = ~0ull;
     status_sent_ = false;
     last_status_ = {};

@@ -122,7 +122,7 @@ class MpiRemote final : public hypercomm::detail::Remote {
   // polls MPI for it rather than nap).
   [[nodiscard]] bool remote_sleeper(const Fabric& fabric) const noexcept;
   [[nodiscard]] bool forward_outgoing(Fabric& fabric);
-  void rescan_outgoing(Fabric& fabric);
+  void add_outgoing(Fabric& fabric);
   [[nodiscard]] bool receive_all(Fabric& fabric);
   void handle(Fabric& fabric, int from, std::span<const std::byte> data);
   void receive_large(Fabric& fabric, int from, const Header& header);
@@ -156,7 +156,8 @@ class MpiRemote final : public hypercomm::detail::Remote {
   std::vector<int> finished_;  // a pass's scratch: VPs seen finished
 
   // Per run.
-  std::vector<Outgoing> outgoing_;
+  std::vector<Outgoing> outgoing_;  // this process's channels to VPs of other processes
+  std::size_t channels_seen_ = 0;   // the fabric's channels looked at for outgoing_
   std::uint64_t outgoing_epoch_ = ~0ull;
   std::deque<InFlight> in_flight_;
   std::vector<bool> announced_;   // this process's VPs whose finish was sent

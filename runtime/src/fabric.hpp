@@ -243,15 +243,19 @@ class Fabric {
   [[nodiscard]] std::uint32_t remaining() const noexcept {
     return remaining_.load(std::memory_order_acquire);
   }
-  // Grows whenever a channel is created (the Remote rescans for channels to other processes).
+  // Grows whenever a channel is created (the Remote then looks at the new ones).
   [[nodiscard]] std::uint64_t channel_epoch() const noexcept {
     return channel_epoch_.load(std::memory_order_acquire);
   }
-  // The channel src -> dst if it exists (no creation), else nullptr.
-  [[nodiscard]] Channel* find_channel(int src, int dst) const noexcept {
-    if (ChannelRow* row = rows_[static_cast<std::size_t>(src)].load(std::memory_order_acquire))
-      return (*row)[static_cast<std::size_t>(dst)].load(std::memory_order_acquire);
-    return nullptr;
+  // Calls f(src, dst, channel) for each channel created after the first `seen` (in the order of
+  // creation) and returns how many there are now: the Remote's way to its channels to other
+  // processes, each looked at once however many VPs and channels the machine has.
+  template <class F>
+  std::size_t channels_since(std::size_t seen, F&& f) {
+    const std::lock_guard lock(create_mutex_);
+    for (std::size_t i = seen; i < channels_.size(); ++i)
+      f(channels_[i].src, channels_[i].dst, *channels_[i].channel);
+    return channels_.size();
   }
   // Whether every unfinished VP of this process waits (none runs); `progress` sums their
   // received messages; `in_collectives`: every waiting one waits inside a collective.
