@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <hypercomm/hypercomm.hpp>
 #include <numeric>
@@ -590,4 +591,49 @@ TEST_CASE("bad options are rejected with a clear error") {
   hc::Options z;
   z.deadlock_timeout = std::chrono::seconds(0);
   CHECK_THROWS_AS(hc::Machine(hc::Topology::ring(2), z), hc::Error);
+}
+
+TEST_CASE("the transport is chosen when a Machine starts, from HYPERCOMM_TRANSPORT") {
+  // Restores the variable as found: ctest runs this binary on both transports.
+  const char* found = std::getenv("HYPERCOMM_TRANSPORT");
+  const std::string before = found != nullptr ? found : "";
+  struct Restore {
+    bool had;
+    std::string value;
+    ~Restore() {
+      if (had)
+        setenv("HYPERCOMM_TRANSPORT", value.c_str(), 1);
+      else
+        unsetenv("HYPERCOMM_TRANSPORT");
+    }
+  } restore{found != nullptr, before};
+
+  for (const char* name : {"shared_memory", "locked"}) {
+    CAPTURE(name);
+    setenv("HYPERCOMM_TRANSPORT", name, 1);
+    hc::Machine m(hc::Topology::ring(4));
+    std::vector<int> got(4, -1);
+    // Small and large messages (the large ones take the hand-over path where there is one).
+    m.run([&](hc::Proc& vp) {
+      const int p = vp.size();
+      std::vector<int> big(4096, vp.id()), from_left(4096);
+      vp.sendrecv((vp.id() + 1) % p, big, (vp.id() + p - 1) % p, from_left);
+      int left = -1;
+      vp.sendrecv((vp.id() + 1) % p, std::array{vp.id()}, (vp.id() + p - 1) % p,
+                  std::span(&left, 1));
+      got[static_cast<std::size_t>(vp.id())] = from_left.back() == left ? left : -2;
+    });
+    for (int i = 0; i < 4; ++i) CHECK(got[static_cast<std::size_t>(i)] == (i + 3) % 4);
+  }
+
+  setenv("HYPERCOMM_TRANSPORT", "carrier_pigeon", 1);
+  try {
+    hc::Machine m(hc::Topology::ring(4));
+    FAIL("a Machine started on an unknown transport");
+  } catch (const hc::Error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("HYPERCOMM_TRANSPORT is 'carrier_pigeon'") != std::string::npos);
+    CHECK(what.find("shared_memory") != std::string::npos);
+    CHECK(what.find("locked") != std::string::npos);
+  }
 }

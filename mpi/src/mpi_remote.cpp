@@ -96,7 +96,7 @@ void MpiRemote::progress() noexcept {
 // A large message from a VP that may call MPI, sent from the VP's own buffer, so that it is not
 // copied into the channel and out again: its header, then its payload as the next MPI message
 // to that process (the mutex is held between the two: nothing comes between them).
-bool MpiRemote::send(int src, int dst, Channel& /*channel*/, const Envelope& envelope,
+bool MpiRemote::send(int src, int dst, Link& /*channel*/, const Envelope& envelope,
                      std::span<const std::byte> payload) {
   // Only where each thread has a core: the sender waits for the whole transfer, which under
   // oversubscription takes a switch to the receiving process per fragment (MPICH's pipeline
@@ -196,7 +196,7 @@ std::span<const std::byte> bytes_of(std::string_view text) {
 // channel's receiver creates it as often as its sender: both ends look it up).
 void MpiRemote::add_outgoing(Fabric& fabric) {
   outgoing_epoch_ = fabric.channel_epoch();
-  channels_seen_ = fabric.channels_since(channels_seen_, [&](int src, int dst, Channel& channel) {
+  channels_seen_ = fabric.channels_since(channels_seen_, [&](int src, int dst, Link& channel) {
     if (fabric.local(src) && !fabric.local(dst))
       outgoing_.push_back({src, dst, blocks_.owner(dst), &channel});
   });
@@ -255,10 +255,18 @@ void MpiRemote::receive_large(Fabric& fabric, int from, const Header& header) {
     throw Error("hypercomm::mpi: a large message from process " + std::to_string(from) + " has " +
                 std::to_string(size) + " bytes where its header says " +
                 std::to_string(header.envelope.size));
-  Channel& channel = fabric.channel(header.src, header.dst);
-  const bool straight = channel.try_hand_over_with(header.envelope, [&](std::span<std::byte> to) {
-    check(MPI_Mrecv(to.data(), count, MPI_BYTE, &found, MPI_STATUS_IGNORE), "MPI_Mrecv");
-  });
+  Link& channel = fabric.channel(header.src, header.dst);
+  struct Matched {
+    MPI_Message* found;
+    int count;
+  } matched{&found, count};
+  const bool straight = channel.try_hand_over_with(
+      header.envelope,
+      [](void* context, std::span<std::byte> to) {
+        const Matched& m = *static_cast<const Matched*>(context);
+        check(MPI_Mrecv(to.data(), m.count, MPI_BYTE, m.found, MPI_STATUS_IGNORE), "MPI_Mrecv");
+      },
+      &matched);
   if (!straight) {
     if (staging_.size() < size) staging_.resize(size);
     check(MPI_Mrecv(staging_.data(), count, MPI_BYTE, &found, MPI_STATUS_IGNORE), "MPI_Mrecv");
@@ -275,7 +283,7 @@ void MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data
   switch (header.kind) {
     case Kind::message: {
       // This thread is the only producer of the channels from VPs of other processes.
-      Channel& channel = fabric.channel(header.src, header.dst);
+      Link& channel = fabric.channel(header.src, header.dst);
       if (body.size() < hypercomm::detail::kHandOverBytes ||
           !channel.try_hand_over(header.envelope, body))
         channel.push(header.envelope, body);

@@ -37,7 +37,7 @@
 
 namespace hypercomm::mpi::detail {
 
-using hypercomm::detail::Channel;
+using hypercomm::detail::Link;
 using hypercomm::detail::Fabric;
 
 // Contiguous blocks: process k runs VPs [first(k), first(k + 1)), the first p mod n one more.
@@ -66,7 +66,7 @@ class MpiRemote final : public hypercomm::detail::Remote {
   void outgoing() noexcept override;
   void progress() noexcept override;
   void sleeping() noexcept override;
-  bool send(int src, int dst, Channel& channel, const hypercomm::detail::Envelope& envelope,
+  bool send(int src, int dst, Link& channel, const hypercomm::detail::Envelope& envelope,
             std::span<const std::byte> payload) override;
   void serve(Fabric& fabric) override;
   Report combine(Report local, std::exception_ptr error, const std::string& problem) override;
@@ -91,7 +91,7 @@ class MpiRemote final : public hypercomm::detail::Remote {
   };
   struct Outgoing {
     int src, dst, process;
-    Channel* channel;
+    Link* channel;
   };
   // A message's bytes; recycled once MPI has sent them, so that a message allocates nothing.
   struct Buffer {

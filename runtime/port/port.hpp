@@ -23,7 +23,7 @@
 namespace hypercomm::detail {
 
 class Fabric;
-class Channel;
+class Link;
 struct GroupTable;
 struct GroupInfo;
 
@@ -107,7 +107,7 @@ class alignas(64) Port {
   // CollectiveMismatch (in a collective) or Deadlock, `head` then what every VP waits for
   // (Fabric::describe_waits); Aborted when another VP failed meanwhile.
   [[noreturn]] void throw_stuck(int src, bool collective, const std::string& head);
-  double receive(Channel& channel, int src, std::span<std::byte> data, const MessageTag& tag,
+  double receive(Link& channel, int src, std::span<std::byte> data, const MessageTag& tag,
                  bool posted);
   [[nodiscard]] const char* operation_name() const noexcept;
   void note_received() noexcept;
@@ -147,11 +147,11 @@ class alignas(64) Port {
     int slot = -1;  // the link slot from this VP (send side), -1 when not a neighbour
     int port = -1;  // the link slot of the route's first link (send side)
     int hops = 0;
-    Channel* channel = nullptr;
+    Link* channel = nullptr;
   };
   static constexpr std::size_t kRoutes = 8;
   Route& route_to(int dest);
-  Channel& channel_from(int src);
+  Link& channel_from(int src);
 
   Fabric* fabric_;
   std::array<Route, kRoutes> out_routes_{};

@@ -81,7 +81,7 @@ void Channel::push_overflow(const Envelope& envelope, std::span<const std::byte>
 }
 
 bool Channel::try_hand_over(const Envelope& envelope, std::span<const std::byte> payload) noexcept {
-  return try_hand_over_with(envelope, [&](std::span<std::byte> dest) {
+  return hand_over(envelope, [&](std::span<std::byte> dest) {
     if (!payload.empty()) std::memcpy(dest.data(), payload.data(), payload.size());
   });
 }

@@ -22,18 +22,11 @@
 #include <vector>
 
 #include "message.hpp"
+#include "transport.hpp"
 
 namespace hypercomm::detail {
 
 inline constexpr std::size_t kCacheLine = 64;
-
-// What travels in front of every payload.
-struct Envelope {
-  std::uint64_t size = 0;  // payload bytes
-  double arrival = 0;      // model time at which the message reaches the receiver
-  MessageTag tag{};
-};
-static_assert(sizeof(Envelope) == 32);
 
 // A heap buffer for a payload too large for a slot; recycled from consumer to producer.
 struct Block {
@@ -60,49 +53,53 @@ static_assert(kSlotSize - kInlineBytes + 16 <= kCacheLine,
 // Messages of at least this many bytes are handed straight to a receiver already waiting.
 inline constexpr std::size_t kHandOverBytes = 4096;
 // A sender of at least this many bytes whose receiver is not waiting yet waits a while for it
-// (Proc::post_send), rather than copy the message into a block that the receiver copies again.
+// (Port::post_send), rather than copy the message into a block that the receiver copies again.
 inline constexpr std::size_t kRendezvousBytes = 64 * 1024;
 
-class Channel {
+// The shared-memory transport's Link (transport.hpp).
+class Channel final : public Link {
  public:
   explicit Channel(std::size_t capacity);
-  ~Channel();
-  Channel(const Channel&) = delete;
-  Channel& operator=(const Channel&) = delete;
+  ~Channel() override;
 
   // ---- producer side (the sending VP only)
   // Copies the payload straight into a matching posted receive; false when there is none.
-  bool try_hand_over(const Envelope& envelope, std::span<const std::byte> payload) noexcept;
-  // The same, where fill(dest) writes the payload into the posted buffer itself (the Remote
-  // receives a large message from MPI straight into it); fill is called only when it matches.
-  template <class Fill>
-  bool try_hand_over_with(const Envelope& envelope, Fill&& fill);
+  bool try_hand_over(const Envelope& envelope,
+                     std::span<const std::byte> payload) noexcept override;
+  // The same, where write(context, dest) writes the payload into the posted buffer itself (the
+  // Remote receives a large message from MPI straight into it); called only when it matches.
+  bool try_hand_over_with(const Envelope& envelope, Fill write, void* context) override {
+    return hand_over(envelope, [&](std::span<std::byte> to) { write(context, to); });
+  }
   // Whether the receiver has posted a receive that no sender has taken yet.
-  [[nodiscard]] bool receiver_posted() const noexcept {
+  [[nodiscard]] bool receiver_posted() const noexcept override {
     return posted_.state.load(std::memory_order_acquire) == kPosted;
   }
   // Appends to the ring, or to the overflow list when the ring is full; never waits.
-  void push(const Envelope& envelope, std::span<const std::byte> payload);
+  void push(const Envelope& envelope, std::span<const std::byte> payload) override;
 
   // ---- consumer side (the receiving VP only)
   // The oldest message, or nullptr when none is there; valid until take_front.
-  [[nodiscard]] const Envelope* front() noexcept;
+  [[nodiscard]] const Envelope* front() noexcept override;
   // Copies the payload of front() into dest (dest.size() == its size) and removes it.
-  void take_front(std::span<std::byte> dest) noexcept;
+  void take_front(std::span<std::byte> dest) noexcept override;
 
   // A posted receive: a sender whose message is next in line (the channel is empty), has this
   // size and this tag copies it straight into buffer.
-  void post(std::span<std::byte> buffer, const MessageTag& tag) noexcept;
-  [[nodiscard]] bool post_done() const noexcept;
-  [[nodiscard]] double take_posted_arrival() noexcept;  // after post_done(); clears the post
+  void post(std::span<std::byte> buffer, const MessageTag& tag) noexcept override;
+  [[nodiscard]] bool post_done() const noexcept override;
+  [[nodiscard]] double take_posted_arrival() noexcept override;  // after post_done(); clears it
   // Withdraws the post; false when a sender has already taken it (then wait for post_done()).
-  [[nodiscard]] bool cancel_post() noexcept;
+  [[nodiscard]] bool cancel_post() noexcept override;
 
   // ---- between runs (no VP thread touches the channel)
   // Discards every pending message; returns the headers of those discarded.
-  std::vector<Envelope> drain();
+  std::vector<Envelope> drain() override;
 
  private:
+  template <class Write>
+  bool hand_over(const Envelope& envelope, Write&& write);
+
   enum PostState : std::uint32_t { kIdle, kPosted, kClaimed, kDone };
   struct Pending {
     Envelope envelope;
@@ -152,8 +149,8 @@ class Channel {
   boost::lockfree::spsc_queue<Block*, boost::lockfree::capacity<32>> returned_blocks_;
 };
 
-template <class Fill>
-bool Channel::try_hand_over_with(const Envelope& envelope, Fill&& fill) {
+template <class Write>
+bool Channel::hand_over(const Envelope& envelope, Write&& write) {
   if (posted_.state.load(std::memory_order_acquire) != kPosted) return false;
   std::uint32_t expected_state = kPosted;
   // Claim first: while claimed the receiver cannot withdraw or rewrite the post.
@@ -166,7 +163,7 @@ bool Channel::try_hand_over_with(const Envelope& envelope, Fill&& fill) {
     posted_.state.store(kPosted, std::memory_order_release);
     return false;
   }
-  fill(std::span<std::byte>(posted_.buffer, posted_.size));
+  write(std::span<std::byte>(posted_.buffer, posted_.size));
   posted_.arrival = envelope.arrival;
   posted_.state.store(kDone, std::memory_order_release);
   return true;

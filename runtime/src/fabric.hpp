@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "channel.hpp"
+#include "transport.hpp"
 
 namespace hypercomm::detail {
 
@@ -96,7 +97,7 @@ struct alignas(16) LinkCounter {
   std::atomic<std::uint64_t> bytes{0};
 };
 
-using ChannelRow = std::vector<std::atomic<Channel*>>;
+using ChannelRow = std::vector<std::atomic<Link*>>;
 
 class Fabric;
 class Port;
@@ -121,7 +122,7 @@ class Remote {
   // VP src sends a large message to VP dst of another process itself, straight from its buffer,
   // after what it queued on `channel` before: returns when the buffer may be used again, true;
   // false when the Remote takes only queued messages (the VP queues it).
-  virtual bool send(int /*src*/, int /*dst*/, Channel& /*channel*/, const Envelope& /*envelope*/,
+  virtual bool send(int /*src*/, int /*dst*/, Link& /*channel*/, const Envelope& /*envelope*/,
                     std::span<const std::byte> /*payload*/) {
     return false;
   }
@@ -174,9 +175,9 @@ class Fabric {
   [[nodiscard]] Remote* remote() const noexcept { return remote_; }
 
   // The channel src -> dst, created on first use.
-  [[nodiscard]] Channel& channel(int src, int dst) {
+  [[nodiscard]] Link& channel(int src, int dst) {
     if (ChannelRow* row = rows_[static_cast<std::size_t>(src)].load(std::memory_order_acquire)) {
-      if (Channel* c = (*row)[static_cast<std::size_t>(dst)].load(std::memory_order_acquire))
+      if (Link* c = (*row)[static_cast<std::size_t>(dst)].load(std::memory_order_acquire))
         return *c;
     }
     return create_channel(src, dst);
@@ -281,7 +282,7 @@ class Fabric {
   [[nodiscard]] bool core_wanted(int vp) const noexcept;
 
  private:
-  Channel& create_channel(int src, int dst);
+  Link& create_channel(int src, int dst);
   void vp_main(int id);
   void mark_finished(int vp) noexcept;  // status kFinished; wakes this process's waiters for it
   void finish(int id) noexcept;
@@ -297,6 +298,7 @@ class Fabric {
   int first_ = 0;  // this process's VPs: [first_, last_)
   int last_ = 0;
   Remote* remote_ = nullptr;
+  Transport transport_;  // how messages move between this process's VPs (transport.hpp)
   std::size_t channel_capacity_;
   std::chrono::nanoseconds spin_time_;
   std::chrono::nanoseconds yield_time_;
@@ -308,15 +310,16 @@ class Fabric {
   Meeting meeting_;
   std::vector<std::unique_ptr<Port>> ports_;  // one per VP, each with its user's Proc
 
-  // Channel table: rows_[src] -> p entries, allocated on first use of src; entries are set once
-  // under create_mutex_ and read without a lock.
+  // Channel table (one Link per directed pair, of the machine's transport): rows_[src] -> p
+  // entries, allocated on first use of src; entries are set once under create_mutex_ and read
+  // without a lock.
   std::unique_ptr<std::atomic<ChannelRow*>[]> rows_;
   std::mutex create_mutex_;
   std::vector<std::unique_ptr<ChannelRow>> row_storage_;
   struct OwnedChannel {
     int src;
     int dst;
-    std::unique_ptr<Channel> channel;
+    std::unique_ptr<Link> channel;
   };
   std::vector<OwnedChannel> channels_;
   std::atomic<std::uint64_t> channel_epoch_{0};

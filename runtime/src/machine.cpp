@@ -43,7 +43,8 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
       size_(topology_.size()),
       first_(placement.first),
       last_(placement.last < 0 ? size_ : placement.last),
-      remote_(placement.remote) {
+      remote_(placement.remote),
+      transport_(transport_from_environment()) {
   validate(options_);
   if (first_ < 0 || first_ >= last_ || last_ > size_)
     throw Error("this process's VPs [" + std::to_string(first_) + ", " + std::to_string(last_) +
@@ -115,7 +116,7 @@ Fabric::~Fabric() {
   for (auto& t : threads_) t.join();
 }
 
-Channel& Fabric::create_channel(int src, int dst) {
+Link& Fabric::create_channel(int src, int dst) {
   const std::lock_guard lock(create_mutex_);
   auto& row_slot = rows_[static_cast<std::size_t>(src)];
   ChannelRow* row = row_slot.load(std::memory_order_acquire);
@@ -125,9 +126,9 @@ Channel& Fabric::create_channel(int src, int dst) {
     row_slot.store(row, std::memory_order_release);
   }
   auto& entry = (*row)[static_cast<std::size_t>(dst)];
-  if (Channel* existing = entry.load(std::memory_order_acquire)) return *existing;
-  channels_.push_back({src, dst, std::make_unique<Channel>(channel_capacity_)});
-  Channel* created = channels_.back().channel.get();
+  if (Link* existing = entry.load(std::memory_order_acquire)) return *existing;
+  channels_.push_back({src, dst, make_link(transport_, channel_capacity_)});
+  Link* created = channels_.back().channel.get();
   entry.store(created, std::memory_order_release);
   channel_epoch_.fetch_add(1, std::memory_order_release);
   return *created;

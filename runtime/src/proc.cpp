@@ -20,9 +20,9 @@ namespace hypercomm {
 
 using detail::Port;
 
-using detail::Channel;
 using detail::Envelope;
 using detail::Fabric;
+using detail::Link;
 
 namespace {
 std::atomic<detail::TagDescriber> tag_describer{nullptr};
@@ -269,7 +269,7 @@ namespace {
 // time the receiver takes to copy a message this size (1 ns a byte, at least 200 us), and never
 // while the receiver itself waits so, which breaks every cycle of such waits; afterwards the
 // message is queued as any other. True when handed over.
-bool await_receiver(detail::Fabric& fabric, int me, int dest, detail::Channel& channel,
+bool await_receiver(detail::Fabric& fabric, int me, int dest, detail::Link& channel,
                     const detail::Envelope& envelope, std::span<const std::byte> data) {
   detail::VpState& mine = fabric.state(me);
   const detail::VpState& peer = fabric.state(dest);
@@ -309,7 +309,7 @@ Port::Route& Port::route_to(int dest) {
   return route;
 }
 
-Channel& Port::channel_from(int src) {
+Link& Port::channel_from(int src) {
   Route& route = in_routes_[static_cast<std::size_t>(src) % kRoutes];
   if (route.peer != src) route = Route{src, -1, -1, 0, &fabric_->channel(src, id_)};
   return *route.channel;
@@ -327,7 +327,7 @@ void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag
   const int slot = route.slot;
   const Envelope envelope{data.size(), model.arrival(start, m, route.hops), tag};
 
-  Channel& channel = *route.channel;
+  Link& channel = *route.channel;
   if (!fabric_->local(dest)) {
     // A VP of another process: the Remote sends a large message from data itself where it can,
     // else forwards what is queued for dest.
@@ -532,7 +532,7 @@ void Port::recv_bytes(int src, std::span<std::byte> data, const MessageTag& tag)
   check_peer(src, "recv", data.size());
   const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
   const double model_begin = clock_;
-  Channel& channel = channel_from(src);
+  Link& channel = channel_from(src);
   const double arrival = receive(channel, src, data, tag, false);
   clock_ = std::max(clock_, arrival);
   if (recording_) operations_.push_back({CommOp::Kind::recv, -1, src, 0, data.size()});
@@ -545,7 +545,7 @@ void Port::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
   check_peer(src, "sendrecv", in.size());
   const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
   const double start = departure(dest);
-  Channel& in_channel = channel_from(src);
+  Link& in_channel = channel_from(src);
   // Post the receive first, so that a partner sending at the same time copies its message
   // straight into `in`.
   const bool posted = in.size() >= detail::kHandOverBytes && in_channel.front() == nullptr;
@@ -566,7 +566,7 @@ void Port::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
 
 // Receives the next message from src into data and returns its model arrival time. `posted`:
 // the caller already posted data as a receive buffer on channel.
-double Port::receive(Channel& channel, int src, std::span<std::byte> data, const MessageTag& tag,
+double Port::receive(Link& channel, int src, std::span<std::byte> data, const MessageTag& tag,
                      bool posted) {
   auto take = [&](const Envelope& envelope) {
     if (!(envelope.tag == tag)) throw_tag_mismatch(src, envelope.tag, tag);
