@@ -1,6 +1,6 @@
 // Pipelined broadcast over d edge-disjoint spanning binomial trees (ESBTs): Johnsson and Ho,
 // "Optimum broadcasting and personalized communication in hypercubes", IEEE Trans. Computers
-// 38(9), 1989; the trees and their schedule are shared/reference/esbt.md (hypercomm/trees.hpp).
+// 38(9), 1989; the trees and their schedule are in esbt_trees.hpp.
 //
 //   T = (k + d) * (ts + tw*m/k)      (k = chunks; d >= 2 and m a multiple of k)
 //   d = 1: the last of the k + 1 steps is empty, T = k * (ts + tw*m/k)
@@ -17,7 +17,7 @@
 // tree 1 at step 1 (0 -> 2), chunk 2 tree 2 at step 2 (0 -> 4); chunk 2 is everywhere after
 // step 2 + 3 = 5, so 6 steps in all.
 #include <algorithm>
-#include <hypercomm/trees.hpp>
+#include "esbt_trees.hpp"
 #include <stdexcept>
 #include <string>
 

@@ -10,7 +10,7 @@
 #include <cmath>
 #include <hypercomm/cards.hpp>
 #include <hypercomm/errors.hpp>
-#include <hypercomm/trees.hpp>
+#include "esbt_trees.hpp"
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -726,7 +726,7 @@ void reduce_scatter_of(Clocks& c, Family f, const Blocks& blocks, bool commutati
   }
 }
 
-// broadcast_esbt.cpp's schedule (trees.hpp's esbt_move), step by step: k chunks, the larger
+// broadcast_esbt.cpp's schedule (esbt_trees.hpp's esbt_move), step by step: k chunks, the larger
 // first; in one step a label sends at most one chunk and receives at most one.
 double esbt_clocks(const Topology& t, const CostModel& model, std::size_t m, int k, int root) {
   Clocks c(t, model);
@@ -740,7 +740,7 @@ double esbt_clocks(const Topology& t, const CostModel& model, std::size_t m, int
     std::fill(arrival.begin(), arrival.end(), 0.0);
     for (int x = 0; x < p; ++x) {
       for (int i = std::max(0, step - d); i <= std::min(k - 1, step); ++i) {
-        const EsbtMove move = esbt_move(d, i % d, step - i, x);
+        const detail::EsbtMove move = detail::esbt_move(d, i % d, step - i, x);
         if (move.send_to < 0) continue;
         const int from = x ^ root, to = move.send_to ^ root;
         const double sent = before[static_cast<std::size_t>(from)] + c.cost(chunk(i));

@@ -502,6 +502,9 @@ Report Fabric::collect(double wall_seconds) const {
 Report Fabric::complete(Report r) const {
   std::stable_sort(r.events.begin(), r.events.end(),
                    [](const Event& a, const Event& b) { return a.wall_begin < b.wall_begin; });
+  for (const Event& e : r.events)
+    if (e.group != 0 && !r.group_names.contains(e.group))
+      r.group_names.emplace(e.group, group_name(e.group, topology_));
   if (options_.model.contention) {
     // Messages that share a directed link at overlapping model times serialize on it: the
     // run's operations replayed in logical-time order (replay.cpp states the rule exactly).

@@ -75,6 +75,9 @@ struct Report {
   // Keyed by directed topology link (from, to); a routed message counts on every link it crosses.
   std::map<std::pair<int, int>, LinkStats> link_traffic;
   std::vector<Event> events;  // when Options::trace, ordered by wall_begin
+  // The names of the groups the traced collectives ran on, by Event::group ("row 2 of
+  // mesh:4x4"; the whole machine, 0, is not listed).
+  std::map<std::uint32_t, std::string> group_names;
   std::string topology;       // the machine's topology name (Topology::parse reads it)
   // Each VP's communication operations in program order (Options::trace or Options::record).
   std::vector<std::vector<CommOp>> operations;

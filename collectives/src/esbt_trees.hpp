@@ -1,14 +1,14 @@
-// Spanning trees of the hypercube used by the broadcast algorithms: pure label arithmetic on a
+// The spanning trees of the ESBT broadcast (broadcast_esbt.cpp): pure label arithmetic on a
 // d-cube whose source is VP 0 (for another source s, XOR every label with s).
 #pragma once
 
 #include <vector>
 
-namespace hypercomm {
+namespace hypercomm::detail {
 
-// Johnsson and Ho's d edge-disjoint spanning binomial trees (ESBTs) of the d-cube, in the
-// checked construction of shared/reference/esbt.md. Tree j (0 <= j < d) is rooted at 2^j, which
-// the source feeds over dimension j.
+// Johnsson and Ho's d edge-disjoint spanning binomial trees (ESBTs) of the d-cube, built as
+// esbt_trees.cpp describes (and tests/test_trees.cpp checks). Tree j (0 <= j < d) is rooted at
+// 2^j, which the source feeds over dimension j.
 [[nodiscard]] int esbt_parent(int d, int j, int x);  // -1 for x == 0 (the source)
 [[nodiscard]] std::vector<int> esbt_children(int d, int j, int x);
 
@@ -30,4 +30,4 @@ struct EsbtMove {
   return j == 0 ? x : ((x >> j) | (x << (d - j))) & mask;
 }
 
-}  // namespace hypercomm
+}  // namespace hypercomm::detail

@@ -1,4 +1,4 @@
-// Report::write_chrome_trace: a Chrome/Perfetto trace (JSON, "X" complete events), one track per
+// write_chrome_trace (picture.hpp; Report::write_chrome_trace): a Chrome/Perfetto trace (JSON, "X" complete events), one track per
 // VP, twice: process 1 "wall time" (seconds since the run started) and process 2 "model time"
 // (one model time unit drawn as one second). Collective spans contain their sends, receives and
 // waits, and an arrow (flow event) joins each send to its receive.
@@ -12,11 +12,11 @@
 #include <cstdio>
 #include <fstream>
 #include <hypercomm/errors.hpp>
+#include <hypercomm/picture.hpp>
 #include <hypercomm/report.hpp>
 #include <hypercomm/topology.hpp>
 
-#include "group_info.hpp"
-#include "trace_json.hpp"
+#include "event_tree.hpp"
 
 namespace hypercomm {
 
@@ -107,11 +107,9 @@ std::int64_t flow_point(const std::vector<TraceNode>& nodes, const std::vector<S
 class TraceWriter {
   // The name of the group a collective span ran on, from its id and the run's topology.
   [[nodiscard]] std::string group_name(std::uint32_t id) const {
-    try {
-      return detail::group_name(id, Topology::parse(r_.topology));
-    } catch (const TopologyError&) {
-      return "group " + std::to_string(id);
-    }
+    if (const auto found = r_.group_names.find(id); found != r_.group_names.end())
+      return found->second;
+    return "group " + std::to_string(id);
   }
 
  public:
@@ -250,13 +248,19 @@ class TraceWriter {
 
 }  // namespace
 
-void Report::write_chrome_trace(const std::string& path) const {
-  const std::string text = TraceWriter(*this).json();
+void write_chrome_trace(const Report& report, const std::string& path) {
+  const std::string text = TraceWriter(report).json();
   std::ofstream out(path, std::ios::binary);
   if (!out) throw Error("write_chrome_trace: cannot open '" + path + "' for writing");
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
   out.close();
   if (!out) throw Error("write_chrome_trace: writing '" + path + "' failed");
+}
+
+// The member API.md names, over the free function: observability is a layer over the plain-data
+// Report, not a part of it.
+void Report::write_chrome_trace(const std::string& path) const {
+  hypercomm::write_chrome_trace(*this, path);
 }
 
 }  // namespace hypercomm

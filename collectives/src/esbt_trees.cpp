@@ -3,8 +3,8 @@
 //
 //   S. L. Johnsson and C.-T. Ho, "Optimum broadcasting and personalized communication in
 //   hypercubes", IEEE Transactions on Computers 38(9), 1249-1268, 1989.
-//   Construction: shared/reference/esbt.md (the checked form; XOR-and-rotating the binomial tree
-//   of the whole cube is NOT edge-disjoint for d >= 3).
+//   (XOR-and-rotating the binomial tree of the whole cube, the obvious construction, is NOT
+//   edge-disjoint for d >= 3; the one below is, as tests/test_trees.cpp checks.)
 //
 // Tree j is described in rotated labels r = rotate_right(x, j, d), so that dimension j is bit 0
 // and "rotated bit m" is dimension (j + m) mod d:
@@ -24,7 +24,7 @@
 // of global step t crosses dimension (j + i) mod d = t mod d, and in that step the senders of
 // different trees are different labels: at most one send and one receive per label per step.
 // For d = 1 local step d is empty (the only odd label is the root), so one chunk takes one step.
-#include "hypercomm/trees.hpp"
+#include "esbt_trees.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -34,7 +34,7 @@
 #include "hypercomm/errors.hpp"
 #include "hypercomm/topology.hpp"
 
-namespace hypercomm {
+namespace hypercomm::detail {
 namespace {
 
 std::string out_of_range(const char* operation, const char* what, int value, int low, int high) {
@@ -113,4 +113,4 @@ EsbtMove esbt_move(int d, int j, int i, int x) {
   return move;
 }
 
-}  // namespace hypercomm
+}  // namespace hypercomm::detail

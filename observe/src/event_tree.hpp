@@ -1,4 +1,4 @@
-// Shared by the Chrome trace (report.cpp) and the pictures (picture.cpp): JSON string escaping,
+// Shared by the Chrome trace (chrome_trace.cpp) and the pictures (picture.cpp): JSON string escaping,
 // the per-VP nesting of traced events, and the matching of each traced send to its receive.
 #pragma once
 

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "picture_svg.hpp"
-#include "trace_json.hpp"
+#include "event_tree.hpp"
 
 namespace hypercomm {
 

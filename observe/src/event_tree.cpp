@@ -1,6 +1,6 @@
 // The pieces of a trace that the Chrome trace and the pictures share: JSON strings, each VP's
 // call tree of events, and the matching of sends with receives.
-#include "trace_json.hpp"
+#include "event_tree.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -32,6 +32,12 @@ void write_svg(const Report& report, const Topology& topology, const std::string
 void write_link_heatmap_svg(const Report& report, const Topology& topology,
                             const std::string& path);
 
+// Report::write_chrome_trace as a free function, like the pictures: a Chrome/Perfetto trace
+// (JSON) of a traced run, one track per VP in a "wall time" and a "model time" process, a span
+// per collective, send, receive and wait, and a flow arrow per message. Throws hypercomm::Error
+// when the file cannot be written.
+void write_chrome_trace(const Report& report, const std::string& path);
+
 // Converts an SVG file to PNG with the rsvg-convert command (Debian librsvg2-bin). Returns
 // false when the command is not installed or fails.
 bool svg_to_png(const std::string& svg, const std::string& png);
