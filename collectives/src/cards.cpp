@@ -10,13 +10,16 @@
 #include <cmath>
 #include <hypercomm/cards.hpp>
 #include <hypercomm/errors.hpp>
-#include "esbt_trees.hpp"
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "blocks.hpp"
+#include "comm.hpp"
+#include "esbt_trees.hpp"
 #include "exchange_util.hpp"
-#include "kit.hpp"
+#include "ring.hpp"
+#include "scratch.hpp"
 #include "select.hpp"
 
 namespace hypercomm {

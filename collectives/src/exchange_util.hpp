@@ -9,7 +9,10 @@
 #include <cstring>
 #include <vector>
 
-#include "kit.hpp"
+#include "blocks.hpp"
+#include "comm.hpp"
+#include "ring.hpp"
+#include "scratch.hpp"
 
 namespace hypercomm::detail {
 

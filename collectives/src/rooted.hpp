@@ -2,7 +2,10 @@
 // Every function is called by every VP with the same arguments (root is a VP id).
 #pragma once
 
-#include "kit.hpp"
+#include "blocks.hpp"
+#include "comm.hpp"
+#include "ring.hpp"
+#include "scratch.hpp"
 
 namespace hypercomm::detail {
 

@@ -6,7 +6,10 @@
 #include <span>
 #include <string>
 
-#include "kit.hpp"
+#include "blocks.hpp"
+#include "comm.hpp"
+#include "ring.hpp"
+#include "scratch.hpp"
 
 namespace hypercomm::detail {
 

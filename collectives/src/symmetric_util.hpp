@@ -8,7 +8,10 @@
 #include <span>
 #include <vector>
 
-#include "kit.hpp"
+#include "blocks.hpp"
+#include "comm.hpp"
+#include "ring.hpp"
+#include "scratch.hpp"
 
 namespace hypercomm::detail {
 

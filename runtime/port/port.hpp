@@ -2,7 +2,7 @@
 // user's Proc (proc.hpp) shows only the user's API and forwards to its Port; what the collectives
 // need besides (tagged bytes, the call header, trace spans, meetings, the group table) is here,
 // in a header that the runtime shares with the collectives and does not install. Algorithms
-// reach it only through their Comm (collectives/src/kit.hpp).
+// reach it only through their Comm (collectives/src/comm.hpp).
 #pragma once
 
 #include <array>

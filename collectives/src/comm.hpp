@@ -1,0 +1,66 @@
+// One collective call as its algorithm sees it (Comm), and the bit arithmetic of the hypercube
+// algorithms' rounds.
+#pragma once
+
+#include <bit>
+#include <hypercomm/detail/core.hpp>
+
+#include "group_info.hpp"
+#include "port.hpp"
+
+namespace hypercomm::detail {
+
+// One collective call as its algorithm sees it: the group's ranks, size and topology, and the
+// header every message of the call carries. Algorithms talk only through this (which talks only
+// through the VP's call port, port.hpp): no mailbox, thread or atomic, and no machine id: a rank
+// becomes the member's VP id here, so Algorithm 4.1 on a subcube is the same code as on the
+// whole hypercube.
+struct Comm {
+  Port& port;
+  const GroupInfo& group;
+  MessageTag tag;
+  // Where set (the irregular collectives), each receive first writes the rank it receives
+  // from here, so that a receive's CollectiveMismatch or SizeMismatch can name the sender.
+  int* receiving = nullptr;
+
+  [[nodiscard]] int id() const noexcept { return group.rank; }  // this VP's rank
+  [[nodiscard]] int p() const noexcept { return group.size; }
+  [[nodiscard]] const Topology& topology() const noexcept { return group.topology; }
+  [[nodiscard]] const Options& options() const noexcept { return port.options(); }
+  void send(int dest, ConstBytes data) const { port.send_bytes(group.vp_of(dest), data, tag); }
+  void recv(int src, Bytes data) const {
+    if (receiving != nullptr) *receiving = src;
+    port.recv_bytes(group.vp_of(src), data, tag);
+  }
+  void sendrecv(int partner, ConstBytes out, Bytes in) const {
+    sendrecv(partner, out, partner, in);
+  }
+  void sendrecv(int dest, ConstBytes out, int src, Bytes in) const {
+    if (receiving != nullptr) *receiving = src;
+    port.sendrecv_bytes(group.vp_of(dest), out, group.vp_of(src), in, tag);
+  }
+  // The whole collective as one meeting in shared memory, when the runtime finds that cheaper
+  // than these rounds of messages (Port::meet; false: send the messages). Meetings are of the
+  // whole machine: a smaller group sends its messages.
+  [[nodiscard]] bool meet(const Port::Rounds& rounds, const void* input = nullptr,
+                          Port::Combine combine = nullptr, const void* context = nullptr,
+                          Bytes out = {}) const {
+    if (group.shape != GroupInfo::Shape::world) return false;
+    return port.meet(tag, rounds, input, combine, context, out);
+  }
+};
+
+[[nodiscard]] inline bool is_power_of_two(int p) noexcept {
+  return p > 0 && std::has_single_bit(static_cast<unsigned>(p));
+}
+[[nodiscard]] inline int log2_of(int p) noexcept {  // p = 2^d
+  return std::countr_zero(static_cast<unsigned>(p));
+}
+
+// The partner of my_id in round i of a butterfly (Port::Rounds' pattern of the hypercube
+// algorithms that exchange with my_id XOR 2^i).
+[[nodiscard]] inline int butterfly_partner(int my_id, int round, int /*p*/) noexcept {
+  return my_id ^ (1 << round);
+}
+
+}  // namespace hypercomm::detail
