@@ -25,8 +25,8 @@ struct Card {
   const char* source;        // "Grama et al., Algorithm 4.1"
   const char* formula;       // the exact cost, m as the card defines it (ALGORITHMS.md)
   const char* restrictions;  // "p = 2^d; a hypercube topology or Links::routed"
-  // The book's formula for the operation on this topology (shared/reference/textbook.md, the
-  // cut-through table: hop term dropped), or nullptr where the book gives none.
+  // The book's formula for the operation on this topology (Grama et al. chapter 4 and its
+  // Table 4.1, cut-through: hop term dropped), or nullptr where the book gives none.
   const char* book = nullptr;
 };
 
