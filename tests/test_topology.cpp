@@ -843,3 +843,28 @@ TEST_CASE("gray code: a Hamiltonian cycle of the hypercube, inverted by gray_inv
     CHECK(hypercomm::gray_inverse(hypercomm::gray(i)) == i);
   }
 }
+
+TEST_CASE("ring_adjacent and lines_ring_adjacent agree with adjacent() link by link") {
+  for (const char* name :
+       {"ring:1",        "ring:2",        "ring:3",        "ring:8",        "linear:1",
+        "linear:2",      "linear:3",      "linear:8",      "mesh:1x2",      "mesh:1x5",
+        "mesh:1x5:open", "mesh:2x1:open", "mesh:2x2",      "mesh:2x2:open", "mesh:2x3:open",
+        "mesh:3x3",      "mesh:4x4",      "mesh:4x4:open", "mesh:5x1",      "hypercube:0",
+        "hypercube:1",   "hypercube:2",   "hypercube:3"}) {
+    const auto t = hypercomm::Topology::parse(name);
+    CAPTURE(name);
+    const int p = t.size();
+    bool ring = true;
+    for (int i = 0; i < p && p > 1; ++i) ring = ring && t.adjacent(i, (i + 1) % p);
+    CHECK(t.ring_adjacent() == ring);
+    if (t.kind() != hypercomm::Topology::Kind::mesh) continue;
+    bool lines = true;
+    for (int r = 0; r < t.rows(); ++r)
+      for (int c = 0; c < t.cols() && t.cols() > 1; ++c)
+        lines = lines && t.adjacent(r * t.cols() + c, r * t.cols() + (c + 1) % t.cols());
+    for (int c = 0; c < t.cols(); ++c)
+      for (int r = 0; r < t.rows() && t.rows() > 1; ++r)
+        lines = lines && t.adjacent(r * t.cols() + c, ((r + 1) % t.rows()) * t.cols() + c);
+    CHECK(t.lines_ring_adjacent() == lines);
+  }
+}

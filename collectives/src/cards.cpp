@@ -311,19 +311,6 @@ constexpr std::array kCards{
 using detail::Blocks;
 using detail::Ring;
 
-// VP i and i+1 (mod p) are topology neighbours, so every message of a ring algorithm crosses one
-// link (select.cpp's ring_adjacent).
-bool ring_native(const Topology& t) noexcept {
-  switch (t.kind()) {
-    case Topology::Kind::ring: return true;
-    case Topology::Kind::linear: return t.size() <= 2;
-    case Topology::Kind::mesh:
-      return (t.rows() == 1 || t.cols() == 1) && (t.wraps() || t.size() <= 2);
-    case Topology::Kind::hypercube: return t.dimension() <= 1;
-  }
-  return false;
-}
-
 std::vector<Ring> whole_machine(const Topology& t) { return {Ring::all(t.size())}; }
 std::vector<Ring> rows_of(const Topology& t) {
   std::vector<Ring> g;
@@ -1042,7 +1029,8 @@ Algo checked(Collective op, Algo algo, const Topology& t, Links links, std::size
 // Whether every hop term of (op, algo) here is counted exactly (textbook_counts_hops).
 bool counts_hops(Collective op, Algo algo, const Topology& t, Links links) {
   // The irregular collectives' schedules are followed step by step, every hop counted.
-  if (t.size() == 1 || algo != A::ring || ring_native(t) || detail::is_irregular(op)) return true;
+  if (t.size() == 1 || algo != A::ring || t.ring_adjacent() || detail::is_irregular(op))
+    return true;
   // Ring algorithms routed over a mesh or hypercube: their hops are counted where textbook_time
   // follows the schedule step by step.
   switch (op) {
@@ -1074,7 +1062,7 @@ class Formula {
         th_(model.th),
         m_(static_cast<double>(bytes)),
         // th per message of a ring algorithm: counted when VP i and i+1 are neighbours.
-        h_(ring_native(t) ? model.th : 0.0) {}
+        h_(t.ring_adjacent() ? model.th : 0.0) {}
 
   double value() const {
     switch (op_) {

@@ -104,24 +104,6 @@ constexpr std::array kHypercubeMeshRing{A::hypercube, A::mesh, A::ring};
 
 bool power_of_two(int p) noexcept { return is_power_of_two(p); }
 
-// VP i and i+1 (mod p) are topology neighbours.
-bool ring_adjacent(const Topology& t) noexcept {
-  switch (t.kind()) {
-    case Topology::Kind::ring: return true;
-    case Topology::Kind::linear: return t.size() <= 2;  // no link from p-1 back to 0
-    case Topology::Kind::mesh:
-      return (t.rows() == 1 || t.cols() == 1) && (t.wraps() || t.size() <= 2);
-    case Topology::Kind::hypercube: return t.dimension() <= 1;
-  }
-  return false;
-}
-
-// The mesh algorithms run the ring algorithms along rows and columns: neighbours only on a
-// torus, or where no row or column is longer than 2.
-bool mesh_rings_adjacent(const Topology& t) noexcept {
-  return t.wraps() || (t.rows() <= 2 && t.cols() <= 2);
-}
-
 double log2p(const Topology& t) { return std::log2(static_cast<double>(t.size())); }
 
 int esbt_chunks(const Topology& t, std::size_t bytes) {
@@ -188,7 +170,7 @@ std::span<const Algo> algorithms_of(Collective op) noexcept {
 
 const char* restriction(Collective op, Algo algo, const Topology& t, Links links) {
   if (op == Collective::all_to_allv && algo == Algo::hypercube) {  // all_to_allv_pairwise.cpp
-    if (links == Links::routed || t.size() <= 2 || (t.size() == 3 && ring_adjacent(t)))
+    if (links == Links::routed || t.size() <= 2 || (t.size() == 3 && t.ring_adjacent()))
       return nullptr;
     return "its pairwise exchange sends to every other rank, which needs Links::routed";
   }
@@ -218,20 +200,20 @@ const char* restriction(Collective op, Algo algo, const Topology& t, Links links
       if (!hypercube_links) return "it needs a hypercube topology or Links::routed";
       return nullptr;
     case Algo::ring:
-      if (!ring_adjacent(t) && !routed)
+      if (!t.ring_adjacent() && !routed)
         return "VPs i and i+1 are not all neighbours here: it needs a ring topology or "
                "Links::routed";
       return nullptr;
     case Algo::mesh:
       if (t.kind() != Topology::Kind::mesh) return "it needs a mesh topology";
-      if (!routed && !mesh_rings_adjacent(t))
+      if (!routed && !t.lines_ring_adjacent())
         return "its row and column rings need the wraparound links of a torus: it needs "
                "Links::routed on a mesh without wraparound";
       return nullptr;
     case Algo::two_phase:  // its phases are the hypercube, mesh or ring pair of the machine
       if (routed || (power_of_two(t.size()) && t.kind() == Topology::Kind::hypercube))
         return nullptr;
-      if (t.kind() == Topology::Kind::mesh ? !mesh_rings_adjacent(t) : !ring_adjacent(t))
+      if (t.kind() == Topology::Kind::mesh ? !t.lines_ring_adjacent() : !t.ring_adjacent())
         return "its ring phases need wraparound links: it needs Links::routed here";
       return nullptr;
   }

@@ -253,6 +253,16 @@ std::vector<int> Topology::neighbors(int id) const {
   return result;
 }
 
+bool Topology::ring_adjacent() const noexcept {
+  switch (kind_) {
+    case Kind::ring: return true;
+    case Kind::linear: return size() <= 2;  // no link from p-1 back to 0
+    case Kind::mesh: return (rows_ == 1 || cols_ == 1) && (wraps() || size() <= 2);
+    case Kind::hypercube: return dimension_ <= 1;
+  }
+  return false;
+}
+
 bool Topology::adjacent(int a, int b) const {
   check_id(a, "adjacent");
   check_id(b, "adjacent");

@@ -44,7 +44,16 @@ class Topology {
 
   [[nodiscard]] std::vector<int> neighbors(int id) const;  // ascending, without id itself
   [[nodiscard]] bool adjacent(int a, int b) const;         // false for a == b
-  [[nodiscard]] int distance(int a, int b) const;          // links on route(a, b)
+  // Whether VPs i and i + 1 (mod p) are neighbours for every i, so that each message of a ring
+  // algorithm crosses one link: a ring, and the shapes that are one (a linear array or a line
+  // of a mesh of p <= 2, a torus line, a hypercube of d <= 1).
+  [[nodiscard]] bool ring_adjacent() const noexcept;
+  // Whether every row and every column, taken as a ring, is made of links (a torus, or no row
+  // or column longer than 2), so that each message of a mesh algorithm crosses one link.
+  [[nodiscard]] bool lines_ring_adjacent() const noexcept {
+    return wraps() || (rows_ <= 2 && cols_ <= 2);
+  }
+  [[nodiscard]] int distance(int a, int b) const;  // links on route(a, b)
   // VP ids along the standard route, a first, b last: ring the shorter way (ties go up), linear
   // straight along the line, mesh XY (along the row first; the torus the shorter way round in
   // each, ties going up), hypercube E-cube (lowest differing bit first).
