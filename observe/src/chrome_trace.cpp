@@ -1,7 +1,7 @@
-// write_chrome_trace (picture.hpp; Report::write_chrome_trace): a Chrome/Perfetto trace (JSON, "X" complete events), one track per
-// VP, twice: process 1 "wall time" (seconds since the run started) and process 2 "model time"
-// (one model time unit drawn as one second). Collective spans contain their sends, receives and
-// waits, and an arrow (flow event) joins each send to its receive.
+// write_chrome_trace (picture.hpp; Report::write_chrome_trace): a Chrome/Perfetto trace (JSON, "X"
+// complete events), one track per VP, twice: process 1 "wall time" (seconds since the run started)
+// and process 2 "model time" (one model time unit drawn as one second). Collective spans contain
+// their sends, receives and waits, and an arrow (flow event) joins each send to its receive.
 //
 // Times are written in microseconds with three decimals, rounded to the nanosecond first, so
 // that a viewer reading them back gets exactly the integer nanoseconds we nested: every child

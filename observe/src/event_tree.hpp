@@ -1,5 +1,6 @@
-// Shared by the Chrome trace (chrome_trace.cpp) and the pictures (picture.cpp): JSON string escaping,
-// the per-VP nesting of traced events, and the matching of each traced send to its receive.
+// Shared by the Chrome trace (chrome_trace.cpp) and the pictures (picture.cpp): JSON string
+// escaping, the per-VP nesting of traced events, and the matching of each traced send to its
+// receive.
 #pragma once
 
 #include <cstddef>

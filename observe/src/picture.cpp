@@ -8,8 +8,8 @@
 #include <map>
 #include <utility>
 
-#include "picture_svg.hpp"
 #include "event_tree.hpp"
+#include "picture_svg.hpp"
 
 namespace hypercomm {
 
@@ -23,6 +23,7 @@ std::string model_time_text(double t) {
 }
 
 using detail::kNoEvent;
+using detail::picture::bytes_text;
 using detail::picture::Layout;
 using detail::picture::Point;
 using detail::picture::Svg;
@@ -131,12 +132,6 @@ Steps find_steps(const Report& r, int p) {
     result.steps[i].of = last ? result.steps[i].number : result.steps[i + 1].of;
   }
   return result;
-}
-
-std::string bytes_text(std::uint64_t b) {
-  if (b >= 10u << 20) return std::to_string(b >> 20) + " MiB";
-  if (b >= 10u << 10) return std::to_string(b >> 10) + " KiB";
-  return std::to_string(b) + " B";
 }
 
 constexpr double kLabel = 11;  // font size of the knowledge labels

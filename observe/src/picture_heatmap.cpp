@@ -13,6 +13,7 @@ namespace hypercomm {
 
 namespace {
 
+using detail::picture::bytes_text;
 using detail::picture::num;
 using detail::picture::Point;
 
@@ -30,17 +31,6 @@ std::string colour(double t) {
       static_cast<unsigned>(std::lround(kScale[k][0] + f * (kScale[k + 1][0] - kScale[k][0]))),
       static_cast<unsigned>(std::lround(kScale[k][1] + f * (kScale[k + 1][1] - kScale[k][1]))),
       static_cast<unsigned>(std::lround(kScale[k][2] + f * (kScale[k + 1][2] - kScale[k][2]))));
-  return buf;
-}
-
-std::string bytes_text(std::uint64_t b) {
-  char buf[32];
-  if (b >= 10u << 20)
-    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1 << 20));
-  else if (b >= 10u << 10)
-    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(b) / (1 << 10));
-  else
-    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
   return buf;
 }
 
@@ -97,6 +87,17 @@ void write_link_heatmap_svg(const Report& report, const Topology& topology,
   svg.text({kMargin + 44 + bar / 2, y + 28}, bytes_text(most / 2), 10.5, "middle", "fill=\"#444\"");
   svg.text({kMargin + 44 + bar, y + 28}, bytes_text(most), 10.5, "middle", "fill=\"#444\"");
   svg.save(path, "write_link_heatmap_svg");
+}
+
+std::string detail::picture::bytes_text(std::uint64_t b) {
+  char buf[32];
+  if (b >= 10u << 20)
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1 << 20));
+  else if (b >= 10u << 10)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(b) / (1 << 10));
+  else
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
+  return buf;
 }
 
 }  // namespace hypercomm

@@ -2,6 +2,7 @@
 // between two VPs is drawn, and a small SVG writer.
 #pragma once
 
+#include <cstdint>
 #include <hypercomm/report.hpp>
 #include <hypercomm/topology.hpp>
 #include <string>
@@ -88,5 +89,9 @@ class Svg {
   double height_;
   std::string body_;
 };
+
+// A byte count as the pictures print it: "512 B", "12.0 KiB", "1.5 MiB" (KiB from 10 KiB, MiB
+// from 10 MiB, one decimal).
+[[nodiscard]] std::string bytes_text(std::uint64_t bytes);
 
 }  // namespace hypercomm::detail::picture
