@@ -1,7 +1,7 @@
-// Proc::meet: when VPs outnumber cores, a barrier or a small hypercube all_reduce runs as one
-// meeting in shared memory. It must be indistinguishable from the rounds of messages it stands
-// in for: the same results bit for bit, the same model clocks, message and byte counts and link
-// traffic, and the same errors, never a hang. A machine that records operations
+// Port::meet (runtime/port/port.hpp): when VPs outnumber cores, a barrier or a small hypercube
+// all_reduce runs as one meeting in shared memory. It must be indistinguishable from the rounds of
+// messages it stands in for: the same results bit for bit, the same model clocks, message and byte
+// counts and link traffic, and the same errors, never a hang. A machine that records operations
 // (Options::record) always sends the messages, so every case runs on two machines, recorded
 // (messages) and not (a meeting, where VPs outnumber cores), and the two must agree.
 #include <doctest/doctest.h>

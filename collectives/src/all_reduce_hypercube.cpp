@@ -18,7 +18,7 @@
 // in may be out.
 //
 // When VPs outnumber cores a small vector may instead be reduced in one meeting in shared
-// memory (Proc::meet): the same rounds on the model clocks and the links, and the same result
+// memory (Port::meet): the same rounds on the model clocks and the links, and the same result
 // bit for bit, since the last VP to arrive folds the inputs in the butterfly's tree.
 
 #include <array>

@@ -12,7 +12,7 @@
 // 2 (round 2: {1..5, 0}).
 //
 // When VPs outnumber cores the runtime may hold the barrier as one meeting in shared memory
-// instead (Proc::meet): the same rounds on the model clocks and the links, one switch per VP.
+// instead (Port::meet): the same rounds on the model clocks and the links, one switch per VP.
 
 #include <bit>
 

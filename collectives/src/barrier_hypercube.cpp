@@ -11,7 +11,7 @@
 // ({0..3}), round 2 with 4 ({0..7}).
 //
 // When VPs outnumber cores the runtime may hold the barrier as one meeting in shared memory
-// instead (Proc::meet): the same rounds on the model clocks and the links, one switch per VP.
+// instead (Port::meet): the same rounds on the model clocks and the links, one switch per VP.
 
 #include "exchange.hpp"
 

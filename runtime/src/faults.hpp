@@ -3,7 +3,7 @@
 // and message of a real run and check that run releases every VP and rethrows it.
 //
 // Why a hook and not a build option: the tests then exercise the very library the users link.
-// It costs nothing when unset: Proc::begin_call loads the hook pointer once per collective call
+// It costs nothing when unset: Port::begin_call loads the hook pointer once per collective call
 // (a relaxed load of a line nobody writes) and calls nothing when it is null; the per-message
 // point (FaultPoint::message) rides on the abort test that every send and receive makes anyway
 // (Fabric::attention(): nonzero when the run is aborted or some VP watches its messages), so a

@@ -242,7 +242,7 @@ void Fabric::remote_finished(int vp) noexcept { mark_finished(vp); }
 void Fabric::finish(int id) noexcept {
   mark_finished(id);
   const bool last = remaining_.fetch_sub(1, std::memory_order_seq_cst) == 1;
-  // And whoever sleeps in a meeting this VP will never join (Proc::meet).
+  // And whoever sleeps in a meeting this VP will never join (Port::meet).
   if (meeting_.sleepers.load(std::memory_order_seq_cst) != 0) {
     meeting_.signal.fetch_add(1, std::memory_order_seq_cst);
     futex_wake(meeting_.signal, INT_MAX);
