@@ -527,8 +527,8 @@ TEST_CASE("circular_shift algorithms directly: data and model time") {
         const double stages = q == 0 ? 0 : d - std::countr_zero(static_cast<unsigned>(q));
         check(Topology::hypercube(d), Links::strict, detail::circular_shift_hypercube, count, q,
               stages);
-        // Routed: one message (th = 0).
-        check(Topology::hypercube(d), Links::routed, detail::circular_shift_hypercube, count, q,
+        // Routed: one E-cube-routed message (th = 0).
+        check(Topology::hypercube(d), Links::routed, detail::circular_shift_e_cube, count, q,
               q == 0 ? 0 : 1);
       }
     }

@@ -16,6 +16,7 @@
 // Step i moves 2^i blocks each way, so the bandwidth term sums to tw*m*(1 + 2 + ... + p/2).
 // Blocks may be uneven (the all-reduce two-phase split): ranges are taken by Blocks.
 
+#include "card.hpp"
 #include "symmetric.hpp"
 
 namespace hypercomm::detail {
@@ -32,5 +33,41 @@ void all_gather_hypercube(const Comm& c, Bytes buf, const Blocks& blocks) {
                blocks.range(buf, theirs, theirs + size));
   }
 }
+
+// Selection also weighs the congestion of the XOR exchanges mapped onto a ring or mesh. (The
+// reduce-scatter, its dual, costs the same: reduce_scatter_hypercube.cpp.)
+double all_gather_hypercube_cost(const CostQuery& q) {
+  double cost = q.dimension_hops();
+  for (int k = 0; k < q.d(); ++k) cost += q.ts() + q.tw() * q.m() * (1 << k) * q.congestion(1 << k);
+  return cost;
+}
+double all_gatherv_hypercube_cost(const CostQuery& q) {
+  double cost = 0;
+  for (int k = 0; k < q.d(); ++k) cost += q.w(q.cap(1 << k) * q.congestion(1 << k));
+  return cost;
+}
+
+namespace {
+void run(const Comm& c, const Args& a) { all_gather_hypercube(c, a.out, *a.blocks); }
+}  // namespace
+
+extern const AlgorithmCard all_gather_hypercube_card{
+    {Collective::all_gather, Algo::hypercube, "Grama et al., Algorithm 4.7",
+     "ts*log p + tw*m*(p-1) + th*H", kHypercubeNeeds, "ts log p + tw m (p - 1)"},
+    needs_hypercube,
+    all_gather_hypercube_cost,
+    run};
+
+extern const AlgorithmCard all_gatherv_hypercube_card{
+    {Collective::all_gatherv, Algo::hypercube,
+     "Grama et al., Algorithm 4.7 with uneven blocks: step i sends the union of the 2^i blocks "
+     "the sender holds",
+     "uneven: T(all p blocks), T(g) = max over the halves h of g of T(h) + ts + tw*B(h), "
+     "T(one block) = 0 (th = 0; th > 0: step by step); equal blocks of m: ts*log p + "
+     "tw*m*(p-1) + th*H",
+     kHypercubeNeeds, "ts log p + tw m (p - 1)"},
+    needs_hypercube,
+    all_gatherv_hypercube_cost,
+    run};
 
 }  // namespace hypercomm::detail

@@ -16,6 +16,7 @@
 //   row phase:    receives blocks 3 and 5 from its row        -> holds blocks 3 4 5
 //   column phase: receives blocks 0 1 2 from VP 1 (row 0)      -> holds all six
 
+#include "card.hpp"
 #include "symmetric.hpp"
 
 namespace hypercomm::detail {
@@ -34,5 +35,39 @@ void all_gather_mesh(const Comm& c, Bytes buf, const Blocks& blocks) {
     all_gather_ring(c, buf, Segments{blocks, 0, cols, cols}, column_group(t, my_id));
   }
 }
+
+// The irregular choice; reduce_scatterv, the dual, costs the same.
+double all_gatherv_mesh_cost(const CostQuery& q) {
+  const int rows = q.t.rows(), cols = q.t.cols();
+  return (cols - 1) * q.w(q.cap(1)) + (rows - 1) * q.w(q.cap(cols));
+}
+
+namespace {
+double all_gather_mesh_cost(const CostQuery& q) {
+  const int rows = q.t.rows(), cols = q.t.cols();
+  return (q.ts() + q.th()) * (rows + cols - 2) + q.tw() * q.m() * (q.p() - 1);
+}
+void run(const Comm& c, const Args& a) { all_gather_mesh(c, a.out, *a.blocks); }
+}  // namespace
+
+extern const AlgorithmCard all_gather_mesh_card{
+    {Collective::all_gather, Algo::mesh, "Grama et al., Algorithm 4.6 (any rows x cols)",
+     "(ts + th)*(rows+cols-2) + tw*m*(p-1)", kMeshNeeds, "2 ts (sqrt p - 1) + tw m (p - 1)"},
+    needs_mesh,
+    all_gather_mesh_cost,
+    run};
+
+extern const AlgorithmCard all_gatherv_mesh_card{
+    {Collective::all_gatherv, Algo::mesh,
+     "Grama et al., Algorithm 4.6 with uneven blocks: ring all-gathers along the rows, then of "
+     "the row bundles along the columns",
+     "uneven: no closed form (the rows end at different times): step by step, at least the "
+     "sum of any VP's sends, at most (cols-1)*(ts + tw*b_max + th) + (rows-1)*(ts + "
+     "tw*R_max + th), R_max the largest row's bytes; equal blocks of m: (ts + "
+     "th)*(rows+cols-2) + tw*m*(p-1)",
+     kMeshNeeds, "2 ts (sqrt p - 1) + tw m (p - 1)"},
+    needs_mesh,
+    all_gatherv_mesh_cost,
+    run};
 
 }  // namespace hypercomm::detail

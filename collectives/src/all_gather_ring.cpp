@@ -15,6 +15,7 @@
 // Over the whole machine the parts are the p blocks ({blocks, 0, 1, 1}); the mesh all-gather
 // runs it along its row (one block a part) and then its column (a row of blocks a part).
 
+#include "card.hpp"
 #include "symmetric.hpp"
 
 namespace hypercomm::detail {
@@ -31,5 +32,37 @@ void all_gather_ring(const Comm& c, Bytes buf, const Segments& parts, const Ring
     c.sendrecv(right, parts.of(buf, outgoing), left, parts.of(buf, incoming));
   }
 }
+
+// The irregular choice; reduce_scatterv, the dual, costs the same.
+double all_gatherv_ring_cost(const CostQuery& q) { return (q.p() - 1) * q.w(q.cap(1)); }
+
+namespace {
+// Routed over a mesh or hypercube with th > 0 (routes of different lengths): no closed form.
+double all_gather_ring_cost(const CostQuery& q) {
+  if (q.ring_th() != q.th()) return kNoClosedForm;
+  return (q.p() - 1) * (q.w(q.m()) + q.th());
+}
+void run(const Comm& c, const Args& a) {
+  all_gather_ring(c, a.out, Segments{*a.blocks, 0, 1, 1}, Ring::all(c.p()));
+}
+}  // namespace
+
+extern const AlgorithmCard all_gather_ring_card{
+    {Collective::all_gather, Algo::ring, "Grama et al., Algorithm 4.4",
+     "(ts + tw*m + th)*(p-1); routed over a mesh or hypercube with th > 0: no closed form",
+     kRingNeeds, "(ts + tw m)(p - 1)"},
+    needs_ring,
+    all_gather_ring_cost,
+    run};
+
+extern const AlgorithmCard all_gatherv_ring_card{
+    {Collective::all_gatherv, Algo::ring,
+     "Grama et al., Algorithm 4.4 with uneven blocks: each block goes round in p-1 steps",
+     "uneven: (ts + tw*b_max + th)*(p-1), the largest block's p-1 steps (no step is longer); "
+     "routed over a mesh or hypercube: step by step",
+     kRingNeeds, "(ts + tw m)(p - 1)"},
+    needs_ring,
+    all_gatherv_ring_cost,
+    run};
 
 }  // namespace hypercomm::detail

@@ -24,6 +24,7 @@
 #include <array>
 #include <cstring>
 
+#include "card.hpp"
 #include "symmetric.hpp"
 
 namespace hypercomm::detail {
@@ -82,5 +83,22 @@ void all_reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer
     result = out;
   }
 }
+
+namespace {
+// Selection also weighs the congestion of the XOR exchanges mapped onto a ring or mesh.
+double all_reduce_hypercube_cost(const CostQuery& q) {
+  double cost = q.dimension_hops();
+  for (int k = 0; k < q.d(); ++k) cost += q.w(q.m() * q.congestion(1 << k)) + q.tc * q.m();
+  return cost;
+}
+}  // namespace
+
+extern const AlgorithmCard all_reduce_hypercube_card{
+    {Collective::all_reduce, Algo::hypercube,
+     "Grama et al., section 4.3: butterfly (Algorithm 4.7 with a combine)",
+     "(ts + tw*m)*log p + th*H", kHypercubeNeeds, "(ts + tw m) log p"},
+    needs_hypercube,
+    all_reduce_hypercube_cost,
+    [](const Comm& c, const Args& a) { all_reduce_hypercube(c, a.in, a.out, *a.op); }};
 
 }  // namespace hypercomm::detail

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "card.hpp"
 #include "symmetric.hpp"
 #include "symmetric_util.hpp"
 
@@ -102,5 +103,40 @@ void all_reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op)
   all_reduce_group(c, out, row_group(t, c.id()), op);
   all_reduce_group(c, out, column_group(t, c.id()), op);
 }
+
+namespace {
+// Each phase over n members: gather-and-fold (n-1 whole vectors) when m*(n-2) <= n*10000, else
+// Algorithm 4.5 then 4.4 along the line (all_reduce_ring's formula for n members). Every
+// column's members finish their row phase together, so the phases add.
+double all_reduce_mesh_cost(const CostQuery& q) {
+  double total = 0;
+  for (const int n : {q.t.cols(), q.t.rows()}) {
+    if (n == 1) continue;
+    if (q.bytes * static_cast<std::size_t>(n - 2) <= static_cast<std::size_t>(n) * 10'000) {
+      total += (n - 1) * (q.w(q.m()) + q.th() + q.tc * q.m());
+      continue;
+    }
+    const double block = q.block(q.m(), n), fold = q.tc * block * (n - 1);
+    if (q.shape.commutative)
+      total += 2 * (n - 1) * (q.w(block) + q.th()) + fold;
+    else if (q.even(q.bytes, n) && q.th() == 0)
+      total += 2 * q.ts() * (n - 1) + q.tw() * block * (3 * n - 4) + fold;
+    else
+      return kNoClosedForm;
+  }
+  return total;
+}
+}  // namespace
+
+extern const AlgorithmCard all_reduce_mesh_card{
+    {Collective::all_reduce, Algo::mesh,
+     "Grama et al., section 4.3 on a mesh: all-reduce along the row, then the column",
+     "sum over the phases n = cols, n = rows (n >= 2): (ts + tw*m + th)*(n-1) when "
+     "m*(n-2) <= 10000*n, else 2*(n-1)*(ts + tw*b_n + th) (non-commutative: 2*ts*(n-1) + "
+     "tw*b_n*(3n-4), th = 0, even blocks; otherwise no closed form)",
+     kMeshNeeds, nullptr},
+    needs_mesh,
+    all_reduce_mesh_cost,
+    [](const Comm& c, const Args& a) { all_reduce_mesh(c, a.in, a.out, *a.op); }};
 
 }  // namespace hypercomm::detail

@@ -16,6 +16,7 @@
 // in may be out: the reduce-scatter reads in's block k only in its last combine, which writes
 // out's block k.
 
+#include "card.hpp"
 #include "symmetric.hpp"
 
 namespace hypercomm::detail {
@@ -25,5 +26,28 @@ void all_reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op)
   reduce_scatter_ring(c, in, blocks.block(out, c.id()), blocks, op);
   all_gather_ring(c, out, Segments{blocks, 0, 1, 1}, Ring::all(c.p()));
 }
+
+// Algorithm 4.5 then 4.4: the largest block goes all the way round twice. Routed over a mesh or
+// hypercube with th > 0 (routes of different lengths), or non-commutative with uneven blocks or
+// th > 0: no closed form.
+double all_reduce_ring_cost(const CostQuery& q) {
+  const int p = q.p();
+  const double block = q.block(q.m(), p), fold = q.tc * block * (p - 1);
+  if (q.ring_th() != q.th()) return kNoClosedForm;
+  if (q.shape.commutative) return 2 * (p - 1) * (q.w(block) + q.th()) + fold;
+  if (q.even(q.bytes, p) && q.th() == 0)
+    return 2 * q.ts() * (p - 1) + q.tw() * block * (3 * p - 4) + fold;
+  return kNoClosedForm;
+}
+
+extern const AlgorithmCard all_reduce_ring_card{
+    {Collective::all_reduce, Algo::ring,
+     "Grama et al., section 4.7.3 on a ring: Algorithm 4.5, then Algorithm 4.4",
+     "2*(p-1)*(ts + tw*b_p + th); non-commutative: 2*ts*(p-1) + tw*b_p*(3p-4) (th = 0, "
+     "even blocks; otherwise no closed form)",
+     kRingNeeds, nullptr},
+    needs_ring,
+    all_reduce_ring_cost,
+    [](const Comm& c, const Args& a) { all_reduce_ring(c, a.in, a.out, *a.op); }};
 
 }  // namespace hypercomm::detail

@@ -23,6 +23,7 @@
 
 #include <vector>
 
+#include "card.hpp"
 #include "exchange.hpp"
 
 namespace hypercomm::detail {
@@ -64,5 +65,23 @@ void all_to_all_dimension_exchange(const Comm& c, ConstBytes in, Bytes out, std:
     }
   }
 }
+
+namespace {
+double all_to_all_dimension_exchange_cost(const CostQuery& q) {
+  double cost = q.dimension_hops();
+  for (int k = 0; k < q.d(); ++k) cost += q.w(q.m() / 2 * q.congestion(1 << k));
+  return cost;
+}
+}  // namespace
+
+extern const AlgorithmCard all_to_all_dimension_exchange_card{
+    {Collective::all_to_all, Algo::dimension_exchange,
+     "Grama et al., section 4.5.3: one dimension per step, store and forward",
+     "(ts + tw*m*p/2)*log p + th*H (m = one block)", kHypercubeNeeds, "(ts + tw m p/2) log p"},
+    needs_hypercube,
+    all_to_all_dimension_exchange_cost,
+    [](const Comm& c, const Args& a) {
+      all_to_all_dimension_exchange(c, a.in, a.out, a.in.size() / static_cast<std::size_t>(c.p()));
+    }};
 
 }  // namespace hypercomm::detail

@@ -19,6 +19,7 @@
 
 #include <vector>
 
+#include "card.hpp"
 #include "exchange.hpp"
 #include "exchange_util.hpp"
 
@@ -53,5 +54,22 @@ void all_to_all_mesh(const Comm& c, ConstBytes in, Bytes out, std::size_t block)
   }
   ring_all_to_all(c, column_group(t, c.id()), by_row, out, static_cast<std::size_t>(cols) * block);
 }
+
+namespace {
+double all_to_all_mesh_cost(const CostQuery& q) {
+  return (q.t.rows() + q.t.cols() - 2) * (q.w(q.m() / 2) + q.th());
+}
+}  // namespace
+
+extern const AlgorithmCard all_to_all_mesh_card{
+    {Collective::all_to_all, Algo::mesh,
+     "Grama et al., section 4.5.2: row phase, then column phase",
+     "(ts + tw*m*p/2 + th)*(rows+cols-2) (m = one block)", kMeshNeeds,
+     "(2 ts + tw m p)(sqrt p - 1)"},
+    needs_mesh,
+    all_to_all_mesh_cost,
+    [](const Comm& c, const Args& a) {
+      all_to_all_mesh(c, a.in, a.out, a.in.size() / static_cast<std::size_t>(c.p()));
+    }};
 
 }  // namespace hypercomm::detail

@@ -17,6 +17,7 @@
 //   ...     |
 //   7       |    7 6 5 4 3 2 1 0
 
+#include "card.hpp"
 #include "exchange.hpp"
 
 namespace hypercomm::detail {
@@ -37,5 +38,38 @@ void all_to_all_pairwise(const Comm& c, ConstBytes in, Bytes out, std::size_t bl
     c.sendrecv(partner, block_of(in, partner), block_of(out, partner));
   }
 }
+
+namespace {
+// m is the whole in (p blocks of m/p). On a hypercube step i's routes have popcount(i) links for
+// every VP, and the popcounts of 1 .. p-1 add up to (p/2)*log p; routed over a ring or mesh with
+// th > 0 the steps' routes differ in length: no closed form. Selection also weighs each step's
+// congestion.
+double all_to_all_pairwise_cost(const CostQuery& q) {
+  const int p = q.p();
+  if (!q.selection && q.t.kind() != Topology::Kind::hypercube && p != 2 && q.th() != 0)
+    return kNoClosedForm;
+  double cost = q.th() * (p / 2) * q.d();
+  for (int i = 1; i < p; ++i) cost += q.w(q.m() / p * q.congestion(i));
+  return cost;
+}
+const char* all_to_all_pairwise_restriction(const Topology& t, Links links) noexcept {
+  if (!is_power_of_two(t.size())) return "it needs p = 2^d VPs";
+  if (links != Links::routed && t.size() > 2)
+    return "Algorithm 4.10 sends to id XOR i, which needs Links::routed";
+  return nullptr;
+}
+}  // namespace
+
+extern const AlgorithmCard all_to_all_pairwise_card{
+    {Collective::all_to_all, Algo::hypercube,
+     "Grama et al., Algorithm 4.10: pairwise exchange, E-cube routed",
+     "(ts + tw*m)*(p-1) + th*(p/2)*log p on a hypercube (m = one block; step i's routes have "
+     "popcount(i) links); routed over a ring or mesh with th > 0: no closed form",
+     "p = 2^d; Links::routed (p > 2)", "(ts + tw m)(p - 1)"},
+    all_to_all_pairwise_restriction,
+    all_to_all_pairwise_cost,
+    [](const Comm& c, const Args& a) {
+      all_to_all_pairwise(c, a.in, a.out, a.in.size() / static_cast<std::size_t>(c.p()));
+    }};
 
 }  // namespace hypercomm::detail

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "card.hpp"
 #include "exchange.hpp"
 #include "exchange_util.hpp"
 
@@ -67,5 +68,22 @@ void ring_all_to_all(const Comm& c, const Ring& g, ConstBytes in, Bytes out, std
 void all_to_all_ring(const Comm& c, ConstBytes in, Bytes out, std::size_t block) {
   ring_all_to_all(c, Ring::all(c.p()), in, out, block);
 }
+
+namespace {
+double all_to_all_ring_cost(const CostQuery& q) {
+  return (q.p() - 1) * (q.w(q.m() / 2) + q.ring_th());
+}
+}  // namespace
+
+extern const AlgorithmCard all_to_all_ring_card{
+    {Collective::all_to_all, Algo::ring,
+     "Grama et al., section 4.5.1: one direction round the ring",
+     "(ts + tw*m*p/2 + th)*(p-1) (m = one block)", kRingNeeds, "(ts + tw m p/2)(p - 1)"},
+    needs_ring,
+    all_to_all_ring_cost,
+    [](const Comm& c, const Args& a) {
+      all_to_all_ring(c, a.in, a.out, a.in.size() / static_cast<std::size_t>(c.p()));
+    },
+    ring_counts_hops};
 
 }  // namespace hypercomm::detail

@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "card.hpp"
 #include "exchange.hpp"
 #include "exchange_util.hpp"
 
@@ -111,5 +112,31 @@ void all_to_allv_dimension_exchange(const Comm& c, ConstBytes in, const Blocks& 
     std::swap(next, spare);
   }
 }
+
+namespace {
+// Selection: the p/2 sizes, then p/2 blocks of at most b, per dimension.
+double all_to_allv_dimension_exchange_cost(const CostQuery& q) {
+  const int p = q.p();
+  double cost = 0;
+  for (int k = 0; k < q.d(); ++k)
+    cost += q.w(8.0 * (p / 2) * q.congestion(1 << k)) + q.w(q.cap(p / 2) * q.congestion(1 << k));
+  return cost;
+}
+}  // namespace
+
+extern const AlgorithmCard all_to_allv_dimension_exchange_card{
+    {Collective::all_to_allv, Algo::dimension_exchange,
+     "Grama et al., section 4.5.3 with per-pair counts: one dimension per step, each step "
+     "the p/2 block sizes (8 bytes each) then the p/2 blocks",
+     "uneven: no closed form (each exchange waits for the partner's clock): step by step, "
+     "at least the sum of any VP's sends, at most the sum over the 2 log p exchanges of their "
+     "longest (ts + tw*bytes + th*hops); equal blocks of m: (2*ts + tw*(m+8)*p/2)*log p + "
+     "2*th*H",
+     kHypercubeNeeds, "(ts + tw m p/2) log p"},
+    needs_hypercube,
+    all_to_allv_dimension_exchange_cost,
+    [](const Comm& c, const Args& a) {
+      all_to_allv_dimension_exchange(c, a.in, *a.blocks, a.out, *a.received);
+    }};
 
 }  // namespace hypercomm::detail

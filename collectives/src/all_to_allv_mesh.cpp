@@ -24,6 +24,7 @@
 
 #include <vector>
 
+#include "card.hpp"
 #include "exchange.hpp"
 #include "exchange_util.hpp"
 
@@ -122,5 +123,26 @@ void all_to_allv_mesh(const Comm& c, ConstBytes in, const Blocks& sent, Bytes ou
   ColumnLanding landing(c, cols, out, received);
   ring_all_to_allv(c, column_group(t, c.id()), cols, by_row, row_sizes, landing);
 }
+
+namespace {
+// The ring all-to-allv's cost along the rows with bundles of `rows` blocks, then along the
+// columns with bundles of `cols`: a 1 x n mesh costs exactly what the ring of n does.
+double all_to_allv_mesh_cost(const CostQuery& q) {
+  return q.capped_ring_all_to_allv(q.t.cols(), q.t.rows()) +
+         q.capped_ring_all_to_allv(q.t.rows(), q.t.cols());
+}
+}  // namespace
+
+extern const AlgorithmCard all_to_allv_mesh_card{
+    {Collective::all_to_allv, Algo::mesh,
+     "Grama et al., section 4.5.2 with per-pair counts: the ring all-to-allv (sizes a step "
+     "ahead) along the rows with column bundles, then along the columns",
+     "uneven: no closed form (the rows end at different times): step by step, bounds as for "
+     "the ring; equal blocks of m (rows, cols >= 2): 2*ts + (ts + tw*(m+8)*p/2)*(rows+cols-2) "
+     "+ th*(rows+cols) on a torus",
+     kMeshNeeds, "(2 ts + tw m p)(sqrt p - 1)"},
+    needs_mesh,
+    all_to_allv_mesh_cost,
+    [](const Comm& c, const Args& a) { all_to_allv_mesh(c, a.in, *a.blocks, a.out, *a.received); }};
 
 }  // namespace hypercomm::detail

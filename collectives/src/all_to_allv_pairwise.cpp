@@ -16,6 +16,7 @@
 // (mod p). Send and receive sizes differ: the receiver's recv_counts say what it expects, and a
 // sender whose count disagrees makes the receiver throw SizeMismatch naming both counts
 // (irregular.cpp), never deliver a truncated block.
+#include "card.hpp"
 #include "exchange.hpp"
 
 namespace hypercomm::detail {
@@ -33,5 +34,34 @@ void all_to_allv_pairwise(const Comm& c, ConstBytes in, const Blocks& sent, Byte
     c.sendrecv(dest, sent.block(in, dest), src, received.block(out, src));
   }
 }
+
+namespace {
+// Selection: one block of at most b a step (each step's congestion where p = 2^d).
+double all_to_allv_pairwise_cost(const CostQuery& q) {
+  double cost = 0;
+  for (int i = 1; i < q.p(); ++i) cost += q.w(q.cap(1) * q.congestion(i));
+  return cost;
+}
+const char* all_to_allv_pairwise_restriction(const Topology& t, Links links) noexcept {
+  if (links == Links::routed || t.size() <= 2 || (t.size() == 3 && t.ring_adjacent()))
+    return nullptr;
+  return "its pairwise exchange sends to every other rank, which needs Links::routed";
+}
+}  // namespace
+
+extern const AlgorithmCard all_to_allv_pairwise_card{
+    {Collective::all_to_allv, Algo::hypercube,
+     "Grama et al., Algorithm 4.10 with per-pair counts: step i swaps the blocks with id XOR i "
+     "(2^d ranks; else sends to id + i, receives from id - i)",
+     "uneven: no closed form (each step waits for the partner's clock): step by step, at "
+     "least the sum of any VP's sends, at most the sum over the p-1 steps of (ts + tw*the "
+     "step's largest block + th*hops); equal blocks of m: (ts + tw*m)*(p-1) + th*(p/2)*log p "
+     "on a hypercube",
+     "Links::routed (p > 2); any p", "(ts + tw m)(p - 1)"},
+    all_to_allv_pairwise_restriction,
+    all_to_allv_pairwise_cost,
+    [](const Comm& c, const Args& a) {
+      all_to_allv_pairwise(c, a.in, *a.blocks, a.out, *a.received);
+    }};
 
 }  // namespace hypercomm::detail

@@ -38,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "card.hpp"
 #include "exchange.hpp"
 #include "exchange_util.hpp"
 
@@ -142,5 +143,22 @@ void all_to_allv_ring(const Comm& c, ConstBytes in, const Blocks& sent, Bytes ou
   Landing landing(c, out, received);
   ring_all_to_allv(c, Ring::all(p), 1, in, sizes, landing);
 }
+
+namespace {
+double all_to_allv_ring_cost(const CostQuery& q) { return q.capped_ring_all_to_allv(q.p(), 1); }
+}  // namespace
+
+extern const AlgorithmCard all_to_allv_ring_card{
+    {Collective::all_to_allv, Algo::ring,
+     "Grama et al., section 4.5.1 with per-pair counts: one direction round the ring, the "
+     "sizes of the forwarded blocks (8 bytes each) one step ahead of them",
+     "uneven: no closed form (each step waits for the left neighbour): step by step, at least "
+     "the sum of any VP's sends, at most ts + tw*8*(p-1) + the sum over steps i = 1..p-1 of "
+     "(ts + tw*(the step's largest message) + th); equal blocks of m: ts + (ts + "
+     "tw*(m+8)*p/2)*(p-1) + th*p on a ring",
+     kRingNeeds, "(ts + tw m p/2)(p - 1)"},
+    needs_ring,
+    all_to_allv_ring_cost,
+    [](const Comm& c, const Args& a) { all_to_allv_ring(c, a.in, *a.blocks, a.out, *a.received); }};
 
 }  // namespace hypercomm::detail

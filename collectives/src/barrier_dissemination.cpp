@@ -16,6 +16,7 @@
 
 #include <bit>
 
+#include "card.hpp"
 #include "exchange.hpp"
 
 namespace hypercomm::detail {
@@ -36,5 +37,32 @@ void barrier_dissemination(const Comm& c) {
     c.sendrecv((my_id + distance) % p, ConstBytes{}, (my_id - distance + p) % p, Bytes{});
   }
 }
+
+namespace {
+// Round k's partners are 2^k apart: on a ring every VP's route has min(2^k, p - 2^k) links; on a
+// mesh or hypercube the routes of a round differ in length, and with th > 0 the rounds' clocks
+// chain unevenly: no closed form.
+double barrier_dissemination_cost(const CostQuery& q) {
+  if (!q.selection && q.th() != 0 && q.t.kind() != Topology::Kind::ring) return kNoClosedForm;
+  double s = 0;
+  for (int k = 1; k < q.p(); k *= 2) s += q.ts() + q.th() * q.t.distance(0, k);
+  return s;
+}
+const char* barrier_dissemination_restriction(const Topology&, Links links) noexcept {
+  if (links != Links::routed)
+    return "its partners i + 2^k are not neighbours: it needs Links::routed";
+  return nullptr;
+}
+}  // namespace
+
+extern const AlgorithmCard barrier_dissemination_card{
+    {Collective::barrier, Algo::dissemination,
+     "Hensgen, Finkel and Manber 1988: dissemination, ceil(log p) rounds",
+     "sum over k < ceil(log p) of (ts + th*min(2^k, p-2^k)) on a ring; on a mesh or hypercube "
+     "with th > 0: no closed form",
+     "any p; Links::routed", nullptr},
+    barrier_dissemination_restriction,
+    barrier_dissemination_cost,
+    [](const Comm& c, const Args&) { barrier_dissemination(c); }};
 
 }  // namespace hypercomm::detail

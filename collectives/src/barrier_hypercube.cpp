@@ -13,6 +13,7 @@
 // When VPs outnumber cores the runtime may hold the barrier as one meeting in shared memory
 // instead (Port::meet): the same rounds on the model clocks and the links, one switch per VP.
 
+#include "card.hpp"
 #include "exchange.hpp"
 
 namespace hypercomm::detail {
@@ -26,5 +27,16 @@ void barrier_hypercube(const Comm& c) {
     c.sendrecv(partner, ConstBytes{}, Bytes{});
   }
 }
+
+namespace {
+double barrier_hypercube_cost(const CostQuery& q) { return q.d() * q.ts() + q.dimension_hops(); }
+}  // namespace
+
+extern const AlgorithmCard barrier_hypercube_card{
+    {Collective::barrier, Algo::hypercube, "butterfly: log p zero-byte exchanges (Algorithm 4.7)",
+     "ts*log p + th*H", kHypercubeNeeds, nullptr},
+    needs_hypercube,
+    barrier_hypercube_cost,
+    [](const Comm& c, const Args&) { barrier_hypercube(c); }};
 
 }  // namespace hypercomm::detail

@@ -11,6 +11,7 @@
 // (directly or through the VPs it heard from) from every member of its column, i.e. from one
 // VP of every row: so every row, the whole machine, has entered.
 
+#include "card.hpp"
 #include "exchange.hpp"
 #include "exchange_util.hpp"
 
@@ -21,5 +22,18 @@ void barrier_mesh(const Comm& c) {
   ring_barrier(c, row_group(t, c.id()));
   ring_barrier(c, column_group(t, c.id()));
 }
+
+namespace {
+double barrier_mesh_cost(const CostQuery& q) {
+  return (q.t.rows() + q.t.cols() - 2) * (q.ts() + q.th());
+}
+}  // namespace
+
+extern const AlgorithmCard barrier_mesh_card{
+    {Collective::barrier, Algo::mesh, "ring barrier along the rows, then the columns",
+     "(ts + th)*(rows+cols-2)", kMeshNeeds, nullptr},
+    needs_mesh,
+    barrier_mesh_cost,
+    [](const Comm& c, const Args&) { barrier_mesh(c); }};
 
 }  // namespace hypercomm::detail

@@ -15,6 +15,7 @@
 // ts for each of its two release messages. Information moves one hop per ts in a direction
 // every VP keeps sending in, so with neighbours only p - 1 rounds is the least of these.
 
+#include "card.hpp"
 #include "exchange.hpp"
 #include "exchange_util.hpp"
 
@@ -30,5 +31,17 @@ void ring_barrier(const Comm& c, const Ring& g) {
 }
 
 void barrier_ring(const Comm& c) { ring_barrier(c, Ring::all(c.p())); }
+
+namespace {
+double barrier_ring_cost(const CostQuery& q) { return (q.p() - 1) * (q.ts() + q.ring_th()); }
+}  // namespace
+
+extern const AlgorithmCard barrier_ring_card{
+    {Collective::barrier, Algo::ring, "ring barrier, p-1 rounds", "(ts + th)*(p-1)", kRingNeeds,
+     nullptr},
+    needs_ring,
+    barrier_ring_cost,
+    [](const Comm& c, const Args&) { barrier_ring(c); },
+    ring_counts_hops};
 
 }  // namespace hypercomm::detail

@@ -17,10 +17,11 @@
 // tree 1 at step 1 (0 -> 2), chunk 2 tree 2 at step 2 (0 -> 4); chunk 2 is everywhere after
 // step 2 + 3 = 5, so 6 steps in all.
 #include <algorithm>
-#include "esbt_trees.hpp"
 #include <stdexcept>
 #include <string>
 
+#include "card.hpp"
+#include "esbt_trees.hpp"
 #include "rooted.hpp"
 
 namespace hypercomm::detail {
@@ -87,5 +88,50 @@ void broadcast_esbt(const Comm& c, Bytes buf, int root, int chunks) {
     }
   }
 }
+
+// Johnsson and Ho: k chunks through d trees take (k + d)(ts + tw*m/k), least at k* = sqrt(m d tw
+// / ts), T* = m tw + d ts + 2 sqrt(m d ts tw). The run's model decides when it has a bandwidth
+// term; the default unit model (tw = 0) has none, so the reference machine's ts and tw stand in
+// for the hardware the broadcast runs on (a wall-time choice).
+int esbt_chunk_count(const Topology& t, std::size_t bytes, const CostModel& model) {
+  const double d = std::max(1.0, std::log2(static_cast<double>(t.size())));
+  const bool has_bandwidth = model.tw > 0;
+  const double ts = has_bandwidth ? model.ts : kReferenceTs;
+  const double tw = has_bandwidth ? model.tw : kReferenceTw;
+  const double most = std::max(1.0, static_cast<double>(bytes));
+  if (ts <= 0) return static_cast<int>(std::min(most, 1e9));
+  const double k_star = std::sqrt(static_cast<double>(bytes) * d * tw / ts);
+  // The better of the two whole numbers around k*: the cost is convex in k.
+  const auto cost = [&](double k) { return (k + d) * (ts + tw * static_cast<double>(bytes) / k); };
+  const double lo = std::clamp(std::floor(k_star), 1.0, most);
+  const double hi = std::clamp(std::ceil(k_star), 1.0, most);
+  return static_cast<int>(std::min(cost(lo) <= cost(hi) ? lo : hi, 1e9));
+}
+
+namespace {
+// (k + d) steps of a chunk of m/k. d = 1: the last of the k + 1 steps is empty; the k chunks
+// cross one link. With th > 0 or uneven chunks the pipeline's bubbles decide which chunks the
+// longest path carries and how many of its messages cross a link: no closed form.
+double broadcast_esbt_cost(const CostQuery& q) {
+  const int k = esbt_chunk_count(q.t, q.bytes, q.model);
+  const double chunk = q.m() / k;
+  const bool even = q.selection || q.bytes % static_cast<std::size_t>(k) == 0;
+  if (q.d() == 1 && even) return k * q.w(chunk) + q.th();
+  if (!even || (q.th() != 0 && !q.selection)) return kNoClosedForm;
+  return (k + q.d()) * q.w(chunk);
+}
+}  // namespace
+
+extern const AlgorithmCard broadcast_esbt_card{
+    {Collective::broadcast, Algo::esbt,
+     "Johnsson and Ho 1989: d edge-disjoint spanning binomial trees, k chunks pipelined",
+     "(k + log p)*(ts + tw*m/k), k the whole number next to k* = sqrt(m*log p*tw/ts) with the "
+     "smaller cost (tw = 0: the reference machine's ts = 1 us, tw = 0.1 ns/B); at k*, the "
+     "optimum m*tw + ts*log p + 2*sqrt(m*log p*ts*tw); p = 2: k*(ts + tw*m/k) + th; th > 0 "
+     "or uneven chunks: no closed form (the longest path of the schedule)",
+     kHypercubeNeeds, nullptr},
+    needs_hypercube,
+    broadcast_esbt_cost,
+    [](const Comm& c, const Args& a) { broadcast_esbt(c, a.out, a.root, a.chunks); }};
 
 }  // namespace hypercomm::detail

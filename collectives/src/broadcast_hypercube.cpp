@@ -10,6 +10,7 @@
 //   i = 2:  0 -> 4
 //   i = 1:  0 -> 2, 4 -> 6
 //   i = 0:  0 -> 1, 2 -> 3, 4 -> 5, 6 -> 7
+#include "card.hpp"
 #include "rooted.hpp"
 
 namespace hypercomm::detail {
@@ -32,5 +33,18 @@ void broadcast_hypercube(const Comm& c, Bytes buf, int root) {
     }
   }
 }
+
+namespace {
+double broadcast_hypercube_cost(const CostQuery& q) {
+  return q.d() * q.w(q.m()) + q.dimension_hops();
+}
+}  // namespace
+
+extern const AlgorithmCard broadcast_hypercube_card{
+    {Collective::broadcast, Algo::hypercube, "Grama et al., Algorithms 4.1 and 4.2",
+     "(ts + tw*m)*log p + th*H", kHypercubeNeeds, "(ts + tw m) log p"},
+    needs_hypercube,
+    broadcast_hypercube_cost,
+    [](const Comm& c, const Args& a) { broadcast_hypercube(c, a.out, a.root); }};
 
 }  // namespace hypercomm::detail

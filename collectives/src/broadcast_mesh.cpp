@@ -8,6 +8,7 @@
 // The column phase of the column whose row member got the message last starts at step h(cols);
 // the root's own column starts no later (its clock after its row sends is <= h(cols) steps).
 // Restrictions: a mesh topology (any rows x cols, 1 x n and n x 1 included); neighbours only.
+#include "card.hpp"
 #include "rooted.hpp"
 
 namespace hypercomm::detail {
@@ -19,5 +20,20 @@ void broadcast_mesh(const Comm& c, Bytes buf, int root) {
   if (t.row_of(my_id) == root_row) broadcast_ring(c, buf, root, row_group(t, my_id));
   broadcast_ring(c, buf, t.id_at(root_row, t.col_of(my_id)), column_group(t, my_id));
 }
+
+namespace {
+double broadcast_mesh_cost(const CostQuery& q) {
+  return q.ring_broadcast(q.t.cols(), q.m(), q.th()) + q.ring_broadcast(q.t.rows(), q.m(), q.th());
+}
+}  // namespace
+
+extern const AlgorithmCard broadcast_mesh_card{
+    {Collective::broadcast, Algo::mesh,
+     "CS 584 lecture: two-way ring broadcast along the root's row, then down every column",
+     "(ts + tw*m)*(c(cols) + c(rows)) + th*(floor(cols/2) + floor(rows/2))", kMeshNeeds,
+     "(ts + tw m) log p"},
+    needs_mesh,
+    broadcast_mesh_cost,
+    [](const Comm& c, const Args& a) { broadcast_mesh(c, a.out, a.root); }};
 
 }  // namespace hypercomm::detail

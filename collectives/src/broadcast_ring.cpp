@@ -12,6 +12,7 @@
 //
 //   step 1: 0 -> 1          step 2: 1 -> 2, 0 -> 7
 //   step 3: 2 -> 3, 7 -> 6  step 4: 3 -> 4, 6 -> 5
+#include "card.hpp"
 #include "rooted.hpp"
 #include "rooted_util.hpp"
 
@@ -33,5 +34,19 @@ void broadcast_ring(const Comm& c, Bytes buf, int root, const Ring& g) {
     if (v > arms.down_end()) c.send(g.left(k), buf);
   }
 }
+
+namespace {
+double broadcast_ring_cost(const CostQuery& q) {
+  return q.ring_broadcast(q.p(), q.m(), q.ring_th());
+}
+}  // namespace
+
+extern const AlgorithmCard broadcast_ring_card{
+    {Collective::broadcast, Algo::ring, "CS 584 lecture: two-way ring broadcast",
+     "(ts + tw*m)*ceil(p/2) + th*floor(p/2)", kRingNeeds, "(ts + tw m) log p"},
+    needs_ring,
+    broadcast_ring_cost,
+    [](const Comm& c, const Args& a) { broadcast_ring(c, a.out, a.root, Ring::all(c.p())); },
+    ring_counts_hops};
 
 }  // namespace hypercomm::detail

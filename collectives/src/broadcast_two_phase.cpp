@@ -14,6 +14,7 @@
 // The family (select.cpp) decides the pair of sub-algorithms: hypercube -> scatter_hypercube +
 // all_gather_hypercube (p = 2^d), ring -> scatter_ring + all_gather_ring over the whole
 // machine, mesh -> scatter_mesh + all_gather_mesh (a mesh topology). Their restrictions hold.
+#include "card.hpp"
 #include "rooted.hpp"
 #include "symmetric.hpp"
 
@@ -39,5 +40,40 @@ void broadcast_two_phase(const Comm& c, Bytes buf, std::size_t elem_size, int ro
       break;
   }
 }
+
+namespace {
+// b = m/p. Uneven blocks, or th > 0 on a mesh (its phases start on uneven clocks): no closed form.
+double broadcast_two_phase_cost(const CostQuery& q) {
+  const int p = q.p();
+  const double block = q.block(q.m(), p);
+  const Family f = q.family();
+  if (!q.even(q.bytes, p) || (q.th() != 0 && f == Family::mesh)) return kNoClosedForm;
+  switch (f) {
+    case Family::hypercube:
+      return 2 * (q.d() * q.ts() + q.tw() * block * (p - 1) + q.dimension_hops());
+    case Family::ring:
+      return q.ring_scatter(p, block, q.ring_th()) + (p - 1) * (q.w(block) + q.ring_th());
+    case Family::mesh: {
+      const int rows = q.t.rows(), cols = q.t.cols();
+      return q.ring_scatter(cols, rows * block, 0) + q.ring_scatter(rows, block, 0) +
+             q.ts() * (rows + cols - 2) + q.tw() * block * (p - 1);
+    }
+  }
+  return kNoClosedForm;
+}
+}  // namespace
+
+extern const AlgorithmCard broadcast_two_phase_card{
+    {Collective::broadcast, Algo::two_phase,
+     "Grama et al., section 4.7.1: scatter, then all-gather",
+     "b = m/p: hypercube 2*(ts*log p + tw*b*(p-1) + th*H); ring S(p, b) + (p-1)*(ts + "
+     "tw*b + th); mesh S(cols, rows*b) + S(rows, b) + ts*(rows+cols-2) + tw*b*(p-1) (th = 0); "
+     "uneven blocks, or th > 0 on a mesh: no closed form",
+     kFamilyNeeds, "about 2 (ts log p + tw m)"},
+    needs_family,
+    broadcast_two_phase_cost,
+    [](const Comm& c, const Args& a) {
+      broadcast_two_phase(c, a.out, a.elem_size, a.root, a.family);
+    }};
 
 }  // namespace hypercomm::detail

@@ -6,6 +6,7 @@
 #include <hypercomm/group.hpp>
 #include <string>
 
+#include "scratch.hpp"
 #include "select.hpp"
 
 namespace hypercomm::detail {
@@ -65,8 +66,15 @@ class Call {
 
   [[nodiscard]] Comm comm() const noexcept { return Comm{port_, group_, tag_}; }
   [[nodiscard]] const Choice& choice() const noexcept { return choice_; }
-  [[nodiscard]] Algo algo() const noexcept { return choice_.algo; }
+  [[nodiscard]] Algo algo() const noexcept { return choice_.algo(); }
   [[nodiscard]] bool alone() const noexcept { return group_.size == 1; }
+  // Runs the chosen card's algorithm with these arguments (and the choice's family and chunks).
+  void run(Args args) const { run(comm(), args); }
+  void run(const Comm& c, Args args) const {
+    args.family = choice_.family;
+    args.chunks = choice_.chunks;
+    choice_.card->run(c, args);
+  }
 
  private:
   Call(const Group& g, Collective op, Algo requested, std::size_t bytes, std::size_t total,
@@ -74,14 +82,14 @@ class Call {
       : port_(Port::of(g.proc())),
         group_(g.info()),
         choice_(select(op, group_, port_.options().links, bytes, requested, port_.id(),
-                       port_.options().model, total)) {
+                       port_.options().model, total, op == Collective::circular_shift ? root : 0)) {
     tag_.sequence = ++group_.sequence;
     tag_.group = group_.id;
     tag_.root = static_cast<std::uint16_t>(root);
     tag_.kind = static_cast<std::uint8_t>(op);
-    tag_.algo = static_cast<std::uint8_t>(choice_.algo);
+    tag_.algo = static_cast<std::uint8_t>(choice_.algo());
     tag_.count = tag_count;
-    port_.begin_span(to_string(op), to_string(choice_.algo), span_bytes, group_.id);
+    port_.begin_span(to_string(op), to_string(choice_.algo()), span_bytes, group_.id);
     try {
       port_.begin_call(tag_);  // published for the members' mismatch check (Port::begin_call)
     } catch (...) {            // a test's fault hook (runtime/src/faults.hpp)

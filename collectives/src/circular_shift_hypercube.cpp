@@ -1,10 +1,7 @@
 // Circular q-shift on a hypercube (Grama et al. 4.6): VP i's message goes to VP (i + q) mod p.
+// (Under Links::routed one E-cube-routed message does it: circular_shift_e_cube.cpp.)
 //
-// Links::routed: one E-cube-routed message per VP. E-cube routing of a shift permutation is
-// contention-free on a hypercube (Grama 4.6), so
-//   T = ts + tw*m + th*hops.
-//
-// Links::strict (hypercube topology, neighbours only): dimension-ordered store-and-forward, the
+// On the hypercube's own links (neighbours only): dimension-ordered store-and-forward, the
 // E-cube route taken hop by hop. For k = 0 .. d-1, the message a VP holds crosses dimension k
 // when its destination's bit k differs from the holder's. After stages 0..k-1 the holder of the
 // message of source i is (high bits of i, low k bits of i + q); since (i + q) mod 2^k is a
@@ -17,7 +14,7 @@
 // stage from v on some pair crosses, and the clocks of the pairs chain up). A VP skips the
 // stages where it keeps its message.
 //
-// Restrictions: p = 2^d; strict links only on a hypercube topology.
+// Restrictions: a hypercube topology (its exchanges cross one dimension each).
 // p = 8, q = 3, strict: the holder of each source's message after each stage
 //
 //   source      0 1 2 3 4 5 6 7
@@ -25,8 +22,10 @@
 //   stage k=1   3 0 1 2 7 4 5 6    (sources 0, 2, 4, 6 cross; 1, 3, 5, 7 stay)
 //   stage k=2   3 4 5 6 7 0 1 2    (= i + 3: sources 1, 2, 3, 5, 6, 7 cross)
 
+#include <bit>
 #include <vector>
 
+#include "card.hpp"
 #include "exchange.hpp"
 
 namespace hypercomm::detail {
@@ -38,11 +37,6 @@ void circular_shift_hypercube(const Comm& c, ConstBytes in, Bytes out, int shift
     copy_bytes(out, in);
     return;
   }
-  if (c.options().links == Links::routed) {
-    c.sendrecv((my_id + shift) % p, in, (my_id - shift + p) % p, out);
-    return;
-  }
-
   const int d = log2_of(p);
   const auto all_bits = static_cast<unsigned>(p - 1);
   const auto id_bits = static_cast<unsigned>(my_id);
@@ -77,5 +71,30 @@ void circular_shift_hypercube(const Comm& c, ConstBytes in, Bytes out, int shift
   }
   copy_bytes(out, msg);  // no-op when the last message landed in out
 }
+
+namespace {
+// Stages v .. d-1 each cross one link (2^v the largest power of 2 dividing q).
+double circular_shift_hypercube_cost(const CostQuery& q) {
+  const int s = q.shift();
+  if (s == 0) return 0;
+  return (q.d() - std::countr_zero(static_cast<unsigned>(s))) * (q.w(q.m()) + q.th());
+}
+const char* circular_shift_hypercube_restriction(const Topology& t, Links) noexcept {
+  if (t.kind() != Topology::Kind::hypercube)
+    return "it exchanges across the dimensions of a hypercube: it needs a hypercube topology";
+  return nullptr;
+}
+}  // namespace
+
+extern const AlgorithmCard circular_shift_hypercube_card{
+    {Collective::circular_shift, Algo::hypercube,
+     "Grama et al., section 4.6: dimension-ordered store-and-forward (the E-cube route hop by "
+     "hop)",
+     "q = 0: 0; (ts + tw*m + th)*(log p - v), 2^v the largest power of 2 dividing q",
+     "a hypercube topology", "(ts + tw m)(2 log p - 1); E-cube routed: ts + tw m",
+     "dimension by dimension"},
+    circular_shift_hypercube_restriction,
+    circular_shift_hypercube_cost,
+    [](const Comm& c, const Args& a) { circular_shift_hypercube(c, a.in, a.out, a.root); }};
 
 }  // namespace hypercomm::detail

@@ -23,6 +23,7 @@
 
 #include <vector>
 
+#include "card.hpp"
 #include "exchange.hpp"
 #include "exchange_util.hpp"
 
@@ -47,5 +48,28 @@ void circular_shift_mesh(const Comm& c, ConstBytes in, Bytes out, int shift) {
   const int wrapped = t.col_of(c.id()) < row_shift ? 1 : 0;
   ring_shift(c, column, moved, out, (col_shift + wrapped) % rows);
 }
+
+namespace {
+double circular_shift_mesh_cost(const CostQuery& q) {
+  const int q_shift = q.shift();
+  if (q_shift == 0) return 0;  // the message stays
+  const int rows = q.t.rows(), cols = q.t.cols();
+  const int qc = q_shift % cols, qr = q_shift / cols;
+  const auto shorter = [](int s, int n) { return std::min(s, n - s); };
+  int column_steps = shorter(qr, rows);
+  if (qc > 0) column_steps = std::max(column_steps, shorter((qr + 1) % rows, rows));
+  return (shorter(qc, cols) + column_steps) * (q.w(q.m()) + q.th());
+}
+}  // namespace
+
+extern const AlgorithmCard circular_shift_mesh_card{
+    {Collective::circular_shift, Algo::mesh,
+     "Grama et al., section 4.6: row shift, then column shift (the compensating step folded in)",
+     "(ts + tw*m + th)*(min(qc, cols-qc) + max(min(qr, rows-qr), qc > 0: min(qr', "
+     "rows-qr'))), qc = q mod cols, qr = floor(q/cols), qr' = (qr+1) mod rows",
+     kMeshNeeds, "(ts + tw m)(sqrt p + 1)"},
+    needs_mesh,
+    circular_shift_mesh_cost,
+    [](const Comm& c, const Args& a) { circular_shift_mesh(c, a.in, a.out, a.root); }};
 
 }  // namespace hypercomm::detail

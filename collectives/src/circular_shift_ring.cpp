@@ -12,6 +12,7 @@
 
 #include <vector>
 
+#include "card.hpp"
 #include "exchange.hpp"
 #include "exchange_util.hpp"
 
@@ -46,5 +47,21 @@ void ring_shift(const Comm& c, const Ring& g, ConstBytes in, Bytes out, int shif
 void circular_shift_ring(const Comm& c, ConstBytes in, Bytes out, int shift) {
   ring_shift(c, Ring::all(c.p()), in, out, shift);
 }
+
+namespace {
+double circular_shift_ring_cost(const CostQuery& q) {
+  const int s = q.shift();
+  return std::min(s, q.p() - s) * (q.w(q.m()) + q.ring_th());
+}
+}  // namespace
+
+extern const AlgorithmCard circular_shift_ring_card{
+    {Collective::circular_shift, Algo::ring,
+     "Grama et al., section 4.6: min(q, p-q) neighbour steps", "(ts + tw*m + th)*min(q, p-q)",
+     kRingNeeds, "(ts + tw m) min(q, p - q)"},
+    needs_ring,
+    circular_shift_ring_cost,
+    [](const Comm& c, const Args& a) { circular_shift_ring(c, a.in, a.out, a.root); },
+    ring_counts_hops};
 
 }  // namespace hypercomm::detail

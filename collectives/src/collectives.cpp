@@ -1,37 +1,23 @@
 // The byte-level entry points of every collective: check the local buffers (SizeMismatch) and
 // the root, resolve the algorithm (AlgorithmError, before any message), stamp the message header
-// that lets a receiver detect a disagreement (CollectiveMismatch), and dispatch to the algorithm
-// files. Nothing here moves data between VPs except through the algorithms.
+// that lets a receiver detect a disagreement (CollectiveMismatch), and run the chosen card's
+// algorithm (card.hpp). Nothing here moves data between VPs except through the algorithms.
 #include <hypercomm/errors.hpp>
 #include <hypercomm/group.hpp>
 #include <string>
 #include <vector>
 
 #include "call.hpp"
-#include "exchange.hpp"
-#include "rooted.hpp"
 #include "select.hpp"
-#include "symmetric.hpp"
 
 namespace hypercomm::detail {
-
-// Declared here, written beside the other scans: the mesh prefix (row chains, then the last
-// column, then the rows again), for meshes where VP i and i+1 are not all neighbours.
-void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool exclusive);
 
 void broadcast(const Group& g, Bytes buf, std::size_t elem_size, int root, Algo algo) {
   check_member(g, Collective::broadcast);
   check_root(g, Collective::broadcast, root);
   const Call call(g, Collective::broadcast, algo, buf.size(), root);
   if (call.alone()) return;
-  const Comm c = call.comm();
-  switch (call.algo()) {
-    case Algo::hypercube: return broadcast_hypercube(c, buf, root);
-    case Algo::esbt: return broadcast_esbt(c, buf, root, call.choice().chunks);
-    case Algo::mesh: return broadcast_mesh(c, buf, root);
-    case Algo::two_phase: return broadcast_two_phase(c, buf, elem_size, root, call.choice().family);
-    default: return broadcast_ring(c, buf, root, Ring::all(g.size()));
-  }
+  call.run({.out = buf, .root = root, .elem_size = elem_size});
 }
 
 void reduce(const Group& g, ConstBytes in, Bytes out, const Reducer& op, int root, Algo algo) {
@@ -47,13 +33,7 @@ void reduce(const Group& g, ConstBytes in, Bytes out, const Reducer& op, int roo
   in = separate(in, out, storage);
   const Call call(g, Collective::reduce, algo, in.size(), root);
   if (call.alone()) return copy_bytes(out, in);
-  const Comm c = call.comm();
-  switch (call.algo()) {
-    case Algo::hypercube: return reduce_hypercube(c, in, out, op, root);
-    case Algo::mesh: return reduce_mesh(c, in, out, op, root);
-    case Algo::two_phase: return reduce_two_phase(c, in, out, op, root, call.choice().family);
-    default: return reduce_ring(c, in, out, op, root, Ring::all(g.size()));
-  }
+  call.run({.in = in, .out = out, .op = &op, .root = root, .elem_size = op.elem_size});
 }
 
 void all_reduce(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Algo algo) {
@@ -67,13 +47,7 @@ void all_reduce(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Alg
   if (in.data() != out.data()) in = separate(in, out, storage);
   const Call call(g, Collective::all_reduce, algo, in.size());
   if (call.alone()) return copy_bytes(out, in);
-  const Comm c = call.comm();
-  switch (call.algo()) {
-    case Algo::hypercube: return all_reduce_hypercube(c, in, out, op);
-    case Algo::mesh: return all_reduce_mesh(c, in, out, op);
-    case Algo::two_phase: return all_reduce_two_phase(c, in, out, op, call.choice().family);
-    default: return all_reduce_ring(c, in, out, op);
-  }
+  call.run({.in = in, .out = out, .op = &op, .elem_size = op.elem_size});
 }
 
 void all_gather(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, Algo algo) {
@@ -90,12 +64,7 @@ void all_gather(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size,
   const Blocks blocks(out.size(), elem_size, p);
   copy_bytes(blocks.block(out, g.rank()), in);  // received blocks land in place around it
   if (call.alone()) return;
-  const Comm c = call.comm();
-  switch (call.algo()) {
-    case Algo::hypercube: return all_gather_hypercube(c, out, blocks);
-    case Algo::mesh: return all_gather_mesh(c, out, blocks);
-    default: return all_gather_ring(c, out, Segments{blocks, 0, 1, 1}, Ring::all(p));
-  }
+  call.run({.out = out, .blocks = &blocks, .elem_size = elem_size});
 }
 
 void reduce_scatter(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Algo algo) {
@@ -110,13 +79,8 @@ void reduce_scatter(const Group& g, ConstBytes in, Bytes out, const Reducer& op,
   in = separate(in, out, storage);
   const Call call(g, Collective::reduce_scatter, algo, out.size());
   if (call.alone()) return copy_bytes(out, in);
-  const Comm c = call.comm();
   const Blocks blocks(in.size(), op.elem_size, p);
-  switch (call.algo()) {
-    case Algo::hypercube: return reduce_scatter_hypercube(c, in, out, blocks, op);
-    case Algo::mesh: return reduce_scatter_mesh(c, in, out, blocks, op);
-    default: return reduce_scatter_ring(c, in, out, blocks, op);
-  }
+  call.run({.in = in, .out = out, .blocks = &blocks, .op = &op, .elem_size = op.elem_size});
 }
 
 void scan(const Group& g, ConstBytes in, Bytes out, const Reducer& op, bool exclusive) {
@@ -133,12 +97,7 @@ void scan(const Group& g, ConstBytes in, Bytes out, const Reducer& op, bool excl
     if (!exclusive) copy_bytes(out, in);
     return;
   }
-  const Comm c = call.comm();
-  switch (call.algo()) {
-    case Algo::hypercube: return scan_hypercube(c, in, out, op, exclusive);
-    case Algo::mesh: return scan_mesh(c, in, out, op, exclusive);
-    default: return scan_ring(c, in, out, op, exclusive);
-  }
+  call.run({.in = in, .out = out, .op = &op, .elem_size = op.elem_size});
 }
 
 void scatter(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, int root) {
@@ -154,13 +113,8 @@ void scatter(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, in
   if (g.rank() == root) in = separate(in, out, storage);
   const Call call(g, Collective::scatter, Algo::automatic, out.size(), root);
   if (call.alone()) return copy_bytes(out, in);
-  const Comm c = call.comm();
   const Blocks blocks(out.size() * static_cast<std::size_t>(p), elem_size, p);
-  switch (call.algo()) {
-    case Algo::hypercube: return scatter_hypercube(c, in, out, blocks, root);
-    case Algo::mesh: return scatter_mesh(c, in, out, blocks, root);
-    default: return scatter_ring(c, in, out, blocks, root);
-  }
+  call.run({.in = in, .out = out, .blocks = &blocks, .root = root, .elem_size = elem_size});
 }
 
 void gather(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, int root) {
@@ -176,13 +130,8 @@ void gather(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, int
   if (g.rank() == root) in = separate(in, out, storage);
   const Call call(g, Collective::gather, Algo::automatic, in.size(), root);
   if (call.alone()) return copy_bytes(out, in);
-  const Comm c = call.comm();
   const Blocks blocks(in.size() * static_cast<std::size_t>(p), elem_size, p);
-  switch (call.algo()) {
-    case Algo::hypercube: return gather_hypercube(c, in, out, blocks, root);
-    case Algo::mesh: return gather_mesh(c, in, out, blocks, root);
-    default: return gather_ring(c, in, out, blocks, root);
-  }
+  call.run({.in = in, .out = out, .blocks = &blocks, .root = root, .elem_size = elem_size});
 }
 
 void all_to_all(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, Algo algo) {
@@ -197,14 +146,7 @@ void all_to_all(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size,
   in = separate(in, out, storage);
   const Call call(g, Collective::all_to_all, algo, in.size());
   if (call.alone()) return copy_bytes(out, in);
-  const Comm c = call.comm();
-  const std::size_t block = in.size() / p;
-  switch (call.algo()) {
-    case Algo::hypercube: return all_to_all_pairwise(c, in, out, block);
-    case Algo::dimension_exchange: return all_to_all_dimension_exchange(c, in, out, block);
-    case Algo::mesh: return all_to_all_mesh(c, in, out, block);
-    default: return all_to_all_ring(c, in, out, block);
-  }
+  call.run({.in = in, .out = out, .elem_size = elem_size});
 }
 
 void circular_shift(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, int shift) {
@@ -219,23 +161,14 @@ void circular_shift(const Group& g, ConstBytes in, Bytes out, std::size_t elem_s
   in = separate(in, out, storage);
   const Call call(g, Collective::circular_shift, Algo::automatic, in.size(), q);
   if (call.alone() || q == 0) return copy_bytes(out, in);
-  const Comm c = call.comm();
-  switch (call.algo()) {
-    case Algo::hypercube: return circular_shift_hypercube(c, in, out, q);
-    case Algo::mesh: return circular_shift_mesh(c, in, out, q);
-    default: return circular_shift_ring(c, in, out, q);
-  }
+  call.run({.in = in, .out = out, .root = q, .elem_size = elem_size});
 }
 
 void barrier(const Group& g) {
   check_member(g, Collective::barrier);
   const Call call(g, Collective::barrier, Algo::automatic, 0);
   if (call.alone()) return;
-  const Comm c = call.comm();
-  if (call.algo() == Algo::hypercube) return barrier_hypercube(c);
-  if (g.proc().options().links == Links::routed) return barrier_dissemination(c);
-  if (call.algo() == Algo::mesh) return barrier_mesh(c);
-  return barrier_ring(c);
+  call.run({});
 }
 
 }  // namespace hypercomm::detail

@@ -32,7 +32,8 @@ void all_to_allv_dimension_exchange(const Comm& c, ConstBytes in, const Blocks& 
 [[noreturn]] void throw_block_size(const Comm& c, int source, std::size_t got, std::size_t want);
 
 // Circular shift: VP i's in goes to VP (i + shift) mod p's out; shift is already in [0, p).
-void circular_shift_hypercube(const Comm& c, ConstBytes in, Bytes out, int shift);
+void circular_shift_e_cube(const Comm& c, ConstBytes in, Bytes out, int shift);     // routed
+void circular_shift_hypercube(const Comm& c, ConstBytes in, Bytes out, int shift);  // by dimension
 void circular_shift_ring(const Comm& c, ConstBytes in, Bytes out, int shift);
 void circular_shift_mesh(const Comm& c, ConstBytes in, Bytes out, int shift);
 

@@ -16,6 +16,7 @@
 #include <bit>
 #include <vector>
 
+#include "card.hpp"
 #include "rooted.hpp"
 
 namespace hypercomm::detail {
@@ -60,5 +61,37 @@ void gather_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blo
     mask ^= bit;
   }
 }
+
+namespace {
+double gather_hypercube_cost(const CostQuery& q) {
+  return q.d() * q.ts() + q.tw() * q.m() * (q.p() - 1) + q.dimension_hops();
+}
+double gatherv_hypercube_cost(const CostQuery& q) {
+  double cost = 0;
+  for (int k = 0; k < q.d(); ++k) cost += q.w(q.cap(1 << k));
+  return cost;
+}
+void run(const Comm& c, const Args& a) { gather_hypercube(c, a.in, a.out, *a.blocks, a.root); }
+}  // namespace
+
+extern const AlgorithmCard gather_hypercube_card{
+    {Collective::gather, Algo::hypercube,
+     "Grama et al., section 4.4: binomial tree, recursive doubling", "ts*log p + tw*m*(p-1) + th*H",
+     kHypercubeNeeds, "ts log p + tw m (p - 1)"},
+    needs_hypercube,
+    gather_hypercube_cost,
+    run};
+
+extern const AlgorithmCard gatherv_hypercube_card{
+    {Collective::gatherv, Algo::hypercube,
+     "Grama et al., section 4.4 with uneven blocks: binomial tree, each VP sending its whole "
+     "subtree's blocks",
+     "uneven: G(all p blocks), G(g) = max(G(g_r), G(g_o) + ts + tw*B(g_o) + th*hops) over "
+     "g's halves (g_r holds the root, g_o sends to it), G(one block) = 0; equal blocks of m: "
+     "ts*log p + tw*m*(p-1) + th*H",
+     kHypercubeNeeds, "ts log p + tw m (p - 1)"},
+    needs_hypercube,
+    gatherv_hypercube_cost,
+    run};
 
 }  // namespace hypercomm::detail

@@ -11,6 +11,7 @@
 // Restrictions: a mesh topology; neighbours only.
 #include <vector>
 
+#include "card.hpp"
 #include "rooted.hpp"
 #include "rooted_util.hpp"
 
@@ -59,5 +60,37 @@ void gather_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, 
     }
   }
 }
+
+namespace {
+double gather_mesh_cost(const CostQuery& q) {
+  const int rows = q.t.rows(), cols = q.t.cols();
+  return q.ring_gather(rows, q.m(), q.th()) + q.ring_gather(cols, rows * q.m(), q.th());
+}
+double gatherv_mesh_cost(const CostQuery& q) {
+  const int rows = q.t.rows(), cols = q.t.cols();
+  return q.capped_ring_gather(rows, q.m()) + q.capped_ring_gather(cols, rows * q.m());
+}
+void run(const Comm& c, const Args& a) { gather_mesh(c, a.in, a.out, *a.blocks, a.root); }
+}  // namespace
+
+extern const AlgorithmCard gather_mesh_card{
+    {Collective::gather, Algo::mesh,
+     "Grama et al., section 4.4 on a mesh: every column into the root's row, then that row",
+     "G(rows, m) + G(cols, rows*m)", kMeshNeeds, "ts log p + tw m (p - 1)"},
+    needs_mesh,
+    gather_mesh_cost,
+    run};
+
+extern const AlgorithmCard gatherv_mesh_card{
+    {Collective::gatherv, Algo::mesh,
+     "Grama et al., section 4.4 on a mesh with uneven blocks: every column into the root's "
+     "row, then that row into the root",
+     "uneven: ring gathers (see gatherv / ring) down every column, then along the root's row, "
+     "each member of it sending when its column has arrived: the longest path, step by step "
+     "(exact); equal blocks of m: G(rows, m) + G(cols, rows*m)",
+     kMeshNeeds, "ts log p + tw m (p - 1)"},
+    needs_mesh,
+    gatherv_mesh_cost,
+    run};
 
 }  // namespace hypercomm::detail

@@ -15,6 +15,7 @@
 //   step 2: 3 -> 2 [3,4],     6 -> 7 [5,6]
 //   step 3: 2 -> 1 [2,3,4],   7 -> 0 [5,6,7]
 //   step 4: 1 -> 0 [1,2,3,4]
+#include "card.hpp"
 #include "rooted.hpp"
 #include "rooted_util.hpp"
 
@@ -25,5 +26,30 @@ void gather_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, 
   const auto offsets = part_offsets(p, [&](int k) { return blocks.size(k); });
   ring_gather_parts(c, Ring::all(p), root, offsets, in, out, RingArms::balanced(p));
 }
+
+namespace {
+double gather_ring_cost(const CostQuery& q) { return q.ring_gather(q.p(), q.m(), q.ring_th()); }
+double gatherv_ring_cost(const CostQuery& q) { return q.capped_ring_gather(q.p(), q.m()); }
+void run(const Comm& c, const Args& a) { gather_ring(c, a.in, a.out, *a.blocks, a.root); }
+}  // namespace
+
+extern const AlgorithmCard gather_ring_card{
+    {Collective::gather, Algo::ring, "Grama et al., section 4.4 on a ring: both directions",
+     "G(p, m) = a*(ts + th) + tw*m*a(a+1)/2, a = floor(p/2)", kRingNeeds,
+     "ts log p + tw m (p - 1)"},
+    needs_ring,
+    gather_ring_cost,
+    run,
+    ring_counts_hops};
+
+extern const AlgorithmCard gatherv_ring_card{
+    {Collective::gatherv, Algo::ring,
+     "Grama et al., section 4.4 on a ring with uneven blocks: both directions",
+     "uneven: the longer of the two arms, each the sum over its members v from the root's "
+     "neighbour to the far end e of (ts + tw*B(v..e) + th*hops); equal blocks of m: G(p, m)",
+     kRingNeeds, "ts log p + tw m (p - 1)"},
+    needs_ring,
+    gatherv_ring_cost,
+    run};
 
 }  // namespace hypercomm::detail

@@ -6,7 +6,7 @@
 // carry each member's block whatever its size. all_to_allv runs the pairwise exchange of 4.10
 // (Algo::hypercube), the ring (4.5.1), the mesh (4.5.2) or the dimension exchange (4.5.3), the
 // last three sending the sizes of the blocks they forward ahead of them (all_to_allv_ring.cpp).
-// Algo::automatic weighs the largest block and the total (select.cpp, irregular_units); for
+// Algo::automatic weighs the largest block and the total (the irregular cards' costs); for
 // all_to_allv, whose members' counts differ, it chooses alike on every member (select.cpp).
 //
 // Members that must pass the same counts carry a digest of them in every message header, so a
@@ -211,26 +211,16 @@ void all_gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::s
   copy_bytes(blocks.block(out, me), in);  // received blocks land in place around it
   if (call.alone()) return;
   Comm c = call.comm();
-  naming_counts(g, op, counts, post, c, [&] {
-    switch (call.algo()) {
-      case Algo::hypercube: return all_gather_hypercube(c, out, blocks);
-      case Algo::mesh: return all_gather_mesh(c, out, blocks);
-      default: return all_gather_ring(c, out, Segments{blocks, 0, 1, 1}, Ring::all(g.size()));
-    }
-  });
+  naming_counts(g, op, counts, post, c,
+                [&] { call.run(c, {.out = out, .blocks = &blocks, .elem_size = elem_size}); });
 }
 
 namespace {
 
 // gatherv and scatterv: the same checks and the same call, mirrored. Gather's own block is `in`
 // and the root's whole buffer `out`; scatter's the other way round.
-using RootedAlgorithm = void (*)(const Comm&, ConstBytes, Bytes, const Blocks&, int);
-struct RootedAlgorithms {
-  RootedAlgorithm hypercube, mesh, ring;
-};
-
 void rooted_v(const Group& g, Collective op, ConstBytes in, Bytes out, Counts counts,
-              std::size_t elem_size, int root, const RootedAlgorithms& algorithms) {
+              std::size_t elem_size, int root) {
   const bool gathering = op == Collective::gatherv;
   check_member(g, op);
   check_root(g, op, root);
@@ -252,11 +242,7 @@ void rooted_v(const Group& g, Collective op, ConstBytes in, Bytes out, Counts co
   Comm c = call.comm();
   const Blocks blocks(off);
   naming_counts(g, op, counts, post, c, [&] {
-    switch (call.algo()) {
-      case Algo::hypercube: return algorithms.hypercube(c, in, out, blocks, root);
-      case Algo::mesh: return algorithms.mesh(c, in, out, blocks, root);
-      default: return algorithms.ring(c, in, out, blocks, root);
-    }
+    call.run(c, {.in = in, .out = out, .blocks = &blocks, .root = root, .elem_size = elem_size});
   });
 }
 
@@ -264,14 +250,12 @@ void rooted_v(const Group& g, Collective op, ConstBytes in, Bytes out, Counts co
 
 void gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_t elem_size,
              int root) {
-  rooted_v(g, Collective::gatherv, in, out, counts, elem_size, root,
-           {gather_hypercube, gather_mesh, gather_ring});
+  rooted_v(g, Collective::gatherv, in, out, counts, elem_size, root);
 }
 
 void scatterv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_t elem_size,
               int root) {
-  rooted_v(g, Collective::scatterv, in, out, counts, elem_size, root,
-           {scatter_hypercube, scatter_mesh, scatter_ring});
+  rooted_v(g, Collective::scatterv, in, out, counts, elem_size, root);
 }
 
 void all_to_allv(const Group& g, ConstBytes in, Counts send_counts, Bytes out, Counts recv_counts,
@@ -304,14 +288,11 @@ void all_to_allv(const Group& g, ConstBytes in, Counts send_counts, Bytes out, C
   Comm c = call.comm();
   c.receiving = &src;
   try {
-    switch (call.algo()) {
-      case Algo::ring: all_to_allv_ring(c, in, sent_blocks, out, received_blocks); break;
-      case Algo::mesh: all_to_allv_mesh(c, in, sent_blocks, out, received_blocks); break;
-      case Algo::dimension_exchange:
-        all_to_allv_dimension_exchange(c, in, sent_blocks, out, received_blocks);
-        break;
-      default: all_to_allv_pairwise(c, in, sent_blocks, out, received_blocks); break;
-    }
+    call.run(c, {.in = in,
+                 .out = out,
+                 .blocks = &sent_blocks,
+                 .received = &received_blocks,
+                 .elem_size = elem_size});
   } catch (const SizeMismatch& e) {
     throw_block_mismatch(g, post, src, recv_counts, e);
   }
@@ -336,11 +317,7 @@ void reduce_scatterv(const Group& g, ConstBytes in, Bytes out, const Reducer& op
   Comm c = call.comm();
   const Blocks blocks(off);
   naming_counts(g, kind, counts, post, c, [&] {
-    switch (call.algo()) {
-      case Algo::hypercube: return reduce_scatter_hypercube(c, in, out, blocks, op);
-      case Algo::mesh: return reduce_scatter_mesh(c, in, out, blocks, op);
-      default: return reduce_scatter_ring(c, in, out, blocks, op);
-    }
+    call.run(c, {.in = in, .out = out, .blocks = &blocks, .op = &op, .elem_size = op.elem_size});
   });
 }
 

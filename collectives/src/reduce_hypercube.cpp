@@ -14,6 +14,7 @@
 //   i = 2:  4 -> 0                           (sum of {0..7} at the root)
 #include <vector>
 
+#include "card.hpp"
 #include "rooted.hpp"
 
 namespace hypercomm::detail {
@@ -57,5 +58,18 @@ void reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op
   }
   // Only the root (virtual id 0) gets here; p >= 2, so partial already is out.
 }
+
+namespace {
+double reduce_hypercube_cost(const CostQuery& q) {
+  return q.d() * (q.w(q.m()) + q.tc * q.m()) + q.dimension_hops();
+}
+}  // namespace
+
+extern const AlgorithmCard reduce_hypercube_card{
+    {Collective::reduce, Algo::hypercube, "Grama et al., Algorithm 4.3 (any root via id XOR root)",
+     "(ts + tw*m)*log p + th*H", kHypercubeNeeds, "(ts + tw m) log p"},
+    needs_hypercube,
+    reduce_hypercube_cost,
+    [](const Comm& c, const Args& a) { reduce_hypercube(c, a.in, a.out, *a.op, a.root); }};
 
 }  // namespace hypercomm::detail

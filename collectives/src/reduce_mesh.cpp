@@ -11,6 +11,7 @@
 // Restrictions: a mesh topology (any rows x cols, 1 x n and n x 1 included); neighbours only.
 #include <vector>
 
+#include "card.hpp"
 #include "rooted.hpp"
 
 namespace hypercomm::detail {
@@ -34,5 +35,24 @@ void reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int
   reduce_ring(c, in, row_result, op, t.id_at(t.row_of(my_id), root_col), row_group(t, my_id));
   if (in_root_col) reduce_ring(c, row_result, out, op, root, column_group(t, my_id));
 }
+
+namespace {
+double reduce_mesh_cost(const CostQuery& q) {
+  const int r = q.root();
+  return (q.ring_reduce_steps(q.t.cols(), q.t.col_of(r)) +
+          q.ring_reduce_steps(q.t.rows(), q.t.row_of(r))) *
+         (q.w(q.m()) + q.th() + q.tc * q.m());
+}
+}  // namespace
+
+extern const AlgorithmCard reduce_mesh_card{
+    {Collective::reduce, Algo::mesh,
+     "the mesh broadcast reversed: every row into the root's column, then that column",
+     "(ts + tw*m + th)*(floor(cols/2) + floor(rows/2)); non-commutative: each floor(n/2) "
+     "becomes max(r, n-1-r) when the root's rank r in that row/column is not 0 or n-1",
+     kMeshNeeds, "(ts + tw m) log p"},
+    needs_mesh,
+    reduce_mesh_cost,
+    [](const Comm& c, const Args& a) { reduce_mesh(c, a.in, a.out, *a.op, a.root); }};
 
 }  // namespace hypercomm::detail

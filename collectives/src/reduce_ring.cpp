@@ -20,6 +20,7 @@
 // Restrictions: messages go between ring neighbours of g only.
 #include <vector>
 
+#include "card.hpp"
 #include "rooted.hpp"
 #include "rooted_util.hpp"
 
@@ -85,5 +86,23 @@ void reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int
     c.send(g.right(k), msg);
   }
 }
+
+namespace {
+double reduce_ring_cost(const CostQuery& q) {
+  return q.ring_reduce_steps(q.p(), q.root()) * (q.w(q.m()) + q.ring_th() + q.tc * q.m());
+}
+}  // namespace
+
+extern const AlgorithmCard reduce_ring_card{
+    {Collective::reduce, Algo::ring, "CS 584 lecture: the two-way ring broadcast reversed",
+     "(ts + tw*m + th)*floor(p/2); non-commutative, root 0 < r < p-1: (ts + tw*m + "
+     "th)*max(r, p-1-r)",
+     kRingNeeds, "(ts + tw m) log p"},
+    needs_ring,
+    reduce_ring_cost,
+    [](const Comm& c, const Args& a) {
+      reduce_ring(c, a.in, a.out, *a.op, a.root, Ring::all(c.p()));
+    },
+    ring_counts_hops};
 
 }  // namespace hypercomm::detail

@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "card.hpp"
 #include "symmetric.hpp"
 
 namespace hypercomm::detail {
@@ -137,5 +138,36 @@ void reduce_scatter_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blo
     recursive_halving_in_order(c, in, out, blocks, op);
   }
 }
+
+// The dual of the all-gather (Grama et al. section 4.2) costs what it costs:
+// all_gather_hypercube.cpp.
+double all_gather_hypercube_cost(const CostQuery& q);
+double all_gatherv_hypercube_cost(const CostQuery& q);
+
+namespace {
+void run(const Comm& c, const Args& a) {
+  reduce_scatter_hypercube(c, a.in, a.out, *a.blocks, *a.op);
+}
+}  // namespace
+
+extern const AlgorithmCard reduce_scatter_hypercube_card{
+    {Collective::reduce_scatter, Algo::hypercube,
+     "Grama et al., Algorithm 4.8 (non-commutative: dimensions 0 .. d-1, strided blocks)",
+     "ts*log p + tw*m*(p-1) + th*H", kHypercubeNeeds, "ts log p + tw m (p - 1)"},
+    needs_hypercube,
+    all_gather_hypercube_cost,
+    run};
+
+extern const AlgorithmCard reduce_scatterv_hypercube_card{
+    {Collective::reduce_scatterv, Algo::hypercube,
+     "Grama et al., Algorithm 4.8 with uneven blocks (non-commutative: dimensions 0 .. d-1, "
+     "strided blocks)",
+     "uneven, commutative: R(all p blocks), R(g) = ts + tw*max(B(g1), B(g2)) + max(R(g1), "
+     "R(g2)) over g's halves, R(one block) = 0 (th = 0; th > 0 or non-commutative: step by "
+     "step); equal blocks of m: ts*log p + tw*m*(p-1) + th*H",
+     kHypercubeNeeds, "ts log p + tw m (p - 1)"},
+    needs_hypercube,
+    all_gatherv_hypercube_cost,
+    run};
 
 }  // namespace hypercomm::detail

@@ -27,6 +27,7 @@
 
 #include <vector>
 
+#include "card.hpp"
 #include "symmetric.hpp"
 #include "symmetric_util.hpp"
 
@@ -83,5 +84,39 @@ void reduce_scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& 
   reduce_scatter_ring_group(c, row_in, row_result, row_offsets, row_group(t, my_id), op);
   reduce_scatter_ring_group(c, row_result, out, column_offsets, column_group(t, my_id), op);
 }
+
+double all_gatherv_mesh_cost(const CostQuery& q);  // the dual's: all_gather_mesh.cpp
+
+namespace {
+double reduce_scatter_mesh_cost(const CostQuery& q) {
+  const int rows = q.t.rows(), cols = q.t.cols();
+  if (q.shape.commutative)
+    return (q.ts() + q.th()) * (rows + cols - 2) + q.tw() * q.m() * (q.p() - 1);
+  return q.ring_reduce_scatter(cols, rows * q.m(), q.th()) +
+         q.ring_reduce_scatter(rows, q.m(), q.th());
+}
+void run(const Comm& c, const Args& a) { reduce_scatter_mesh(c, a.in, a.out, *a.blocks, *a.op); }
+}  // namespace
+
+extern const AlgorithmCard reduce_scatter_mesh_card{
+    {Collective::reduce_scatter, Algo::mesh, "Grama et al., section 4.2: the dual of Algorithm 4.6",
+     "(ts + th)*(rows+cols-2) + tw*m*(p-1); non-commutative: R(cols, rows*m) + R(rows, m), "
+     "R(n, x) = (ts + th)*(n-1) + tw*x*(2n-3) for n >= 2, R(1, x) = 0",
+     kMeshNeeds, "2 ts (sqrt p - 1) + tw m (p - 1)"},
+    needs_mesh,
+    reduce_scatter_mesh_cost,
+    run};
+
+extern const AlgorithmCard reduce_scatterv_mesh_card{
+    {Collective::reduce_scatterv, Algo::mesh,
+     "Grama et al., section 4.2 with uneven blocks: the dual of Algorithm 4.6 (column bundles "
+     "along the rows, then blocks along the columns)",
+     "uneven: no closed form (the rows end at different times): step by step, at least the "
+     "sum of any VP's sends, at most the sum over the steps of (ts + tw*the step's largest "
+     "message + th); equal blocks as reduce_scatter / mesh",
+     kMeshNeeds, "2 ts (sqrt p - 1) + tw m (p - 1)"},
+    needs_mesh,
+    all_gatherv_mesh_cost,
+    run};
 
 }  // namespace hypercomm::detail

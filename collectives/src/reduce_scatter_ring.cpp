@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "card.hpp"
 #include "symmetric.hpp"
 #include "symmetric_util.hpp"
 
@@ -108,5 +109,37 @@ void reduce_scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& 
   const std::vector<std::size_t> offsets = offsets_of(blocks);
   reduce_scatter_ring_group(c, in, out, offsets, Ring::all(c.p()), op);
 }
+
+double all_gatherv_ring_cost(const CostQuery& q);  // the dual's: all_gather_ring.cpp
+
+namespace {
+// Routed over a mesh or hypercube with th > 0 (routes of different lengths): no closed form.
+double reduce_scatter_ring_cost(const CostQuery& q) {
+  if (q.ring_th() != q.th()) return kNoClosedForm;
+  return q.ring_reduce_scatter(q.p(), q.m(), q.th());
+}
+void run(const Comm& c, const Args& a) { reduce_scatter_ring(c, a.in, a.out, *a.blocks, *a.op); }
+}  // namespace
+
+extern const AlgorithmCard reduce_scatter_ring_card{
+    {Collective::reduce_scatter, Algo::ring,
+     "Grama et al., Algorithm 4.5 (non-commutative: two partials)",
+     "(ts + tw*m + th)*(p-1); non-commutative: (ts + th)*(p-1) + tw*m*(2p-3); routed over a "
+     "mesh or hypercube with th > 0: no closed form",
+     kRingNeeds, "(ts + tw m)(p - 1)"},
+    needs_ring,
+    reduce_scatter_ring_cost,
+    run};
+
+extern const AlgorithmCard reduce_scatterv_ring_card{
+    {Collective::reduce_scatterv, Algo::ring,
+     "Grama et al., Algorithm 4.5 with uneven blocks (non-commutative: two partials)",
+     "uneven, commutative: (ts + tw*b_max + th)*(p-1), the largest block's partial going "
+     "round (no step is longer); non-commutative or routed over a mesh or hypercube: step by "
+     "step",
+     kRingNeeds, "(ts + tw m)(p - 1)"},
+    needs_ring,
+    all_gatherv_ring_cost,
+    run};
 
 }  // namespace hypercomm::detail

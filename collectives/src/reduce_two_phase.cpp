@@ -18,6 +18,7 @@
 // gather_ring, mesh -> reduce_scatter_mesh + gather_mesh. Their restrictions hold.
 #include <vector>
 
+#include "card.hpp"
 #include "rooted.hpp"
 #include "symmetric.hpp"
 
@@ -44,5 +45,42 @@ void reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer& op
       break;
   }
 }
+
+namespace {
+// b = m/p; each VP folds its own block once for each other VP. A non-commutative operator on
+// the ring or mesh pair, or uneven blocks: no closed form.
+double reduce_two_phase_cost(const CostQuery& q) {
+  const int p = q.p();
+  const double block = q.block(q.m(), p);
+  const Family f = q.family();
+  if (!q.even(q.bytes, p) || (!q.shape.commutative && f != Family::hypercube)) return kNoClosedForm;
+  const double fold = q.tc * block * (p - 1);
+  switch (f) {
+    case Family::hypercube:
+      return 2 * (q.d() * q.ts() + q.tw() * block * (p - 1) + q.dimension_hops()) + fold;
+    case Family::ring:
+      return (p - 1) * (q.w(block) + q.ring_th()) + q.ring_gather(p, block, q.ring_th()) + fold;
+    case Family::mesh: {
+      const int rows = q.t.rows(), cols = q.t.cols();
+      return (q.ts() + q.th()) * (rows + cols - 2) + q.tw() * block * (p - 1) +
+             q.ring_gather(rows, block, q.th()) + q.ring_gather(cols, rows * block, q.th()) + fold;
+    }
+  }
+  return kNoClosedForm;
+}
+}  // namespace
+
+extern const AlgorithmCard reduce_two_phase_card{
+    {Collective::reduce, Algo::two_phase,
+     "Grama et al., section 4.7.2: reduce-scatter, then gather",
+     "b = m/p: hypercube 2*(ts*log p + tw*b*(p-1) + th*H); ring (p-1)*(ts + tw*b + th) + "
+     "G(p, b); mesh (ts + th)*(rows+cols-2) + tw*b*(p-1) + G(rows, b) + G(cols, rows*b); "
+     "non-commutative (ring, mesh) or uneven blocks: no closed form",
+     kFamilyNeeds, "about 2 (ts log p + tw m)"},
+    needs_family,
+    reduce_two_phase_cost,
+    [](const Comm& c, const Args& a) {
+      reduce_two_phase(c, a.in, a.out, *a.op, a.root, a.family);
+    }};
 
 }  // namespace hypercomm::detail

@@ -32,7 +32,7 @@ struct Ring {
 }
 
 // The family of sub-algorithms a composite algorithm (two_phase, the mesh phases) uses on this
-// machine; select.cpp decides it, so every VP agrees.
+// machine; select.cpp decides it (family_of, card.hpp), so every VP agrees.
 enum class Family : std::uint8_t { hypercube, ring, mesh };
 
 }  // namespace hypercomm::detail

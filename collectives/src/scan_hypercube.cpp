@@ -22,6 +22,7 @@
 
 #include <vector>
 
+#include "card.hpp"
 #include "symmetric.hpp"
 
 namespace hypercomm::detail {
@@ -50,5 +51,23 @@ void scan_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, 
     }
   }
 }
+
+namespace {
+double scan_hypercube_cost(const CostQuery& q) { return q.d() * q.w(q.m()) + q.dimension_hops(); }
+}  // namespace
+
+extern const AlgorithmCard scan_hypercube_card{
+    {Collective::scan, Algo::hypercube, "Grama et al., Algorithm 4.9", "(ts + tw*m)*log p + th*H",
+     kHypercubeNeeds, "(ts + tw m) log p"},
+    needs_hypercube,
+    scan_hypercube_cost,
+    [](const Comm& c, const Args& a) { scan_hypercube(c, a.in, a.out, *a.op, false); }};
+
+extern const AlgorithmCard exscan_hypercube_card{
+    {Collective::exscan, Algo::hypercube, "Grama et al., Algorithm 4.9 (exclusive)",
+     "(ts + tw*m)*log p + th*H", kHypercubeNeeds, "(ts + tw m) log p"},
+    needs_hypercube,
+    scan_hypercube_cost,
+    [](const Comm& c, const Args& a) { scan_hypercube(c, a.in, a.out, *a.op, true); }};
 
 }  // namespace hypercomm::detail

@@ -10,16 +10,15 @@
 //   4. VP (r, c) = E_r + (its row prefix): the fold over ids 0..r*cols+c in id order, so
 //      non-commutative operators are exact.
 //
-// T = (ts + tw*m) * ((cols - 1) + (rows - 1) + floor(cols / 2))  (the three phases in turn).
+// T = (ts + tw*m) * ((cols - 1) + (rows - 1) + ceil(cols / 2))  (the three phases in turn).
 // Restrictions: a mesh topology; any rows x cols.
 #include <vector>
 
+#include "card.hpp"
 #include "rooted.hpp"
 #include "symmetric.hpp"
 
 namespace hypercomm::detail {
-
-void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool exclusive);
 
 void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool exclusive) {
   const Topology& t = c.topology();
@@ -65,5 +64,31 @@ void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool 
     copy_bytes(out, row_before);
   }  // VP 0's out is left untouched
 }
+
+namespace {
+// Row chains, the last column's chain, then (rows > 1) a ring broadcast along each row.
+double scan_mesh_cost(const CostQuery& q) {
+  const int rows = q.t.rows(), cols = q.t.cols();
+  return (rows + cols - 2) * (q.w(q.m()) + q.th()) +
+         (rows > 1 ? q.ring_broadcast(cols, q.m(), q.th()) : 0);
+}
+}  // namespace
+
+extern const AlgorithmCard scan_mesh_card{
+    {Collective::scan, Algo::mesh,
+     "Algorithm 4.9 mapped on a mesh: row chains, the last column's chain, row broadcasts",
+     "(ts + tw*m + th)*(rows+cols-2) + (rows > 1: (ts + tw*m)*c(cols) + th*floor(cols/2))",
+     kMeshNeeds, nullptr},
+    needs_mesh,
+    scan_mesh_cost,
+    [](const Comm& c, const Args& a) { scan_mesh(c, a.in, a.out, *a.op, false); }};
+
+extern const AlgorithmCard exscan_mesh_card{
+    {Collective::exscan, Algo::mesh, "Algorithm 4.9 mapped on a mesh (exclusive)",
+     "(ts + tw*m + th)*(rows+cols-2) + (rows > 1: (ts + tw*m)*c(cols) + th*floor(cols/2))",
+     kMeshNeeds, nullptr},
+    needs_mesh,
+    scan_mesh_cost,
+    [](const Comm& c, const Args& a) { scan_mesh(c, a.in, a.out, *a.op, true); }};
 
 }  // namespace hypercomm::detail

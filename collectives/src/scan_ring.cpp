@@ -20,6 +20,7 @@
 
 #include <vector>
 
+#include "card.hpp"
 #include "symmetric.hpp"
 
 namespace hypercomm::detail {
@@ -54,5 +55,25 @@ void scan_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool 
     if (!last) c.send(my_id + 1, out);
   }
 }
+
+namespace {
+double scan_ring_cost(const CostQuery& q) { return (q.p() - 1) * (q.w(q.m()) + q.ring_th()); }
+}  // namespace
+
+extern const AlgorithmCard scan_ring_card{
+    {Collective::scan, Algo::ring, "a pipeline: VP i passes the prefix of 0..i to i+1",
+     "(ts + tw*m + th)*(p-1)", kRingNeeds, nullptr},
+    needs_ring,
+    scan_ring_cost,
+    [](const Comm& c, const Args& a) { scan_ring(c, a.in, a.out, *a.op, false); },
+    ring_counts_hops};
+
+extern const AlgorithmCard exscan_ring_card{
+    {Collective::exscan, Algo::ring, "a pipeline (exclusive)", "(ts + tw*m + th)*(p-1)", kRingNeeds,
+     nullptr},
+    needs_ring,
+    scan_ring_cost,
+    [](const Comm& c, const Args& a) { scan_ring(c, a.in, a.out, *a.op, true); },
+    ring_counts_hops};
 
 }  // namespace hypercomm::detail

@@ -15,6 +15,7 @@
 //   i = 0:  0 -> 1 [1],  2 -> 3 [3],  4 -> 5 [5],  6 -> 7 [7]
 #include <vector>
 
+#include "card.hpp"
 #include "rooted.hpp"
 
 namespace hypercomm::detail {
@@ -53,5 +54,36 @@ void scatter_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& bl
   }
   copy_bytes(out, held_range(my_id, 1));  // at the root out may be its own block of in
 }
+
+namespace {
+double scatter_hypercube_cost(const CostQuery& q) {
+  return q.d() * q.ts() + q.tw() * q.m() * (q.p() - 1) + q.dimension_hops();
+}
+double scatterv_hypercube_cost(const CostQuery& q) {
+  double cost = 0;
+  for (int k = 0; k < q.d(); ++k) cost += q.w(q.cap(1 << k));
+  return cost;
+}
+void run(const Comm& c, const Args& a) { scatter_hypercube(c, a.in, a.out, *a.blocks, a.root); }
+}  // namespace
+
+extern const AlgorithmCard scatter_hypercube_card{
+    {Collective::scatter, Algo::hypercube,
+     "Grama et al., section 4.4: binomial tree, recursive halving", "ts*log p + tw*m*(p-1) + th*H",
+     kHypercubeNeeds, "ts log p + tw m (p - 1)"},
+    needs_hypercube,
+    scatter_hypercube_cost,
+    run};
+
+extern const AlgorithmCard scatterv_hypercube_card{
+    {Collective::scatterv, Algo::hypercube,
+     "Grama et al., section 4.4 with uneven blocks: binomial tree, recursive halving",
+     "uneven: S(all p blocks, 0), S(g, t) = max(S(g_r, t + c), S(g_o, t + c + th*hops)), c = "
+     "ts + tw*B(g_o) (g_r holds the root, g_o receives from it), S(one block, t) = t; equal "
+     "blocks of m: ts*log p + tw*m*(p-1) + th*H",
+     kHypercubeNeeds, "ts log p + tw m (p - 1)"},
+    needs_hypercube,
+    scatterv_hypercube_cost,
+    run};
 
 }  // namespace hypercomm::detail

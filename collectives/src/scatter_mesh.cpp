@@ -12,6 +12,7 @@
 // Restrictions: a mesh topology; neighbours only.
 #include <vector>
 
+#include "card.hpp"
 #include "rooted.hpp"
 #include "rooted_util.hpp"
 
@@ -62,5 +63,38 @@ void scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
   ring_scatter_parts(c, column_group(t, my_id), root_row, column_offsets, column_data, out,
                      RingArms::balanced(rows));
 }
+
+namespace {
+double scatter_mesh_cost(const CostQuery& q) {
+  const int rows = q.t.rows(), cols = q.t.cols();
+  return q.ring_scatter(cols, rows * q.m(), q.th()) + q.ring_scatter(rows, q.m(), q.th());
+}
+double scatterv_mesh_cost(const CostQuery& q) {
+  const int rows = q.t.rows(), cols = q.t.cols();
+  return q.capped_ring_scatter(cols, rows * q.m()) + q.capped_ring_scatter(rows, q.m());
+}
+void run(const Comm& c, const Args& a) { scatter_mesh(c, a.in, a.out, *a.blocks, a.root); }
+}  // namespace
+
+extern const AlgorithmCard scatter_mesh_card{
+    {Collective::scatter, Algo::mesh,
+     "Grama et al., section 4.4 on a mesh: column bundles along the root's row, then down "
+     "every column",
+     "S(cols, rows*m) + S(rows, m)", kMeshNeeds, "ts log p + tw m (p - 1)"},
+    needs_mesh,
+    scatter_mesh_cost,
+    run};
+
+extern const AlgorithmCard scatterv_mesh_card{
+    {Collective::scatterv, Algo::mesh,
+     "Grama et al., section 4.4 on a mesh with uneven blocks: column bundles along the root's "
+     "row, then down every column",
+     "uneven: a ring scatter (see scatterv / ring) of the column bundles along the root's row, "
+     "then each column's ring scatter from the time its bundle arrived: the longest path, "
+     "step by step (exact); equal blocks of m: S(cols, rows*m) + S(rows, m)",
+     kMeshNeeds, "ts log p + tw m (p - 1)"},
+    needs_mesh,
+    scatterv_mesh_cost,
+    run};
 
 }  // namespace hypercomm::detail

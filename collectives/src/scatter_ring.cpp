@@ -17,6 +17,7 @@
 //   step 2: 1 -> 2 [2,3,4],  0 -> 7 [5,6,7]
 //   step 3: 2 -> 3 [3,4],    7 -> 6 [5,6]
 //   step 4: 3 -> 4 [4],      6 -> 5 [5]
+#include "card.hpp"
 #include "rooted.hpp"
 #include "rooted_util.hpp"
 
@@ -27,5 +28,34 @@ void scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
   const auto offsets = part_offsets(p, [&](int k) { return blocks.size(k); });
   ring_scatter_parts(c, Ring::all(p), root, offsets, in, out, RingArms::balanced(p));
 }
+
+namespace {
+double scatter_ring_cost(const CostQuery& q) { return q.ring_scatter(q.p(), q.m(), q.ring_th()); }
+double scatterv_ring_cost(const CostQuery& q) { return q.capped_ring_scatter(q.p(), q.m()); }
+void run(const Comm& c, const Args& a) { scatter_ring(c, a.in, a.out, *a.blocks, a.root); }
+}  // namespace
+
+extern const AlgorithmCard scatter_ring_card{
+    {Collective::scatter, Algo::ring,
+     "Grama et al., section 4.4 on a ring: one message per direction, each VP keeps its block",
+     "S(p, m): p even a*(ts + th) + tw*m*a(a+1)/2, p odd (a+1)*ts + a*th + tw*m*(a + "
+     "a(a+1)/2), a = floor(p/2)",
+     kRingNeeds, "ts log p + tw m (p - 1)"},
+    needs_ring,
+    scatter_ring_cost,
+    run,
+    ring_counts_hops};
+
+extern const AlgorithmCard scatterv_ring_card{
+    {Collective::scatterv, Algo::ring,
+     "Grama et al., section 4.4 on a ring with uneven blocks: one message per direction, each "
+     "VP keeps its block",
+     "uneven: the longer arm: the up arm's members v = 1..a (a = floor(p/2)) receive after "
+     "the sum over u <= v of (ts + tw*B(u..a) + th*hops); the down arm's after ts + "
+     "tw*B(1..a) and the same sum over its own members; equal blocks of m: S(p, m)",
+     kRingNeeds, "ts log p + tw m (p - 1)"},
+    needs_ring,
+    scatterv_ring_cost,
+    run};
 
 }  // namespace hypercomm::detail

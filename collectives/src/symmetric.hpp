@@ -35,5 +35,8 @@ void all_reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer
 void scan_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op,
                     bool exclusive);  // Alg 4.9, p = 2^d
 void scan_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool exclusive);
+// The mesh prefix (row chains, then the last column, then the rows again), for meshes where VP i
+// and i+1 are not all neighbours.
+void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool exclusive);
 
 }  // namespace hypercomm::detail

@@ -66,8 +66,10 @@ class ListCommand final : public Command {
     std::vector<Row> rows;
     for (const Card& card : cards())
       if (!only || card.op == *only)
-        rows.push_back({to_string(card.op), to_string(card.algo), card.formula, card.restrictions,
-                        card.source});
+        rows.push_back({to_string(card.op),
+                        std::string(to_string(card.algo)) +
+                            (card.variant != nullptr ? std::string(" (") + card.variant + ")" : ""),
+                        card.formula, card.restrictions, card.source});
     const Row header{"operation", "algorithm", "cost", "restrictions", "source"};
 
     // Operation and algorithm keep their width; cost, restrictions and source share the rest

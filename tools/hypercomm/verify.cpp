@@ -449,7 +449,7 @@ Plan make_plan(const Spec& spec, const Topology& topology, Links links) {
     }
     throw UsageError(why);
   }
-  plan.card = find_card(spec.op, plan.resolved);
+  plan.card = find_card(spec.op, plan.resolved, topology, links, plan.bytes, spec.shift);
   return plan;
 }
 

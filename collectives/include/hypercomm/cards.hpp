@@ -28,6 +28,9 @@ struct Card {
   // The book's formula for the operation on this topology (Grama et al. chapter 4 and its
   // Table 4.1, cut-through: hop term dropped), or nullptr where the book gives none.
   const char* book = nullptr;
+  // Where two cards share an Algo (the circular shift's E-cube routed message and its
+  // dimension-by-dimension exchanges), what tells them apart; nullptr elsewhere.
+  const char* variant = nullptr;
 };
 
 // Whether the collective takes an Algo argument (scan, exscan, scatter, gather, circular_shift
@@ -36,7 +39,13 @@ struct Card {
 
 // Every algorithm of every collective.
 [[nodiscard]] std::span<const Card> cards() noexcept;
+// The first card of (op, algo), or nullptr.
 [[nodiscard]] const Card* find_card(Collective op, Algo algo) noexcept;
+// The card that runs `algo` (automatic resolved) for this call, where two cards share an Algo
+// (the circular shift's E-cube routed message and its dimension-by-dimension exchanges); else
+// AlgorithmError, as resolve.
+[[nodiscard]] const Card* find_card(Collective op, Algo algo, const Topology& t, Links links,
+                                    std::size_t bytes, int shift = 0);
 
 // The algorithm `requested` resolves to for this call (automatic's choice), or the reason it
 // cannot run (AlgorithmError) exactly as the collective itself would decide.

@@ -21,6 +21,7 @@ enum class Algo : std::uint8_t {
   esbt,                // broadcast over d edge-disjoint spanning binomial trees, pipelined
   two_phase,           // section 4.7 split-message algorithms
   dimension_exchange,  // hypercube all-to-all, one dimension per step
+  dissemination,       // barrier: Hensgen, Finkel and Manber's ceil(log p) rounds (routed)
 };
 
 [[nodiscard]] const char* to_string(Algo a) noexcept;

@@ -1,0 +1,171 @@
+// What the cards share (card.hpp): the restrictions most of them state, the family rule of the
+// composite algorithms, the ring building blocks of their cost formulas, and the congestion of
+// the XOR exchanges that automatic's choice weighs.
+#include "card.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace hypercomm::detail {
+
+Family family_of(const Topology& t, Links links) noexcept {
+  if (is_power_of_two(t.size()) &&
+      (t.kind() == Topology::Kind::hypercube || links == Links::routed))
+    return Family::hypercube;
+  return t.kind() == Topology::Kind::mesh ? Family::mesh : Family::ring;
+}
+
+const char* needs_hypercube(const Topology& t, Links links) noexcept {
+  if (!is_power_of_two(t.size())) return "it needs p = 2^d VPs";
+  if (t.kind() != Topology::Kind::hypercube && links != Links::routed)
+    return "its partners id XOR 2^k are not neighbours here: it needs a hypercube topology or "
+           "Links::routed";
+  return nullptr;
+}
+
+const char* needs_ring(const Topology& t, Links links) noexcept {
+  if (!t.ring_adjacent() && links != Links::routed)
+    return "VPs i and i+1 are not all neighbours here: it needs a ring topology or Links::routed";
+  return nullptr;
+}
+
+const char* needs_mesh(const Topology& t, Links links) noexcept {
+  if (t.kind() != Topology::Kind::mesh) return "it needs a mesh topology";
+  if (links != Links::routed && !t.lines_ring_adjacent())
+    return "its row and column rings need the wraparound links of a torus: it needs "
+           "Links::routed on a mesh without wraparound";
+  return nullptr;
+}
+
+const char* needs_family(const Topology& t, Links links) noexcept {
+  switch (family_of(t, links)) {
+    case Family::hypercube: return nullptr;
+    case Family::mesh:
+      return t.lines_ring_adjacent() || links == Links::routed
+                 ? nullptr
+                 : "its ring phases need wraparound links: it needs Links::routed here";
+    case Family::ring:
+      return t.ring_adjacent() || links == Links::routed
+                 ? nullptr
+                 : "its ring phases need wraparound links: it needs Links::routed here";
+  }
+  return nullptr;
+}
+
+int CostQuery::d() const noexcept { return is_power_of_two(p()) ? log2_of(p()) : 0; }
+
+double CostQuery::dimension_hops() const {
+  double s = 0;
+  if (model.th == 0) return 0;
+  for (int k = 0; k < d(); ++k) s += model.th * t.distance(0, 1 << k);
+  return s;
+}
+
+double CostQuery::block(double whole, int parts) const noexcept {
+  if (selection) return whole / parts;
+  return static_cast<double>(blocks(static_cast<std::size_t>(whole), parts).size(0));
+}
+
+bool CostQuery::even(std::size_t whole, int parts) const noexcept {
+  if (selection) return true;
+  const Blocks b = blocks(whole, parts);
+  return b.size(0) == b.size(parts - 1);
+}
+
+double CostQuery::ring_scatter(int n, double part, double h) const noexcept {
+  if (n <= 1) return 0;
+  const double a = n / 2;
+  if (n % 2 == 0) return a * (ts() + h) + tw() * part * a * (a + 1) / 2;
+  return (a + 1) * ts() + a * h + tw() * part * (a + a * (a + 1) / 2);
+}
+
+double CostQuery::ring_gather(int n, double part, double h) const noexcept {
+  const double a = n / 2;
+  return n <= 1 ? 0 : a * (ts() + h) + tw() * part * a * (a + 1) / 2;
+}
+
+double CostQuery::ring_reduce_scatter(int n, double part, double h) const noexcept {
+  if (n <= 1) return 0;
+  if (shape.commutative) return (n - 1) * (w(part) + h);
+  return (n - 1) * (ts() + h) + tw() * part * (2 * n - 3);
+}
+
+namespace {
+double capped_arm(const CostQuery& q, int members, double part) {
+  double s = 0;
+  for (int j = 1; j <= members; ++j) s += q.w(std::min(j * part, static_cast<double>(q.total)));
+  return s;
+}
+}  // namespace
+
+double CostQuery::capped_ring_scatter(int n, double part) const noexcept {
+  const int a = n / 2, down = (n - 1) / 2;
+  const double up = capped_arm(*this, a, part);
+  return down == 0 ? up
+                   : std::max(up, w(std::min(a * part, static_cast<double>(total))) +
+                                      capped_arm(*this, down, part));
+}
+
+double CostQuery::capped_ring_gather(int n, double part) const noexcept {
+  return capped_arm(*this, n / 2, part);
+}
+
+double CostQuery::capped_ring_all_to_allv(int n, int width) const noexcept {
+  constexpr double entry = 8;
+  if (n <= 1) return 0.0;
+  double s = w(entry * width * (n - 1));
+  for (int i = 1; i < n; ++i)
+    s += w(cap(static_cast<double>(n - i) * width) + entry * width * (n - i - 1));
+  return s;
+}
+
+namespace {
+
+// Exact (every route walked) up to 256 VPs, else the average load over the used links, a lower
+// bound. Computed once per topology and x, shared by every thread.
+double xor_congestion_shared(const Topology& t, int x) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, int>, double> cache;
+  const std::lock_guard lock(mutex);
+  const auto key = std::make_pair(t.name(), x);
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  const int p = t.size();
+  double congestion = 1.0;
+  if (p <= 256) {
+    std::map<std::pair<int, int>, int> load;
+    for (int id = 0; id < p; ++id)
+      for (int at = id, to = id ^ x; at != to;) {
+        const int next = t.next_hop(at, to);
+        congestion = std::max(congestion, static_cast<double>(++load[{at, next}]));
+        at = next;
+      }
+  } else {
+    double hops = 0;
+    for (int id = 0; id < p; ++id) hops += t.distance(id, id ^ x);
+    congestion = std::max(1.0, hops / (static_cast<double>(p) * std::max(1, t.max_degree())));
+  }
+  cache.emplace(key, congestion);
+  return congestion;
+}
+
+}  // namespace
+
+// The irregular collectives consult the table on most calls (their counts change from call to
+// call): this thread's last topology keeps its congestions of x = 2^k, without the shared lock.
+double xor_congestion(const Topology& t, int x) {
+  if (t.kind() == Topology::Kind::hypercube) return 1.0;
+  if (!is_power_of_two(x)) return xor_congestion_shared(t, x);
+  thread_local std::optional<Topology> topology;
+  thread_local std::array<double, 13> by_bit{};  // 0: not yet known
+  if (topology != t) topology = t, by_bit.fill(0.0);
+  double& c = by_bit[static_cast<std::size_t>(log2_of(x))];
+  if (c == 0.0) c = xor_congestion_shared(t, x);
+  return c;
+}
+
+}  // namespace hypercomm::detail

@@ -1,0 +1,174 @@
+// One algorithm, one object: its card. Every algorithm file `<operation>_<algorithm>.cpp` defines
+// the card of what it implements: the collective, the Algo that names it, the book's section,
+// the formula text, where it can run (restriction), what it costs in closed form (cost), and
+// how to run it (run). registry.cpp lists every card in automatic's preference order, and
+// everything that needs to know an algorithm reads that list: dispatch (collectives.cpp,
+// irregular.cpp), validation and automatic's choice (select.cpp), textbook_time, `hypercomm
+// list` and the table of collectives/ALGORITHMS.md (checked against it by a test).
+#pragma once
+
+#include <cmath>
+#include <hypercomm/cards.hpp>
+#include <hypercomm/options.hpp>
+#include <hypercomm/topology.hpp>
+#include <span>
+
+#include "blocks.hpp"
+#include "comm.hpp"
+#include "ring.hpp"
+
+namespace hypercomm::detail {
+
+// One call's arguments as an algorithm's entry point takes them.
+struct Args {
+  ConstBytes in{};
+  Bytes out{};                       // broadcast: the buffer
+  const Blocks* blocks = nullptr;    // the p blocks of the p-block buffer (all_to_allv: in's)
+  const Blocks* received = nullptr;  // all_to_allv: out's blocks
+  const Reducer* op = nullptr;       // the reductions
+  int root = 0;                      // the rooted collectives; circular_shift: the shift, [1, p)
+  std::size_t elem_size = 1;
+  Family family = Family::ring;  // the composite algorithms' sub-algorithms (select.cpp)
+  int chunks = 1;                // ESBT pipeline depth
+};
+
+// The family of the split-message algorithms' sub-algorithms on this machine: the hypercube
+// pair when p = 2^d and its partners are reachable, else a mesh topology's own, else the ring.
+[[nodiscard]] Family family_of(const Topology& t, Links links) noexcept;
+
+// The most messages that share one directed link when every VP sends to id XOR x along the
+// topology's routes (Grama et al. section 4.5: the congestion of the mapping); 1 on a hypercube.
+[[nodiscard]] double xor_congestion(const Topology& t, int x);
+
+// What a card's cost is asked about one call. Two askers: textbook_time (the run's model,
+// exact: NaN where the card has no closed form for this call) and automatic's choice
+// (select.cpp: the reference machine, blocks taken as m/p, plus two terms the book's formulas
+// leave out but a choice must weigh: tc, the time to combine a byte, and the congestion of the
+// XOR exchanges mapped onto a ring or mesh).
+struct CostQuery {
+  const Topology& t;
+  Links links;
+  std::size_t bytes;  // as textbook_time takes it (irregular selection: the largest block)
+  CostModel model;
+  CallShape shape{};
+  bool selection = false;  // automatic's estimate (above), not textbook_time's exact value
+  double tc = 0;           // seconds per byte to combine (selection: tw)
+  std::size_t total = 0;   // irregular selection: the bytes of all blocks
+
+  [[nodiscard]] int p() const noexcept { return t.size(); }
+  // log2 p where p = 2^d (the hypercube algorithms), else 0.
+  [[nodiscard]] int d() const noexcept;
+  [[nodiscard]] double lg() const noexcept { return std::max(1.0, std::log2(p())); }
+  [[nodiscard]] double m() const noexcept { return static_cast<double>(bytes); }
+  [[nodiscard]] double ts() const noexcept { return model.ts; }
+  [[nodiscard]] double tw() const noexcept { return model.tw; }
+  [[nodiscard]] double th() const noexcept { return model.th; }
+  [[nodiscard]] double w(double b) const noexcept { return model.ts + model.tw * b; }
+  // th per message of a ring algorithm: counted when VP i and i+1 are neighbours (elsewhere the
+  // routes differ in length from VP to VP and the formula leaves th out).
+  [[nodiscard]] double ring_th() const noexcept { return t.ring_adjacent() ? model.th : 0.0; }
+  // sum over k < d of th*hops(i, i XOR 2^k): the same for every i on a ring, mesh or hypercube.
+  [[nodiscard]] double dimension_hops() const;
+  [[nodiscard]] int root() const noexcept { return ((shape.root % p()) + p()) % p(); }
+  [[nodiscard]] int shift() const noexcept { return ((shape.shift % p()) + p()) % p(); }
+  [[nodiscard]] Family family() const noexcept { return family_of(t, links); }
+  // The p-block layout of `whole` bytes in elements of shape.elem_size.
+  [[nodiscard]] Blocks blocks(std::size_t whole, int parts) const noexcept {
+    return Blocks(whole, shape.elem_size, parts);
+  }
+  // The largest of `parts` blocks of `whole` bytes (selection: whole/parts exactly).
+  [[nodiscard]] double block(double whole, int parts) const noexcept;
+  // Whether `parts` blocks of `whole` bytes are equal (always, for selection).
+  [[nodiscard]] bool even(std::size_t whole, int parts) const noexcept;
+  // XOR-x exchange congestion, counted for selection only (CostModel::contention aside, the
+  // book's formulas assume none).
+  [[nodiscard]] double congestion(int x) const {
+    return selection && is_power_of_two(p()) ? xor_congestion(t, x) : 1.0;
+  }
+
+  // The ring building blocks of the algorithm files (rooted_util.hpp, ring.hpp), over n members
+  // with th = h per message:
+  // the two-way ring broadcast: ceil(n/2) sends on the longer path, floor(n/2) hops;
+  [[nodiscard]] double ring_broadcast(int n, double size, double h) const noexcept {
+    return n <= 1 ? 0 : (n + 1) / 2 * w(size) + n / 2 * h;
+  }
+  // S(n, part), the two-way ring scatter of n parts: the up arm's far end receives after
+  // a*(ts + h) + tw*part*a(a+1)/2, the down arm's after (b+1)*ts + b*h + tw*part*(a + b(b+1)/2),
+  // a = floor(n/2), b = floor((n-1)/2): the up arm for even n, the down arm for odd n;
+  [[nodiscard]] double ring_scatter(int n, double part, double h) const noexcept;
+  // G(n, part), the two-way ring gather: the longer arm;
+  [[nodiscard]] double ring_gather(int n, double part, double h) const noexcept;
+  // the ring reduction's steps with the root at rank r (order-keeping when non-commutative);
+  [[nodiscard]] int ring_reduce_steps(int n, int r) const noexcept {
+    if (shape.commutative || r == 0 || r == n - 1) return n / 2;
+    return std::max(r, n - 1 - r);
+  }
+  // Algorithm 4.5 on n parts of `part` bytes (a non-commutative partial is two parts' worth
+  // once its path has wrapped).
+  [[nodiscard]] double ring_reduce_scatter(int n, double part, double h) const noexcept;
+
+  // The irregular collectives' choice (bytes = b, the largest block): a step that moves k blocks
+  // is costed at cap(k) = min(k*b, total) bytes, the most it can carry, so that one huge block
+  // among empty ones costs what carrying it does, and equal blocks cost the regular formula.
+  [[nodiscard]] double cap(double k) const noexcept {
+    return std::min(k * m(), static_cast<double>(total));
+  }
+  // The two-way ring scatter and gather of n parts of at most `part` bytes, capped: arm messages
+  // carry j parts, j = a .. 1 (a = floor(n/2)); the other arm (floor((n-1)/2)) leaves after the
+  // first.
+  [[nodiscard]] double capped_ring_scatter(int n, double part) const noexcept;
+  [[nodiscard]] double capped_ring_gather(int n, double part) const noexcept;
+  // The ring all-to-allv of n members with bundles of `width` blocks (all_to_allv_ring.cpp): the
+  // sizes step (8 bytes a block), then n-1 steps of the travelling bundles and the next step's
+  // sizes.
+  [[nodiscard]] double capped_ring_all_to_allv(int n, int width) const noexcept;
+};
+
+inline constexpr double kNoClosedForm = NAN;
+
+struct AlgorithmCard {
+  Card text;  // what it is: the public card (hypercomm/cards.hpp)
+  // Why it cannot run on this machine, or nullptr when it can.
+  const char* (*restriction)(const Topology& t, Links links) = nullptr;
+  // Its cost in closed form, kNoClosedForm where the card states none for this call.
+  double (*cost)(const CostQuery& q) = nullptr;
+  // Runs it on this VP (every member calls it with the same arguments).
+  void (*run)(const Comm& c, const Args& a) = nullptr;
+  // Whether its formula counts the hop term th*hops exactly here (nullptr: everywhere).
+  bool (*counts_hops)(const Topology& t, Links links) = nullptr;
+};
+
+// The ring algorithms' formulas count th only where VP i and i+1 are neighbours: routed over a
+// mesh or hypercube their routes differ in length from VP to VP, and the formula leaves th out
+// (as the book's cut-through formulas do).
+[[nodiscard]] inline bool ring_counts_hops(const Topology& t, Links /*links*/) noexcept {
+  return t.size() == 1 || t.ring_adjacent();
+}
+
+// The reference machine of automatic's choice: 1 us per message, 10 GB/s.
+inline constexpr double kReferenceTs = 1e-6;
+inline constexpr double kReferenceTw = 1e-10;
+
+// ESBT pipeline depth for a broadcast of `bytes`: the whole k next to k* = sqrt(m*d*tw/ts) with
+// the smaller (k + d)(ts + tw*m/k), in [1, max(m, 1)] (d = max(1, log p)); ts and tw from `model`
+// when it has tw > 0, else the reference machine's. The broadcast and its card use this one k.
+[[nodiscard]] int esbt_chunk_count(const Topology& t, std::size_t bytes, const CostModel& model);
+
+// The restrictions most cards share, with the card texts that state them.
+[[nodiscard]] const char* needs_hypercube(const Topology& t, Links links) noexcept;  // p = 2^d
+[[nodiscard]] const char* needs_ring(const Topology& t, Links links) noexcept;
+[[nodiscard]] const char* needs_mesh(const Topology& t, Links links) noexcept;
+[[nodiscard]] const char* needs_family(const Topology& t, Links links) noexcept;  // two_phase
+inline constexpr const char* kHypercubeNeeds =
+    "p = 2^d; a hypercube topology or Links::routed (partners i XOR 2^k)";
+inline constexpr const char* kRingNeeds =
+    "any p; VP i and i+1 neighbours (a ring, a 1 x n torus) or Links::routed; th counted only "
+    "when they are neighbours";
+inline constexpr const char* kMeshNeeds =
+    "a rows x cols mesh (any shape); neighbours only on a torus, Links::routed on a mesh "
+    "without wraparound";
+inline constexpr const char* kFamilyNeeds =
+    "any p; the hypercube pair when p = 2^d on a hypercube or under Links::routed, else the "
+    "mesh pair on a mesh, else the ring pair";
+
+}  // namespace hypercomm::detail
