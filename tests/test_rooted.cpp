@@ -53,8 +53,7 @@ bool valid(Algo a, bool broadcast, const Topology& t, Links links) {
     case Algo::mesh: return t.kind() == Topology::Kind::mesh;
     case Algo::esbt: return broadcast && cube;
     case Algo::two_phase: return true;
-    case Algo::dimension_exchange:
-    case Algo::dissemination: return false;
+    default: return false;  // the other collectives' algorithms
   }
   return false;
 }

@@ -85,9 +85,9 @@ std::optional<Collective> parse_collective(std::string_view name) noexcept {
 }
 
 std::optional<Algo> parse_algo(std::string_view name) noexcept {
-  for (int k = 0; k <= static_cast<int>(A::dissemination); ++k) {
+  for (int k = 0; k <= 255; ++k) {  // every enumerator has a name; the others are "unknown"
     const auto a = static_cast<A>(k);
-    if (name == to_string(a)) return a;
+    if (name != "unknown" && name == to_string(a)) return a;
   }
   return std::nullopt;
 }
