@@ -23,9 +23,15 @@ using hypercomm::Topology;
 namespace {
 
 constexpr Links kLinkModes[] = {Links::routed, Links::strict};
-constexpr Algo kAllAlgos[] = {
-    Algo::automatic, Algo::hypercube,         Algo::ring, Algo::mesh, Algo::esbt,
-    Algo::two_phase, Algo::dimension_exchange};
+constexpr Algo kAllAlgos[] = {Algo::automatic,
+                              Algo::hypercube,
+                              Algo::ring,
+                              Algo::mesh,
+                              Algo::esbt,
+                              Algo::two_phase,
+                              Algo::dimension_exchange,
+                              Algo::dissemination,
+                              Algo::reduce_broadcast};
 
 // (doctest prints a const char* in INFO as a pointer: hand it strings.)
 std::string name_of(Links links) { return links == Links::routed ? "routed" : "strict"; }
@@ -59,6 +65,8 @@ bool valid(Operation op, Algo a, const Topology& t, Links links) {
     case Algo::ring: return ring_adjacent(t) || routed;
     case Algo::mesh: return is_mesh(t);
     case Algo::two_phase: return op == Operation::all_reduce;
+    case Algo::reduce_broadcast:  // Algorithm 4.3 then 4.1
+      return op == Operation::all_reduce && power_of_two(t.size()) && (is_hypercube(t) || routed);
     default: return false;
   }
 }

@@ -27,6 +27,7 @@ const char* to_string(Algo a) noexcept {
     case Algo::two_phase: return "two_phase";
     case Algo::dimension_exchange: return "dimension_exchange";
     case Algo::dissemination: return "dissemination";
+    case Algo::reduce_broadcast: return "reduce_broadcast";
   }
   return "unknown";
 }

@@ -22,6 +22,7 @@ enum class Algo : std::uint8_t {
   two_phase,           // section 4.7 split-message algorithms
   dimension_exchange,  // hypercube all-to-all, one dimension per step
   dissemination,       // barrier: Hensgen, Finkel and Manber's ceil(log p) rounds (routed)
+  reduce_broadcast,    // all-reduce as reduce (4.3) then broadcast (4.1): 2 log p steps
 };
 
 [[nodiscard]] const char* to_string(Algo a) noexcept;
