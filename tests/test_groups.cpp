@@ -2312,16 +2312,33 @@ TEST_CASE("groups on an open mesh: rows are linear(cols), columns linear(rows)")
   collective_suite(t, {rows, columns});
   // Strict links: a row's automatic collectives use neighbours only.
   // Links::strict: the ring all-gather (Algorithm 4.4) needs the wraparound link from rank n-1
-  // to rank 0, which a linear array lacks; automatic either runs correctly or (nothing can run)
+  // to rank 0, which a linear array lacks, so Algo::ring runs the line all-gather (gather into
+  // the middle, broadcast back: all_gather_line.cpp); the all-to-all has no line form yet and
+  // throws AlgorithmError on every VP; automatic either runs correctly or (nothing can run)
   // throws AlgorithmError on every VP.
   hc::Options opt = quick_options();
   opt.links = hc::Links::strict;
+  std::vector<std::vector<Int>> gathered(12);
+  REQUIRE(run_ok(
+      t,
+      [&](Proc& vp) {
+        Group row = vp.row();
+        std::vector<Int> in(2, vp.id()), out(8);
+        hc::all_gather(row, in, out, Algo::ring);
+        gathered[static_cast<std::size_t>(vp.id())] = out;
+      },
+      opt));
+  for (int id = 0; id < 12; ++id) {
+    std::vector<Int> want;
+    for (int c = 0; c < 4; ++c) want.insert(want.end(), 2, (id / 4) * 4 + c);
+    CHECK(gathered[static_cast<std::size_t>(id)] == want);
+  }
   CHECK_THROWS_AS(hc::run(
                       t,
                       [](Proc& vp) {
                         Group row = vp.row();
-                        std::vector<Int> in(2, 1), out(8);
-                        hc::all_gather(row, in, out, Algo::ring);
+                        std::vector<Int> in(8, 1), out(8);
+                        hc::all_to_all(row, in, out, Algo::ring);
                       },
                       opt),
                   hc::AlgorithmError);

@@ -417,15 +417,16 @@ struct Case {
   hypercomm::Algo algo = hypercomm::Algo::automatic;  // all_gatherv, reduce_scatterv, all_to_allv
 };
 
-// Whether a forced algorithm (of all_gatherv or reduce_scatterv: the all-gather table) runs on
+// Whether a forced algorithm (of all_gatherv, reduce_scatterv or all_to_allv) runs on
 // g: its restrictions on g's topology (hypercomm::resolve), and under Links::strict a split
 // group's consecutive members must be machine neighbours.
 bool forced_runs(Op op, hypercomm::Algo a, const Topology& machine, const Group& g, Kind kind,
                  Links links) {
   try {
-    (void)hypercomm::resolve(op == Op::all_to_allv ? hypercomm::Collective::all_to_allv
-                                                   : hypercomm::Collective::all_gather,
-                             a, g.topology(), links, 0);
+    const auto collective = op == Op::all_to_allv     ? hypercomm::Collective::all_to_allv
+                            : op == Op::reduce_scatterv ? hypercomm::Collective::reduce_scatterv
+                                                        : hypercomm::Collective::all_gatherv;
+    (void)hypercomm::resolve(collective, a, g.topology(), links, 0);
   } catch (const hypercomm::AlgorithmError&) {
     return false;
   }

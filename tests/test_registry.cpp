@@ -129,11 +129,12 @@ void check_generated(const std::string& name, const std::string& want) {
 
 TEST_CASE("the registry: every collective has cards, grouped, each complete and unique") {
   const auto all = detail::registry();
+  // (op, algo, variant) is unique: cards that share an Algo tell themselves apart.
   std::set<std::tuple<Collective, Algo, std::string>> seen;
   int previous = 0;
   for (const detail::AlgorithmCard* card : all) {
     const hc::Card& text = card->text;
-    INFO(hc::to_string(text.op), " / ", algorithm_name(text));
+    INFO(std::string(hc::to_string(text.op)), " / ", algorithm_name(text));
     CHECK(static_cast<int>(text.op) >= previous);  // grouped in Collective's order
     previous = static_cast<int>(text.op);
     CHECK((card->restriction != nullptr));
@@ -147,13 +148,8 @@ TEST_CASE("the registry: every collective has cards, grouped, each complete and 
   for (int k = static_cast<int>(Collective::broadcast);
        k <= static_cast<int>(Collective::reduce_scatterv); ++k) {
     const auto op = static_cast<Collective>(k);
-    INFO(hc::to_string(op));
+    INFO(std::string(hc::to_string(op)));
     CHECK(!detail::cards_of(op).empty());
-    // Cards that share an Algo tell themselves apart.
-    for (const detail::AlgorithmCard* a : detail::cards_of(op))
-      for (const detail::AlgorithmCard* b : detail::cards_of(op))
-        if (a != b && a->text.algo == b->text.algo)
-          CHECK((a->text.variant != nullptr && b->text.variant != nullptr));
   }
   CHECK(hc::cards().size() == all.size());
 }
@@ -172,8 +168,8 @@ TEST_CASE("automatic's choice is the registry's cheapest card that can run, ties
         const auto op = static_cast<Collective>(k);
         for (std::size_t bytes :
              {std::size_t{0}, std::size_t{8}, std::size_t{4096}, std::size_t{1} << 20}) {
-          INFO(hc::to_string(op), " on ", t.name(), links == Links::strict ? " strict " : " ",
-               bytes, " B");
+          INFO(std::string(hc::to_string(op)), " on ", t.name(),
+               links == Links::strict ? " strict " : " ", bytes, " B");
           const detail::AlgorithmCard* best = nullptr;
           double best_cost = INFINITY;
           for (const detail::AlgorithmCard* card : detail::cards_of(op)) {

@@ -19,13 +19,19 @@
 namespace hypercomm::detail {
 
 void broadcast_ring(const Comm& c, Bytes buf, int root, const Ring& g) {
+  broadcast_arms(c, buf, root, g, RingArms::balanced(g.size));
+}
+
+// The broadcast along any two arms (a line's included: broadcast_line.cpp), the longer first.
+void broadcast_arms(const Comm& c, Bytes buf, int root, const Ring& g, const RingArms& arms) {
   const int n = g.size;
   const int k = g.rank_of(c.id());
   const int v = relative_rank(k, g.rank_of(root), n);  // my rank relative to the root
-  const RingArms arms = RingArms::balanced(n);
   if (v == 0) {
-    if (arms.up > 0) c.send(g.right(k), buf);
+    const bool up_first = arms.up >= arms.down;
+    if (up_first && arms.up > 0) c.send(g.right(k), buf);
     if (arms.down > 0) c.send(g.left(k), buf);
+    if (!up_first && arms.up > 0) c.send(g.right(k), buf);
   } else if (arms.on_up(v)) {
     c.recv(g.left(k), buf);
     if (v < arms.up) c.send(g.right(k), buf);

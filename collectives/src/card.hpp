@@ -36,6 +36,9 @@ struct Args {
 // pair when p = 2^d and its partners are reachable, else a mesh topology's own, else the ring.
 [[nodiscard]] Family family_of(const Topology& t, Links links) noexcept;
 
+// VP i and i+1 neighbours for every i < p-1 (a linear array, a ring, a 1 x n mesh).
+[[nodiscard]] bool line_adjacent(const Topology& t) noexcept;
+
 // The most messages that share one directed link when every VP sends to id XOR x along the
 // topology's routes (Grama et al. section 4.5: the congestion of the mapping); 1 on a hypercube.
 [[nodiscard]] double xor_congestion(const Topology& t, int x);
@@ -67,6 +70,14 @@ struct CostQuery {
   // th per message of a ring algorithm: counted when VP i and i+1 are neighbours (elsewhere the
   // routes differ in length from VP to VP and the formula leaves th out).
   [[nodiscard]] double ring_th() const noexcept { return t.ring_adjacent() ? model.th : 0.0; }
+  // th per message of a line algorithm (VP i to i+1 and back, no wraparound).
+  [[nodiscard]] double line_th() const noexcept { return line_adjacent(t) ? model.th : 0.0; }
+  // The line rooted at rank r (up arm r+1 .. p-1 first when not shorter, down arm r-1 .. 0):
+  // its broadcast, reduction, scatter and gather of parts of `part` bytes.
+  [[nodiscard]] double line_broadcast(int r, double size) const noexcept;
+  [[nodiscard]] double line_reduce(int r, double size) const noexcept;
+  [[nodiscard]] double line_scatter(int r, double part) const noexcept;
+  [[nodiscard]] double line_gather(int r, double part) const noexcept;
   // sum over k < d of th*hops(i, i XOR 2^k): the same for every i on a ring, mesh or hypercube.
   [[nodiscard]] double dimension_hops() const;
   [[nodiscard]] int root() const noexcept { return ((shape.root % p()) + p()) % p(); }
@@ -159,6 +170,23 @@ inline constexpr double kReferenceTw = 1e-10;
 [[nodiscard]] const char* needs_ring(const Topology& t, Links links) noexcept;
 [[nodiscard]] const char* needs_mesh(const Topology& t, Links links) noexcept;
 [[nodiscard]] const char* needs_family(const Topology& t, Links links) noexcept;  // two_phase
+// The line cards: VP i and i+1 neighbours for i < p-1 (a linear array, a 1 x n open mesh) or
+// Links::routed, and no wraparound between p-1 and 0 (where there is one, the ring's own
+// algorithms run).
+[[nodiscard]] const char* needs_line(const Topology& t, Links links) noexcept;
+// VP i and i+1 neighbours for i < p-1 or Links::routed, wraparound or not (the scan pipeline).
+[[nodiscard]] const char* needs_path(const Topology& t, Links links) noexcept;
+inline constexpr const char* kPathNeeds =
+    "any p; VP i and i+1 neighbours for i < p-1 (a ring, a linear array, a 1 x n mesh) or "
+    "Links::routed; th counted only when they are neighbours";
+inline constexpr const char* kLineNeeds =
+    "any p; VP i and i+1 neighbours for i < p-1 (a linear array, a 1 x n open mesh) or "
+    "Links::routed, without the ring's wraparound (a ring runs its own); th counted only when "
+    "they are neighbours";
+// The line algorithms' formulas count th where VP i and i+1 are neighbours.
+[[nodiscard]] inline bool line_counts_hops(const Topology& t, Links /*links*/) noexcept {
+  return line_adjacent(t);
+}
 inline constexpr const char* kHypercubeNeeds =
     "p = 2^d; a hypercube topology or Links::routed (partners i XOR 2^k)";
 inline constexpr const char* kRingNeeds =

@@ -28,15 +28,22 @@ namespace hypercomm::detail {
 
 void reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
                  const Ring& g) {
+  const int n = g.size, r = g.rank_of(root);
+  const bool ordered_arms = !op.commutative && r != 0 && r != n - 1;
+  reduce_arms(c, in, out, op, root, g, ordered_arms ? RingArms::line(n, r) : RingArms::balanced(n));
+}
+
+// The reduction along two arms that do not wrap past rank n-1 to 0 for a non-commutative op
+// (reduce_ring's cut arms; a line's arms, reduce_line.cpp).
+void reduce_arms(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
+                 const Ring& g, const RingArms& arms) {
   const int n = g.size;
   const int k = g.rank_of(c.id());
   const int r = g.rank_of(root);
   const int v = relative_rank(k, r, n);  // my rank relative to the root
   const std::size_t m = in.size();
-  const bool ordered_arms = !op.commutative && r != 0 && r != n - 1;
-  const RingArms arms = ordered_arms ? RingArms{n, n - 1 - r, r} : RingArms::balanced(n);
 
-  Buffer msg(v == arms.up || v == arms.down_end() ? 0 : m);
+  Buffer msg(v != 0 && (v == arms.up || v == arms.down_end()) ? 0 : m);
   if (v == 0) {
     if (n == 1) {
       copy_bytes(out, in);
@@ -45,8 +52,12 @@ void reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int
     // Every branch starts with a combine that reads in and writes out, so in may alias out.
     // U = the up arm's fold (from the right), D = the down arm's fold (from the left).
     if (r == 0) {  // in . U . D
-      c.recv(g.right(k), msg);
-      op(out.data(), in.data(), msg.data(), m);
+      if (arms.up > 0) {
+        c.recv(g.right(k), msg);
+        op(out.data(), in.data(), msg.data(), m);
+      } else {
+        copy_bytes(out, in);
+      }
       if (arms.down > 0) {
         c.recv(g.left(k), msg);
         op(out.data(), out.data(), msg.data(), m);
@@ -58,8 +69,12 @@ void reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int
         op(out.data(), msg.data(), in.data(), m);
         right_side = out;
       }
-      c.recv(g.right(k), msg);
-      op(out.data(), msg.data(), right_side.data(), m);
+      if (arms.up > 0) {
+        c.recv(g.right(k), msg);
+        op(out.data(), msg.data(), right_side.data(), m);
+      } else {
+        copy_bytes(out, right_side);
+      }
     } else {  // (D . in) . U; here n >= 3 and both arms are non-empty
       c.recv(g.left(k), msg);
       op(out.data(), msg.data(), in.data(), m);

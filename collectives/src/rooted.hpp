@@ -13,7 +13,13 @@ namespace hypercomm::detail {
 void broadcast_hypercube(const Comm& c, Bytes buf, int root);            // Alg 4.1/4.2, p = 2^d
 void broadcast_esbt(const Comm& c, Bytes buf, int root, int chunks);     // Johnsson-Ho, p = 2^d
 void broadcast_ring(const Comm& c, Bytes buf, int root, const Ring& g);  // two-way ring over g
-void broadcast_mesh(const Comm& c, Bytes buf, int root);                 // root's row, then columns
+struct RingArms;                                                         // rooted_util.hpp
+// The broadcast and the reduction along the two arms `arms` of g from the root (a line's arms:
+// the neighbour-only forms on a linear array).
+void broadcast_arms(const Comm& c, Bytes buf, int root, const Ring& g, const RingArms& arms);
+void reduce_arms(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
+                 const Ring& g, const RingArms& arms);
+void broadcast_mesh(const Comm& c, Bytes buf, int root);  // root's row, then columns
 void broadcast_two_phase(const Comm& c, Bytes buf, std::size_t elem_size, int root, Family f);
 
 // Reduce: out at root = the fold over VP ids 0..p-1 of every VP's in (out.size() == in.size());

@@ -23,6 +23,8 @@ struct RingArms {
 
   // As even as possible, the longer arm up: up = floor(n/2) = ceil((n-1)/2).
   [[nodiscard]] static RingArms balanced(int n) noexcept { return {n, n / 2, (n - 1) / 2}; }
+  // A line (no wraparound) rooted at rank r: the up arm r+1 .. n-1, the down arm r-1 .. 0.
+  [[nodiscard]] static RingArms line(int n, int r) noexcept { return {n, n - 1 - r, r}; }
   [[nodiscard]] bool on_up(int v) const noexcept { return v >= 1 && v <= up; }
   [[nodiscard]] int down_end() const noexcept { return n - down; }  // the down arm's far end
 };

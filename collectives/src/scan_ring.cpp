@@ -57,23 +57,23 @@ void scan_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool 
 }
 
 namespace {
-double scan_ring_cost(const CostQuery& q) { return (q.p() - 1) * (q.w(q.m()) + q.ring_th()); }
+double scan_ring_cost(const CostQuery& q) { return (q.p() - 1) * (q.w(q.m()) + q.line_th()); }
 }  // namespace
 
 extern const AlgorithmCard scan_ring_card{
     {Collective::scan, Algo::ring, "a pipeline: VP i passes the prefix of 0..i to i+1",
-     "(ts + tw*m + th)*(p-1)", kRingNeeds, nullptr},
-    needs_ring,
+     "(ts + tw*m + th)*(p-1)", kPathNeeds, nullptr},
+    needs_path,
     scan_ring_cost,
     [](const Comm& c, const Args& a) { scan_ring(c, a.in, a.out, *a.op, false); },
-    ring_counts_hops};
+    line_counts_hops};
 
 extern const AlgorithmCard exscan_ring_card{
-    {Collective::exscan, Algo::ring, "a pipeline (exclusive)", "(ts + tw*m + th)*(p-1)", kRingNeeds,
+    {Collective::exscan, Algo::ring, "a pipeline (exclusive)", "(ts + tw*m + th)*(p-1)", kPathNeeds,
      nullptr},
-    needs_ring,
+    needs_path,
     scan_ring_cost,
     [](const Comm& c, const Args& a) { scan_ring(c, a.in, a.out, *a.op, true); },
-    ring_counts_hops};
+    line_counts_hops};
 
 }  // namespace hypercomm::detail

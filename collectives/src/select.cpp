@@ -156,6 +156,7 @@ const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t, Li
       why += reason;
       continue;
     }
+    if (requested != Algo::automatic) return *card;  // the first of that Algo that can run
     const double cost = selection_cost(*card, t, links, bytes, total, shift);
     if (best == nullptr || cost < best_cost) best = card, best_cost = cost;
   }
