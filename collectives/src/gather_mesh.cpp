@@ -42,23 +42,12 @@ void gather_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, 
                     RingArms::balanced(rows));
   if (t.row_of(my_id) != root_row) return;
 
-  const auto bundle_offsets = part_offsets(cols, [&](int col) {
-    std::size_t bytes = 0;
-    for (int r = 0; r < rows; ++r) bytes += block_of(r, col);
-    return bytes;
-  });
+  const ColumnBundles bundles{blocks, rows, cols};
+  const auto bundle_offsets = bundles.offsets();
   Buffer packed(my_id == root ? bundle_offsets.back() : 0);
   ring_gather_parts(c, row_group(t, my_id), root_col, bundle_offsets, bundle, packed,
                     RingArms::balanced(cols));
-  if (my_id != root) return;
-  std::size_t at = 0;
-  for (int col = 0; col < cols; ++col) {
-    for (int r = 0; r < rows; ++r) {
-      const Bytes block = blocks.block(out, r * cols + col);
-      copy_bytes(block, ConstBytes(packed).subspan(at, block.size()));
-      at += block.size();
-    }
-  }
+  if (my_id == root) bundles.unpack(packed, out);
 }
 
 namespace {

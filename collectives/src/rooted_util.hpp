@@ -170,4 +170,38 @@ inline void ring_gather_parts(const Comm& c, const Ring& g, int root_rank,
   }
 }
 
+// The column bundles of a rows x cols mesh's p blocks (the mesh scatter's row phase and the mesh
+// gather's): bundle c holds blocks r*cols + c for r = 0 .. rows-1, in row order.
+struct ColumnBundles {
+  const Blocks& blocks;
+  int rows;
+  int cols;
+
+  // The cols + 1 offsets of the bundles one after another.
+  [[nodiscard]] std::vector<std::size_t> offsets() const {
+    return part_offsets(cols, [&](int col) {
+      std::size_t bytes = 0;
+      for (int r = 0; r < rows; ++r) bytes += blocks.size(r * cols + col);
+      return bytes;
+    });
+  }
+  // The blocks of `all` (id order) into `packed` (bundle order), or back.
+  void pack(ConstBytes all, Bytes packed) const noexcept { move(all, packed, true); }
+  void unpack(ConstBytes packed, Bytes all) const noexcept { move(packed, all, false); }
+
+ private:
+  void move(ConstBytes from, Bytes to, bool packing) const noexcept {
+    std::size_t at = 0;
+    for (int col = 0; col < cols; ++col)
+      for (int r = 0; r < rows; ++r) {
+        const std::size_t size = blocks.size(r * cols + col), id_at = blocks.offset(r * cols + col);
+        if (packing)
+          copy_bytes(to.subspan(at, size), from.subspan(id_at, size));
+        else
+          copy_bytes(to.subspan(id_at, size), from.subspan(at, size));
+        at += size;
+      }
+  }
+};
+
 }  // namespace hypercomm::detail

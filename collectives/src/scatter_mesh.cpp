@@ -37,25 +37,14 @@ void scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
   ConstBytes column_data = in;  // cols == 1: the root's column bundle is all of in
   if (cols > 1) {
     if (t.row_of(my_id) == root_row) {
-      const auto bundle_offsets = part_offsets(cols, [&](int col) {
-        std::size_t bytes = 0;
-        for (int r = 0; r < rows; ++r) bytes += block_of(r, col);
-        return bytes;
-      });
+      const ColumnBundles bundles{blocks, rows, cols};
       Buffer packed;  // the root's blocks in bundle order
       if (my_id == root) {
         packed.resize(in.size());
-        std::size_t at = 0;
-        for (int col = 0; col < cols; ++col) {
-          for (int r = 0; r < rows; ++r) {
-            const ConstBytes block = blocks.block(in, r * cols + col);
-            copy_bytes(Bytes(packed).subspan(at, block.size()), block);
-            at += block.size();
-          }
-        }
+        bundles.pack(in, packed);
       }
       bundle.resize(column_offsets.back());
-      ring_scatter_parts(c, row_group(t, my_id), root_col, bundle_offsets, packed, bundle,
+      ring_scatter_parts(c, row_group(t, my_id), root_col, bundles.offsets(), packed, bundle,
                          RingArms::balanced(cols));
     }
     column_data = bundle;
