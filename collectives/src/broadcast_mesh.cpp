@@ -10,15 +10,21 @@
 // Restrictions: a mesh topology (any rows x cols, 1 x n and n x 1 included); neighbours only.
 #include "card.hpp"
 #include "rooted.hpp"
+#include "rooted_util.hpp"
 
 namespace hypercomm::detail {
 
-void broadcast_mesh(const Comm& c, Bytes buf, int root) {
+void broadcast_mesh(const Comm& c, Bytes buf, int root, bool open) {
   const Topology& t = c.topology();
   const int my_id = c.id();
-  const int root_row = t.row_of(root);
-  if (t.row_of(my_id) == root_row) broadcast_ring(c, buf, root, row_group(t, my_id));
-  broadcast_ring(c, buf, t.id_at(root_row, t.col_of(my_id)), column_group(t, my_id));
+  const int root_row = t.row_of(root), root_col = t.col_of(root);
+  const auto arms = [open](int n, int r) {
+    return open ? RingArms::line(n, r) : RingArms::balanced(n);
+  };
+  if (t.row_of(my_id) == root_row)
+    broadcast_arms(c, buf, root, row_group(t, my_id), arms(t.cols(), root_col));
+  broadcast_arms(c, buf, t.id_at(root_row, t.col_of(my_id)), column_group(t, my_id),
+                 arms(t.rows(), root_row));
 }
 
 namespace {
@@ -35,5 +41,29 @@ extern const AlgorithmCard broadcast_mesh_card{
     needs_mesh,
     broadcast_mesh_cost,
     [](const Comm& c, const Args& a) { broadcast_mesh(c, a.out, a.root); }};
+
+// On an open mesh each phase is a line broadcast from the root's column / row.
+double open_mesh_broadcast(const CostQuery& q, int root, double size) {
+  return q.line_broadcast(q.t.cols(), q.t.col_of(root), size, q.th()) +
+         q.line_broadcast(q.t.rows(), q.t.row_of(root), size, q.th());
+}
+
+namespace {
+double broadcast_mesh_open_cost(const CostQuery& q) {
+  return open_mesh_broadcast(q, q.root(), q.m());
+}
+}  // namespace
+
+extern const AlgorithmCard broadcast_mesh_open_card{
+    {Collective::broadcast, Algo::mesh,
+     "Grama et al., section 4.1.2 on a mesh without wraparound: a line broadcast along the "
+     "root's row, then down every column",
+     "B(cols, c) + B(rows, r), the root at row r, column c; B(n, k) = max(L*(ts + tw*m + th), "
+     "(S+1)*(ts + tw*m) + S*th), L and S the longer and shorter of k and n-1-k (S = 0: "
+     "L*(ts + tw*m + th))",
+     kOpenMeshNeeds, "2 (ts + tw m)(sqrt p - 1) (routed: (ts + tw m) log p)", "open mesh"},
+    needs_open_mesh,
+    broadcast_mesh_open_cost,
+    [](const Comm& c, const Args& a) { broadcast_mesh(c, a.out, a.root, true); }};
 
 }  // namespace hypercomm::detail

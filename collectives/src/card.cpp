@@ -71,36 +71,41 @@ const char* needs_path(const Topology& t, Links links) noexcept {
   return nullptr;
 }
 
+const char* needs_open_mesh(const Topology& t, Links) noexcept {
+  if (t.kind() != Topology::Kind::mesh) return "it needs a mesh topology";
+  if (t.wraps()) return "on a torus the mesh cards run";
+  return nullptr;
+}
+
 const char* needs_line(const Topology& t, Links links) noexcept {
   if (t.ring_adjacent()) return "on a ring the ring's own algorithm runs";
   return needs_path(t, links);
 }
 
 // Arms of a line rooted at r: the longer one first; a message of k parts costs ts + tw*k*part.
-double CostQuery::line_broadcast(int r, double size) const noexcept {
-  const int up = p() - 1 - r, down = r;
+double CostQuery::line_broadcast(int n, int r, double size, double h) const noexcept {
+  const int up = n - 1 - r, down = r;
   const int longer = std::max(up, down), shorter = std::min(up, down);
-  const double h = line_th(), first = longer * (w(size) + h);
+  const double first = longer * (w(size) + h);
   return shorter == 0 ? first : std::max(first, (shorter + 1) * w(size) + shorter * h);
 }
 
-double CostQuery::line_reduce(int r, double size) const noexcept {
-  return std::max(r, p() - 1 - r) * (w(size) + line_th() + tc * size);
+double CostQuery::line_reduce(int n, int r, double size, double h) const noexcept {
+  return std::max(r, n - 1 - r) * (w(size) + h + tc * size);
 }
 
-double CostQuery::line_scatter(int r, double part) const noexcept {
+double CostQuery::line_scatter(int n, int r, double part, double h) const noexcept {
   // ring_scatter_parts: the up arm's message first (a parts), then the down arm's (b parts).
-  const double a = p() - 1 - r, b = r, h = line_th();
+  const double a = n - 1 - r, b = r;
   const auto arm = [&](double x) { return x * (ts() + h) + tw() * part * x * (x + 1) / 2; };
   const double up = arm(a);
   if (b == 0) return up;
   return std::max(up, (a > 0 ? w(a * part) : 0.0) + arm(b));
 }
 
-double CostQuery::line_gather(int r, double part) const noexcept {
-  const double h = line_th();
+double CostQuery::line_gather(int n, int r, double part, double h) const noexcept {
   const auto arm = [&](double x) { return x * (ts() + h) + tw() * part * x * (x + 1) / 2; };
-  return std::max(arm(p() - 1 - r), arm(r));
+  return std::max(arm(n - 1 - r), arm(r));
 }
 
 int CostQuery::d() const noexcept { return is_power_of_two(p()) ? log2_of(p()) : 0; }

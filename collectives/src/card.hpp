@@ -74,10 +74,23 @@ struct CostQuery {
   [[nodiscard]] double line_th() const noexcept { return line_adjacent(t) ? model.th : 0.0; }
   // The line rooted at rank r (up arm r+1 .. p-1 first when not shorter, down arm r-1 .. 0):
   // its broadcast, reduction, scatter and gather of parts of `part` bytes.
-  [[nodiscard]] double line_broadcast(int r, double size) const noexcept;
-  [[nodiscard]] double line_reduce(int r, double size) const noexcept;
-  [[nodiscard]] double line_scatter(int r, double part) const noexcept;
-  [[nodiscard]] double line_gather(int r, double part) const noexcept;
+  // Over n members with th = h per message (the whole machine: n = p, h = line_th()).
+  [[nodiscard]] double line_broadcast(int n, int r, double size, double h) const noexcept;
+  [[nodiscard]] double line_reduce(int n, int r, double size, double h) const noexcept;
+  [[nodiscard]] double line_scatter(int n, int r, double part, double h) const noexcept;
+  [[nodiscard]] double line_gather(int n, int r, double part, double h) const noexcept;
+  [[nodiscard]] double line_broadcast(int r, double size) const noexcept {
+    return line_broadcast(p(), r, size, line_th());
+  }
+  [[nodiscard]] double line_reduce(int r, double size) const noexcept {
+    return line_reduce(p(), r, size, line_th());
+  }
+  [[nodiscard]] double line_scatter(int r, double part) const noexcept {
+    return line_scatter(p(), r, part, line_th());
+  }
+  [[nodiscard]] double line_gather(int r, double part) const noexcept {
+    return line_gather(p(), r, part, line_th());
+  }
   // sum over k < d of th*hops(i, i XOR 2^k): the same for every i on a ring, mesh or hypercube.
   [[nodiscard]] double dimension_hops() const;
   [[nodiscard]] int root() const noexcept { return ((shape.root % p()) + p()) % p(); }
@@ -174,6 +187,16 @@ inline constexpr double kReferenceTw = 1e-10;
 // Links::routed, and no wraparound between p-1 and 0 (where there is one, the ring's own
 // algorithms run).
 [[nodiscard]] const char* needs_line(const Topology& t, Links links) noexcept;
+// A mesh without wraparound (the open-mesh cards: lines along its rows and columns).
+[[nodiscard]] const char* needs_open_mesh(const Topology& t, Links links) noexcept;
+inline constexpr const char* kOpenMeshNeeds =
+    "a rows x cols mesh without wraparound (a torus runs the mesh cards); neighbours only";
+// The open-mesh cards' costs from `root` (broadcast_mesh.cpp, reduce_mesh.cpp, scatter_mesh.cpp,
+// gather_mesh.cpp): a line phase along the rows or columns, then the other.
+[[nodiscard]] double open_mesh_broadcast(const CostQuery& q, int root, double size);
+[[nodiscard]] double open_mesh_reduce(const CostQuery& q, int root, double size);
+[[nodiscard]] double open_mesh_scatter(const CostQuery& q, int root, double block);
+[[nodiscard]] double open_mesh_gather(const CostQuery& q, int root, double block);
 // VP i and i+1 neighbours for i < p-1 or Links::routed, wraparound or not (the scan pipeline).
 [[nodiscard]] const char* needs_path(const Topology& t, Links links) noexcept;
 inline constexpr const char* kPathNeeds =

@@ -17,36 +17,36 @@
 
 namespace hypercomm::detail {
 
-void gather_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root) {
+void gather_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root,
+                 bool open) {
   const Topology& t = c.topology();
   const int rows = t.rows(), cols = t.cols();
   const int my_id = c.id();
   const int my_col = t.col_of(my_id);
   const int root_row = t.row_of(root), root_col = t.col_of(root);
   auto block_of = [&](int r, int col) { return blocks.size(r * cols + col); };
+  const RingArms row_arms = open ? RingArms::line(cols, root_col) : RingArms::balanced(cols);
+  const RingArms column_arms = open ? RingArms::line(rows, root_row) : RingArms::balanced(rows);
 
   if (rows == 1) {  // one row: the blocks are the parts
     const auto offsets = part_offsets(cols, [&](int col) { return block_of(0, col); });
-    ring_gather_parts(c, row_group(t, my_id), root_col, offsets, in, out, RingArms::balanced(cols));
+    ring_gather_parts(c, row_group(t, my_id), root_col, offsets, in, out, row_arms);
     return;
   }
   const auto column_offsets = part_offsets(rows, [&](int r) { return block_of(r, my_col); });
   if (cols == 1) {  // one column: the root's column bundle is all of out
-    ring_gather_parts(c, column_group(t, my_id), root_row, column_offsets, in, out,
-                      RingArms::balanced(rows));
+    ring_gather_parts(c, column_group(t, my_id), root_row, column_offsets, in, out, column_arms);
     return;
   }
   Buffer bundle;
   if (t.row_of(my_id) == root_row) bundle.resize(column_offsets.back());
-  ring_gather_parts(c, column_group(t, my_id), root_row, column_offsets, in, bundle,
-                    RingArms::balanced(rows));
+  ring_gather_parts(c, column_group(t, my_id), root_row, column_offsets, in, bundle, column_arms);
   if (t.row_of(my_id) != root_row) return;
 
   const ColumnBundles bundles{blocks, rows, cols};
   const auto bundle_offsets = bundles.offsets();
   Buffer packed(my_id == root ? bundle_offsets.back() : 0);
-  ring_gather_parts(c, row_group(t, my_id), root_col, bundle_offsets, bundle, packed,
-                    RingArms::balanced(cols));
+  ring_gather_parts(c, row_group(t, my_id), root_col, bundle_offsets, bundle, packed, row_arms);
   if (my_id == root) bundles.unpack(packed, out);
 }
 
@@ -81,5 +81,25 @@ extern const AlgorithmCard gatherv_mesh_card{
     needs_mesh,
     gatherv_mesh_cost,
     run};
+
+double open_mesh_gather(const CostQuery& q, int root, double block) {
+  return q.line_gather(q.t.rows(), q.t.row_of(root), block, q.th()) +
+         q.line_gather(q.t.cols(), q.t.col_of(root), q.t.rows() * block, q.th());
+}
+
+namespace {
+double gather_mesh_open_cost(const CostQuery& q) { return open_mesh_gather(q, q.root(), q.m()); }
+}  // namespace
+
+extern const AlgorithmCard gather_mesh_open_card{
+    {Collective::gather, Algo::mesh,
+     "Grama et al., section 4.4 on a mesh without wraparound: every column into the root's row, "
+     "then that row (lines)",
+     "G(rows, r, m) + G(cols, c, rows*m), the root at row r, column c; G(n, k, x): the line gather "
+     "of n parts of x into k (see gather / ring (linear array))",
+     kOpenMeshNeeds, "ts log p + tw m (p - 1) (routed)", "open mesh"},
+    needs_open_mesh,
+    gather_mesh_open_cost,
+    [](const Comm& c, const Args& a) { gather_mesh(c, a.in, a.out, *a.blocks, a.root, true); }};
 
 }  // namespace hypercomm::detail

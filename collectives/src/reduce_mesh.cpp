@@ -13,10 +13,11 @@
 
 #include "card.hpp"
 #include "rooted.hpp"
+#include "rooted_util.hpp"
 
 namespace hypercomm::detail {
 
-void reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root) {
+void reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root, bool open) {
   const Topology& t = c.topology();
   const int my_id = c.id();
   const int root_col = t.col_of(root);
@@ -32,7 +33,16 @@ void reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int
     row_storage.resize(in.size());
     row_result = row_storage;
   }
-  reduce_ring(c, in, row_result, op, t.id_at(t.row_of(my_id), root_col), row_group(t, my_id));
+  const int row_root = t.id_at(t.row_of(my_id), root_col);
+  if (open) {  // lines: the arms cut at the root keep the id order whatever the operator
+    reduce_arms(c, in, row_result, op, row_root, row_group(t, my_id),
+                RingArms::line(t.cols(), root_col));
+    if (in_root_col)
+      reduce_arms(c, row_result, out, op, root, column_group(t, my_id),
+                  RingArms::line(t.rows(), t.row_of(root)));
+    return;
+  }
+  reduce_ring(c, in, row_result, op, row_root, row_group(t, my_id));
   if (in_root_col) reduce_ring(c, row_result, out, op, root, column_group(t, my_id));
 }
 
@@ -54,5 +64,24 @@ extern const AlgorithmCard reduce_mesh_card{
     needs_mesh,
     reduce_mesh_cost,
     [](const Comm& c, const Args& a) { reduce_mesh(c, a.in, a.out, *a.op, a.root); }};
+
+double open_mesh_reduce(const CostQuery& q, int root, double size) {
+  return q.line_reduce(q.t.cols(), q.t.col_of(root), size, q.th()) +
+         q.line_reduce(q.t.rows(), q.t.row_of(root), size, q.th());
+}
+
+namespace {
+double reduce_mesh_open_cost(const CostQuery& q) { return open_mesh_reduce(q, q.root(), q.m()); }
+}  // namespace
+
+extern const AlgorithmCard reduce_mesh_open_card{
+    {Collective::reduce, Algo::mesh,
+     "the open-mesh broadcast reversed: every row into the root's column, then that column "
+     "(lines, id order kept)",
+     "(max(c, cols-1-c) + max(r, rows-1-r))*(ts + tw*m + th), the root at row r, column c",
+     kOpenMeshNeeds, "2 (ts + tw m)(sqrt p - 1) (routed: (ts + tw m) log p)", "open mesh"},
+    needs_open_mesh,
+    reduce_mesh_open_cost,
+    [](const Comm& c, const Args& a) { reduce_mesh(c, a.in, a.out, *a.op, a.root, true); }};
 
 }  // namespace hypercomm::detail

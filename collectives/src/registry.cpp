@@ -7,28 +7,28 @@
 namespace hypercomm::detail {
 
 extern const AlgorithmCard broadcast_hypercube_card, broadcast_esbt_card, broadcast_two_phase_card,
-    broadcast_mesh_card, broadcast_ring_card, broadcast_line_card;
+    broadcast_mesh_card, broadcast_mesh_open_card, broadcast_ring_card, broadcast_line_card;
 extern const AlgorithmCard reduce_hypercube_card, reduce_two_phase_card, reduce_mesh_card,
-    reduce_ring_card, reduce_line_card;
+    reduce_mesh_open_card, reduce_ring_card, reduce_line_card;
 extern const AlgorithmCard all_reduce_hypercube_card, all_reduce_two_phase_card,
-    all_reduce_mesh_card, all_reduce_ring_card, all_reduce_line_card,
+    all_reduce_mesh_card, all_reduce_mesh_open_card, all_reduce_ring_card, all_reduce_line_card,
     all_reduce_reduce_broadcast_card;
-extern const AlgorithmCard all_gather_hypercube_card, all_gather_mesh_card, all_gather_ring_card,
-    all_gather_line_card;
+extern const AlgorithmCard all_gather_hypercube_card, all_gather_mesh_card,
+    all_gather_mesh_open_card, all_gather_ring_card, all_gather_line_card;
 extern const AlgorithmCard reduce_scatter_hypercube_card, reduce_scatter_mesh_card,
-    reduce_scatter_ring_card, reduce_scatter_line_card;
+    reduce_scatter_mesh_open_card, reduce_scatter_ring_card, reduce_scatter_line_card;
 extern const AlgorithmCard scan_hypercube_card, scan_mesh_card, scan_ring_card;
 extern const AlgorithmCard exscan_hypercube_card, exscan_mesh_card, exscan_ring_card;
-extern const AlgorithmCard scatter_hypercube_card, scatter_mesh_card, scatter_ring_card,
-    scatter_line_card;
-extern const AlgorithmCard gather_hypercube_card, gather_mesh_card, gather_ring_card,
-    gather_line_card;
+extern const AlgorithmCard scatter_hypercube_card, scatter_mesh_card, scatter_mesh_open_card,
+    scatter_ring_card, scatter_line_card;
+extern const AlgorithmCard gather_hypercube_card, gather_mesh_card, gather_mesh_open_card,
+    gather_ring_card, gather_line_card;
 extern const AlgorithmCard all_to_all_pairwise_card, all_to_all_dimension_exchange_card,
     all_to_all_mesh_card, all_to_all_ring_card;
 extern const AlgorithmCard circular_shift_e_cube_card, circular_shift_hypercube_card,
     circular_shift_mesh_card, circular_shift_ring_card;
 extern const AlgorithmCard barrier_hypercube_card, barrier_dissemination_card, barrier_mesh_card,
-    barrier_ring_card, barrier_line_card;
+    barrier_mesh_open_card, barrier_ring_card, barrier_line_card;
 extern const AlgorithmCard all_gatherv_hypercube_card, all_gatherv_mesh_card, all_gatherv_ring_card;
 extern const AlgorithmCard gatherv_hypercube_card, gatherv_mesh_card, gatherv_ring_card;
 extern const AlgorithmCard scatterv_hypercube_card, scatterv_mesh_card, scatterv_ring_card;
@@ -45,29 +45,34 @@ constexpr std::array kRegistry{
     &broadcast_esbt_card,
     &broadcast_two_phase_card,
     &broadcast_mesh_card,
+    &broadcast_mesh_open_card,
     &broadcast_ring_card,
     &broadcast_line_card,
     // reduce
     &reduce_hypercube_card,
     &reduce_two_phase_card,
     &reduce_mesh_card,
+    &reduce_mesh_open_card,
     &reduce_ring_card,
     &reduce_line_card,
     // all_reduce
     &all_reduce_hypercube_card,
     &all_reduce_two_phase_card,
     &all_reduce_mesh_card,
+    &all_reduce_mesh_open_card,
     &all_reduce_ring_card,
     &all_reduce_line_card,
     &all_reduce_reduce_broadcast_card,
     // all_gather
     &all_gather_hypercube_card,
     &all_gather_mesh_card,
+    &all_gather_mesh_open_card,
     &all_gather_ring_card,
     &all_gather_line_card,
     // reduce_scatter
     &reduce_scatter_hypercube_card,
     &reduce_scatter_mesh_card,
+    &reduce_scatter_mesh_open_card,
     &reduce_scatter_ring_card,
     &reduce_scatter_line_card,
     // scan
@@ -81,11 +86,13 @@ constexpr std::array kRegistry{
     // scatter
     &scatter_hypercube_card,
     &scatter_mesh_card,
+    &scatter_mesh_open_card,
     &scatter_ring_card,
     &scatter_line_card,
     // gather
     &gather_hypercube_card,
     &gather_mesh_card,
+    &gather_mesh_open_card,
     &gather_ring_card,
     &gather_line_card,
     // all_to_all
@@ -102,6 +109,7 @@ constexpr std::array kRegistry{
     &barrier_hypercube_card,
     &barrier_dissemination_card,
     &barrier_mesh_card,
+    &barrier_mesh_open_card,
     &barrier_ring_card,
     &barrier_line_card,
     // all_gatherv

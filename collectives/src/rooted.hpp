@@ -19,7 +19,8 @@ struct RingArms;                                                         // root
 void broadcast_arms(const Comm& c, Bytes buf, int root, const Ring& g, const RingArms& arms);
 void reduce_arms(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
                  const Ring& g, const RingArms& arms);
-void broadcast_mesh(const Comm& c, Bytes buf, int root);  // root's row, then columns
+void broadcast_mesh(const Comm& c, Bytes buf, int root,
+                    bool open = false);  // root's row, then columns
 void broadcast_two_phase(const Comm& c, Bytes buf, std::size_t elem_size, int root, Family f);
 
 // Reduce: out at root = the fold over VP ids 0..p-1 of every VP's in (out.size() == in.size());
@@ -27,7 +28,8 @@ void broadcast_two_phase(const Comm& c, Bytes buf, std::size_t elem_size, int ro
 void reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root);
 void reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
                  const Ring& g);  // over the members of g (root a member of g)
-void reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root);
+void reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
+                 bool open = false);
 void reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
                       Family f);
 
@@ -36,9 +38,12 @@ void reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer& op
 // Gather is the reverse: root's out (all p blocks) is written at root only.
 void scatter_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root);
 void scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root);
-void scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root);
+void scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root,
+                  bool open = false);
 void gather_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root);
 void gather_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root);
-void gather_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root);
+void gather_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root,
+                 bool open = false);
+// (open: a mesh without wraparound, each row and column a line: RingArms::line.)
 
 }  // namespace hypercomm::detail

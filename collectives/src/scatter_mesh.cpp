@@ -18,18 +18,20 @@
 
 namespace hypercomm::detail {
 
-void scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root) {
+void scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root,
+                  bool open) {
   const Topology& t = c.topology();
   const int rows = t.rows(), cols = t.cols();
   const int my_id = c.id();
   const int my_col = t.col_of(my_id);
   const int root_row = t.row_of(root), root_col = t.col_of(root);
   auto block_of = [&](int r, int col) { return blocks.size(r * cols + col); };
+  const RingArms row_arms = open ? RingArms::line(cols, root_col) : RingArms::balanced(cols);
+  const RingArms column_arms = open ? RingArms::line(rows, root_row) : RingArms::balanced(rows);
 
   if (rows == 1) {  // one row: the blocks are the parts
     const auto offsets = part_offsets(cols, [&](int col) { return block_of(0, col); });
-    ring_scatter_parts(c, row_group(t, my_id), root_col, offsets, in, out,
-                       RingArms::balanced(cols));
+    ring_scatter_parts(c, row_group(t, my_id), root_col, offsets, in, out, row_arms);
     return;
   }
   const auto column_offsets = part_offsets(rows, [&](int r) { return block_of(r, my_col); });
@@ -45,12 +47,12 @@ void scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
       }
       bundle.resize(column_offsets.back());
       ring_scatter_parts(c, row_group(t, my_id), root_col, bundles.offsets(), packed, bundle,
-                         RingArms::balanced(cols));
+                         row_arms);
     }
     column_data = bundle;
   }
   ring_scatter_parts(c, column_group(t, my_id), root_row, column_offsets, column_data, out,
-                     RingArms::balanced(rows));
+                     column_arms);
 }
 
 namespace {
@@ -85,5 +87,25 @@ extern const AlgorithmCard scatterv_mesh_card{
     needs_mesh,
     scatterv_mesh_cost,
     run};
+
+double open_mesh_scatter(const CostQuery& q, int root, double block) {
+  return q.line_scatter(q.t.cols(), q.t.col_of(root), q.t.rows() * block, q.th()) +
+         q.line_scatter(q.t.rows(), q.t.row_of(root), block, q.th());
+}
+
+namespace {
+double scatter_mesh_open_cost(const CostQuery& q) { return open_mesh_scatter(q, q.root(), q.m()); }
+}  // namespace
+
+extern const AlgorithmCard scatter_mesh_open_card{
+    {Collective::scatter, Algo::mesh,
+     "Grama et al., section 4.4 on a mesh without wraparound: column bundles along the root's row, "
+     "then down every column (lines)",
+     "S(cols, c, rows*m) + S(rows, r, m), the root at row r, column c; S(n, k, x): the line "
+     "scatter of n parts of x from k (see scatter / ring (linear array))",
+     kOpenMeshNeeds, "ts log p + tw m (p - 1) (routed)", "open mesh"},
+    needs_open_mesh,
+    scatter_mesh_open_cost,
+    [](const Comm& c, const Args& a) { scatter_mesh(c, a.in, a.out, *a.blocks, a.root, true); }};
 
 }  // namespace hypercomm::detail

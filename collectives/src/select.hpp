@@ -21,8 +21,8 @@ struct Choice {
 // The one validation and choice of an algorithm, for the collectives (select) and for resolve
 // and textbook_time alike: Algo::automatic takes the card of op that costs least on the
 // reference machine (selection_cost), ties in registry order; any other Algo the first card of
-// that Algo (in registry order) that can run here. Otherwise AlgorithmError, its message `prefix` + what
-// went wrong, naming `where` (the machine, or the group on it). `bytes` is what selection_cost
+// that Algo (in registry order) that can run here. Otherwise AlgorithmError, its message `prefix` +
+// what went wrong, naming `where` (the machine, or the group on it). `bytes` is what selection_cost
 // takes: for an irregular collective its largest block, with `total` the bytes of all its blocks
 // (0 for the regular collectives); `shift` the circular shift's q.
 [[nodiscard]] const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t,
