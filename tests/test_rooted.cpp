@@ -42,7 +42,7 @@ bool ring_adjacent(const Topology& t) {
   return false;
 }
 
-// The table of the brief (select.cpp implements the same).
+// The table of the brief (the cards' restrictions implement the same, card.cpp).
 bool valid(Algo a, bool broadcast, const Topology& t, Links links) {
   const bool routed = links == Links::routed;
   const bool cube = power_of_two(t.size()) && (t.kind() == Topology::Kind::hypercube || routed);

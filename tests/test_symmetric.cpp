@@ -56,7 +56,7 @@ bool ring_adjacent(const Topology& t) {
 
 enum class Operation { all_gather, reduce_scatter, all_reduce };
 
-// Which Algo each operation accepts (the brief's table; select.cpp implements it).
+// Which Algo each operation accepts (the brief's table; the cards' restrictions implement it).
 bool valid(Operation op, Algo a, const Topology& t, Links links) {
   const bool routed = links == Links::routed;
   switch (a) {
