@@ -37,10 +37,9 @@ void all_gather_ring(const Comm& c, Bytes buf, const Segments& parts, const Ring
 double all_gatherv_ring_cost(const CostQuery& q) { return (q.p() - 1) * q.w(q.cap(1)); }
 
 namespace {
-// Routed over a mesh or hypercube with th > 0 (routes of different lengths): no closed form.
+// Routed over a mesh or hypercube the hop term is the longest chain of routed messages.
 double all_gather_ring_cost(const CostQuery& q) {
-  if (q.ring_th() != q.th()) return kNoClosedForm;
-  return (q.p() - 1) * (q.w(q.m()) + q.th());
+  return (q.p() - 1) * q.w(q.m()) + (q.th() == 0 ? 0 : q.th() * q.ring_chain_hops());
 }
 void run(const Comm& c, const Args& a) {
   all_gather_ring(c, a.out, Segments{*a.blocks, 0, 1, 1}, Ring::all(c.p()));
@@ -49,7 +48,8 @@ void run(const Comm& c, const Args& a) {
 
 extern const AlgorithmCard all_gather_ring_card{
     {Collective::all_gather, Algo::ring, "Grama et al., Algorithm 4.4",
-     "(ts + tw*m + th)*(p-1); routed over a mesh or hypercube with th > 0: no closed form",
+     "(ts + tw*m)*(p-1) + th*(H - min h_i), h_i = hops(i, i+1 mod p), H their sum (on a ring: "
+     "(ts + tw*m + th)*(p-1))",
      kRingNeeds, "(ts + tw m)(p - 1)"},
     needs_ring,
     all_gather_ring_cost,

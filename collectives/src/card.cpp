@@ -110,6 +110,16 @@ double CostQuery::line_gather(int n, int r, double part, double h) const noexcep
 
 int CostQuery::d() const noexcept { return is_power_of_two(p()) ? log2_of(p()) : 0; }
 
+int CostQuery::ring_chain_hops() const {
+  int sum = 0, shortest = 0;
+  for (int i = 0; i < p(); ++i) {
+    const int h = t.distance(i, (i + 1) % p());
+    sum += h;
+    shortest = i == 0 ? h : std::min(shortest, h);
+  }
+  return sum - shortest;
+}
+
 double CostQuery::dimension_hops() const {
   double s = 0;
   if (model.th == 0) return 0;

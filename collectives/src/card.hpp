@@ -91,6 +91,11 @@ struct CostQuery {
   [[nodiscard]] double line_gather(int r, double part) const noexcept {
     return line_gather(p(), r, part, line_th());
   }
+  // The hops of the ring algorithms' longest chain of messages routed over this machine: each of
+  // the p-1 steps of Algorithm 4.4 (or 4.5) can extend the path by one routed message, and the
+  // longest chain of p-1 consecutive links round the ring i -> i+1 leaves out its shortest one:
+  // H - min h_i, h_i = hops(i, i+1 mod p), H their sum (p - 1 where i and i+1 are neighbours).
+  [[nodiscard]] int ring_chain_hops() const;
   // sum over k < d of th*hops(i, i XOR 2^k): the same for every i on a ring, mesh or hypercube.
   [[nodiscard]] double dimension_hops() const;
   [[nodiscard]] int root() const noexcept { return ((shape.root % p()) + p()) % p(); }

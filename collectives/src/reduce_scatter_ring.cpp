@@ -113,10 +113,12 @@ void reduce_scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& 
 double all_gatherv_ring_cost(const CostQuery& q);  // the dual's: all_gather_ring.cpp
 
 namespace {
-// Routed over a mesh or hypercube with th > 0 (routes of different lengths): no closed form.
+// Routed over a mesh or hypercube the hop term is the longest chain of routed messages (the
+// all-gather's, reversed); the non-commutative form's uneven partials have no closed form there.
 double reduce_scatter_ring_cost(const CostQuery& q) {
-  if (q.ring_th() != q.th()) return kNoClosedForm;
-  return q.ring_reduce_scatter(q.p(), q.m(), q.th());
+  if (q.ring_th() == q.th()) return q.ring_reduce_scatter(q.p(), q.m(), q.th());
+  if (!q.shape.commutative) return kNoClosedForm;
+  return (q.p() - 1) * q.w(q.m()) + q.th() * q.ring_chain_hops();
 }
 void run(const Comm& c, const Args& a) { reduce_scatter_ring(c, a.in, a.out, *a.blocks, *a.op); }
 }  // namespace
@@ -125,7 +127,8 @@ extern const AlgorithmCard reduce_scatter_ring_card{
     {Collective::reduce_scatter, Algo::ring,
      "Grama et al., Algorithm 4.5 (non-commutative: two partials)",
      "(ts + tw*m + th)*(p-1); non-commutative: (ts + th)*(p-1) + tw*m*(2p-3); routed over a "
-     "mesh or hypercube with th > 0: no closed form",
+     "mesh or hypercube: (ts + tw*m)*(p-1) + th*(H - min h_i), h_i = hops(i, i+1 mod p), H their "
+     "sum (non-commutative with th > 0 there: no closed form)",
      kRingNeeds, "(ts + tw m)(p - 1)"},
     needs_ring,
     reduce_scatter_ring_cost,

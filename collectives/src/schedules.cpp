@@ -609,10 +609,6 @@ double schedule_time(const AlgorithmCard& card, const CostQuery& q) {
         return total;
       }
       break;
-    case C::all_gather:
-      if (card.text.algo != A::ring) break;
-      ring_all_gather(c, whole_machine(t), [&](const Ring&, int) { return q.bytes; });
-      return c.finish();
     case C::reduce_scatter:
       if (card.text.algo != A::ring) break;
       ring_reduce_scatter(
