@@ -120,8 +120,10 @@ std::string operation_names() {
 
 std::string algorithm_names() {
   std::string names;
-  for (int k = 0; k <= static_cast<int>(Algo::dimension_exchange); ++k)
-    names += std::string(names.empty() ? "" : ", ") + to_string(static_cast<Algo>(k));
+  for (int k = 0; k <= 255; ++k) {  // every enumerator has a name, the others "unknown"
+    const std::string name = to_string(static_cast<Algo>(k));
+    if (name != "unknown") names += (names.empty() ? "" : ", ") + name;
+  }
   return names;
 }
 
