@@ -3,9 +3,8 @@
 // doctest's context is printed on failure; DESIGN.md example 8).
 #pragma once
 
-#include <hypercomm/hypercomm.hpp>
-
 #include <cstdint>
+#include <hypercomm/hypercomm.hpp>
 #include <string>
 #include <vector>
 
@@ -17,6 +16,18 @@ inline constexpr bool kSanitized = true;
 #else
 inline constexpr bool kSanitized = false;
 #endif
+
+// Every Algo, automatic first: the suites force each one and expect AlgorithmError where the
+// collective has no such algorithm or it cannot run.
+inline constexpr hypercomm::Algo kAllAlgos[] = {hypercomm::Algo::automatic,
+                                                hypercomm::Algo::hypercube,
+                                                hypercomm::Algo::ring,
+                                                hypercomm::Algo::mesh,
+                                                hypercomm::Algo::esbt,
+                                                hypercomm::Algo::two_phase,
+                                                hypercomm::Algo::dimension_exchange,
+                                                hypercomm::Algo::dissemination,
+                                                hypercomm::Algo::reduce_broadcast};
 
 // Rings p = 1..9, 12, 16; meshes 1x1, 1x3, 2x2, 2x3, 3x3, 4x4; hypercubes d = 0..5.
 inline std::vector<hypercomm::Topology> all_topologies() {

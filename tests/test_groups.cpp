@@ -48,15 +48,7 @@ using Int = std::int64_t;
 
 namespace {
 
-constexpr Algo kAllAlgos[] = {Algo::automatic,
-                              Algo::hypercube,
-                              Algo::ring,
-                              Algo::mesh,
-                              Algo::esbt,
-                              Algo::two_phase,
-                              Algo::dimension_exchange,
-                              Algo::dissemination,
-                              Algo::reduce_broadcast};
+constexpr auto& kAllAlgos = hctest::kAllAlgos;
 
 std::string name_of(Algo a) { return hc::to_string(a); }
 std::string name_of(Collective c) { return hc::to_string(c); }

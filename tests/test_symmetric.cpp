@@ -23,15 +23,7 @@ using hypercomm::Topology;
 namespace {
 
 constexpr Links kLinkModes[] = {Links::routed, Links::strict};
-constexpr Algo kAllAlgos[] = {Algo::automatic,
-                              Algo::hypercube,
-                              Algo::ring,
-                              Algo::mesh,
-                              Algo::esbt,
-                              Algo::two_phase,
-                              Algo::dimension_exchange,
-                              Algo::dissemination,
-                              Algo::reduce_broadcast};
+constexpr auto& kAllAlgos = hctest::kAllAlgos;
 
 // (doctest prints a const char* in INFO as a pointer: hand it strings.)
 std::string name_of(Links links) { return links == Links::routed ? "routed" : "strict"; }
