@@ -423,7 +423,7 @@ struct Case {
 bool forced_runs(Op op, hypercomm::Algo a, const Topology& machine, const Group& g, Kind kind,
                  Links links) {
   try {
-    const auto collective = op == Op::all_to_allv     ? hypercomm::Collective::all_to_allv
+    const auto collective = op == Op::all_to_allv       ? hypercomm::Collective::all_to_allv
                             : op == Op::reduce_scatterv ? hypercomm::Collective::reduce_scatterv
                                                         : hypercomm::Collective::all_gatherv;
     (void)hypercomm::resolve(collective, a, g.topology(), links, 0);
