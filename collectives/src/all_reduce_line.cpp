@@ -16,8 +16,8 @@ namespace hypercomm::detail {
 // The reduction into the middle, then its broadcast (barrier_line.cpp runs it on no data).
 void all_reduce_line(const Comm& c, ConstBytes in, Bytes out, const Reducer& op) {
   const int p = c.p(), middle = (p - 1) / 2;
-  Buffer own;  // in may be out (the in-place all-reduce): the reduction reads in after writing out
-  if (!in.empty() && in.data() == out.data()) own.assign(in.begin(), in.end()), in = own;
+  // in may be out (the in-place all-reduce): reduce_arms reads a VP's in before the root writes
+  // its out, and writes no other VP's out; the broadcast writes them after.
   reduce_arms(c, in, out, op, middle, Ring::all(p), RingArms::line(p, middle));
   broadcast_arms(c, out, middle, Ring::all(p), RingArms::line(p, middle));
 }

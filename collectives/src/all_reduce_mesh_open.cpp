@@ -27,8 +27,6 @@ void all_reduce_open(const Comm& c, ConstBytes in, Bytes out, const Reducer& op)
   broadcast_mesh(c, out, middle, true);
 }
 
-void fold_nothing(const void*, std::byte*, const std::byte*, const std::byte*, std::size_t) {}
-
 double all_reduce_open_cost(const CostQuery& q) {
   const int middle = middle_of(q.t);
   return open_mesh_reduce(q, middle, q.m()) + open_mesh_broadcast(q, middle, q.m());
@@ -94,9 +92,6 @@ extern const AlgorithmCard barrier_mesh_open_card{
      nullptr, "open mesh"},
     needs_open_mesh,
     all_reduce_open_cost,
-    [](const Comm& c, const Args&) {
-      const Reducer nothing{fold_nothing, nullptr, 1, true};
-      all_reduce_open(c, {}, {}, nothing);
-    }};
+    [](const Comm& c, const Args&) { all_reduce_open(c, {}, {}, no_data_reducer()); }};
 
 }  // namespace hypercomm::detail

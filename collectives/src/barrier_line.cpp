@@ -17,6 +17,11 @@ namespace {
 void fold_nothing(const void*, std::byte*, const std::byte*, const std::byte*, std::size_t) {}
 }  // namespace
 
+const Reducer& no_data_reducer() noexcept {
+  static constexpr Reducer nothing{fold_nothing, nullptr, 1, true};
+  return nothing;
+}
+
 extern const AlgorithmCard barrier_line_card{
     {Collective::barrier, Algo::ring,
      "the line all-reduce of no data: zero-byte messages into the middle VP and out again",
@@ -25,10 +30,7 @@ extern const AlgorithmCard barrier_line_card{
      kLineNeeds, nullptr, "linear array"},
     needs_line,
     all_reduce_line_cost,
-    [](const Comm& c, const Args&) {
-      const Reducer nothing{fold_nothing, nullptr, 1, true};
-      all_reduce_line(c, {}, {}, nothing);
-    },
+    [](const Comm& c, const Args&) { all_reduce_line(c, {}, {}, no_data_reducer()); },
     line_counts_hops};
 
 }  // namespace hypercomm::detail

@@ -20,11 +20,7 @@ extern const AlgorithmCard gather_line_card{
      "ts log p + tw m (p - 1) (routed)", "linear array"},
     needs_line,
     gather_line_cost,
-    [](const Comm& c, const Args& a) {
-      const int p = c.p();
-      const auto offsets = part_offsets(p, [&](int k) { return a.blocks->size(k); });
-      ring_gather_parts(c, Ring::all(p), a.root, offsets, a.in, a.out, RingArms::line(p, a.root));
-    },
+    [](const Comm& c, const Args& a) { gather_ring(c, a.in, a.out, *a.blocks, a.root, true); },
     line_counts_hops};
 
 }  // namespace hypercomm::detail

@@ -37,11 +37,13 @@ void reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer& op
 // receives its block. in is read at root only (may be empty elsewhere).
 // Gather is the reverse: root's out (all p blocks) is written at root only.
 void scatter_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root);
-void scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root);
+void scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root,
+                  bool line = false);  // line: a linear array's arms (RingArms::line)
 void scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root,
                   bool open = false);
 void gather_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root);
-void gather_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root);
+void gather_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root,
+                 bool line = false);  // line: a linear array's arms (RingArms::line)
 void gather_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root,
                  bool open = false);
 // (open: a mesh without wraparound, each row and column a line: RingArms::line.)

@@ -24,11 +24,7 @@ extern const AlgorithmCard scatter_line_card{
      kLineNeeds, "ts log p + tw m (p - 1) (routed)", "linear array"},
     needs_line,
     scatter_line_cost,
-    [](const Comm& c, const Args& a) {
-      const int p = c.p();
-      const auto offsets = part_offsets(p, [&](int k) { return a.blocks->size(k); });
-      ring_scatter_parts(c, Ring::all(p), a.root, offsets, a.in, a.out, RingArms::line(p, a.root));
-    },
+    [](const Comm& c, const Args& a) { scatter_ring(c, a.in, a.out, *a.blocks, a.root, true); },
     line_counts_hops};
 
 }  // namespace hypercomm::detail

@@ -23,10 +23,12 @@
 
 namespace hypercomm::detail {
 
-void scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root) {
+void scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root,
+                  bool line) {
   const int p = c.p();
   const auto offsets = part_offsets(p, [&](int k) { return blocks.size(k); });
-  ring_scatter_parts(c, Ring::all(p), root, offsets, in, out, RingArms::balanced(p));
+  ring_scatter_parts(c, Ring::all(p), root, offsets, in, out,
+                     line ? RingArms::line(p, root) : RingArms::balanced(p));
 }
 
 namespace {

@@ -167,9 +167,9 @@ const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t, Li
                          strict_note(links) + " (" + why + ")");
   if (why.empty()) {
     std::string valid;
-    for (const AlgorithmCard* card : cards)
-      if (valid.find(to_string(card->text.algo)) == std::string::npos)
-        valid += std::string(", ") + to_string(card->text.algo);
+    for (std::size_t i = 0; i < cards.size(); ++i)
+      if (i == 0 || cards[i]->text.algo != cards[i - 1]->text.algo)  // one name per Algo
+        valid += std::string(", ") + to_string(cards[i]->text.algo);
     throw AlgorithmError(prefix + name + " has no " + to_string(requested) +
                          " algorithm (it has: automatic" + valid + ")");
   }

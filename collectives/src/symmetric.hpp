@@ -31,6 +31,9 @@ void all_reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op)
 void all_reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op);
 void all_reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, Family f);
 
+// A reducer for calls that carry no data (the barriers built on an all-reduce): it folds nothing.
+[[nodiscard]] const Reducer& no_data_reducer() noexcept;
+
 // Prefix: out at VP i = fold of in over VP ids 0..i (exclusive: 0..i-1, VP 0's out untouched).
 void scan_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op,
                     bool exclusive);  // Alg 4.9, p = 2^d
