@@ -21,6 +21,7 @@
 #include "fabric.hpp"
 #include "futex.hpp"
 #include "port.hpp"
+#include "waiter.hpp"
 
 namespace hypercomm {
 
@@ -191,30 +192,26 @@ void Port::wait_for_meeting(std::uint32_t generation, const MessageTag& tag) {
                              fabric_->describe_waits());
   };
 
-  const auto yield_start = std::chrono::steady_clock::now();
-  const auto yield_until = yield_start + fabric_->yield_time();
-  auto next_check = yield_start + fabric_->yield_time() / 4;
-  for (unsigned i = 1;; ++i) {
-    if (released()) return;
-    if ((i & 15) == 0) {
-      const auto now = std::chrono::steady_clock::now();
-      if (now >= next_check) {
-        next_check = now + fabric_->yield_time() / 4;
-        check();
-      } else if (fabric_->aborted()) {
-        throw abandoned();
-      }
-      if (now >= yield_until) break;
-    }
-    sched_yield();
-  }
+  const auto poll = [&](detail::Waiter::Phase) { return released(); };
+  const auto aborted = [&] {
+    if (fabric_->aborted()) throw abandoned();
+    return false;
+  };
+  const auto audit = [&] {
+    check();
+    return false;
+  };
+  // Meetings run only when VPs outnumber cores: no spin phase.
+  if (detail::Waiter{std::chrono::nanoseconds(0), fabric_->yield_time()}.busy(
+          poll, aborted, audit, detail::Waiter::give_core) == detail::Waiter::Outcome::done)
+    return;
   for (;;) {
     const std::uint32_t signal = meeting.signal.load(std::memory_order_acquire);
     if (released()) return;
     check();
     meeting.sleepers.fetch_add(1, std::memory_order_seq_cst);
     if (meeting.released.load(std::memory_order_seq_cst) == generation)
-      detail::futex_wait(meeting.signal, signal, std::chrono::milliseconds(25));  // check again
+      detail::Waiter::sleep(meeting.signal, signal, detail::Waiter::kRecheck);  // check again
     meeting.sleepers.fetch_sub(1, std::memory_order_relaxed);
   }
 }

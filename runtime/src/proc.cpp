@@ -15,6 +15,7 @@
 #include "futex.hpp"
 #include "group_info.hpp"
 #include "port.hpp"
+#include "waiter.hpp"
 
 namespace hypercomm {
 
@@ -278,21 +279,21 @@ bool await_receiver(detail::Fabric& fabric, int me, int dest, detail::Link& chan
     detail::VpState& state;
     ~Done() { state.lending.store(0, std::memory_order_release); }
   } done{mine};
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::max<std::chrono::nanoseconds>(std::chrono::microseconds(200),
-                                                           std::chrono::nanoseconds(data.size()));
-  constexpr unsigned kSpins = 1024;  // then yield: the receiver may need this core
-  for (unsigned i = 1;; ++i) {
-    if (channel.receiver_posted()) return channel.try_hand_over(envelope, data);
-    if (peer.lending.load(std::memory_order_seq_cst) != 0 ||
-        peer.status.load(std::memory_order_acquire) == detail::kFinished || fabric.aborted())
-      return false;
-    if ((i & 63) == 0 && std::chrono::steady_clock::now() >= deadline) return false;
-    if (i > kSpins || fabric.oversubscribed())
-      sched_yield();
-    else
-      detail::cpu_relax();
-  }
+  const auto wait = std::max<std::chrono::nanoseconds>(std::chrono::microseconds(200),
+                                                       std::chrono::nanoseconds(data.size()));
+  // Spin briefly, then yield: the receiver may need this core (at once when oversubscribed).
+  const auto spin = fabric.oversubscribed()
+                        ? std::chrono::nanoseconds(0)
+                        : std::chrono::nanoseconds(std::chrono::microseconds(20));
+  const auto poll = [&](detail::Waiter::Phase) { return channel.receiver_posted(); };
+  const auto give_up = [&] {
+    return peer.lending.load(std::memory_order_seq_cst) != 0 ||
+           peer.status.load(std::memory_order_acquire) == detail::kFinished || fabric.aborted();
+  };
+  const auto no_audit = [] { return false; };
+  const auto outcome =
+      detail::Waiter{spin, wait - spin}.busy(poll, give_up, no_audit, detail::Waiter::give_core);
+  return outcome == detail::Waiter::Outcome::done && channel.try_hand_over(envelope, data);
 }
 
 }  // namespace
@@ -413,15 +414,10 @@ void Port::settle_ports() noexcept {
   for (const double free : ports_) clock_ = std::max(clock_, free);
 }
 
-// Blocks until ready() holds; Wait::aborted when the run was aborted meanwhile. With one VP per
-// core it spins (the sender runs on another core: a message is a cache-line transfer away);
-// when VPs outnumber cores it hands the core to a VP of this core that can run, or polls when
-// none can (Fabric::core_wanted); then it sleeps on the VP's futex word with the sleeping flag
-// set, so that a sender wakes it only when it really sleeps.
-namespace {
-constexpr std::chrono::milliseconds kRecheck{25};
-}  // namespace
-
+// Blocks until ready() holds; Wait::aborted when the run was aborted meanwhile. The wait policy
+// is the Waiter's (waiter.hpp): spin with a core to itself, else hand the core to a VP of this
+// core that can run (Fabric::core_wanted), or poll when none can; then sleep on the VP's futex
+// word with the sleeping flag set, so that a sender wakes it only when it really sleeps.
 template <class Ready>
 Port::Wait Port::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_meeting,
                             Ready&& ready) {
@@ -452,45 +448,39 @@ Port::Wait Port::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
     }
   } unblock{me};
 
-  if (fabric_->spin_time().count() > 0) {
-    const auto spin_until = std::chrono::steady_clock::now() + fabric_->spin_time();
-    for (unsigned i = 1;; ++i) {
-      if (ready()) return Wait::ready;
-      fabric_->progress_from(src);  // src in another process: its message may be in MPI
+  Wait stop = Wait::ready;
+  const auto poll = [&](detail::Waiter::Phase phase) {
+    // Oversubscribed: clear the "a message came" hint that Fabric::core_wanted reads.
+    if (phase == detail::Waiter::Phase::yield) me.mail.store(0, std::memory_order_relaxed);
+    if (ready()) return true;
+    fabric_->progress_from(src);  // src in another process: its message may be in MPI
+    return false;
+  };
+  const auto check = [&] {
+    if (fabric_->aborted())
+      stop = Wait::aborted;
+    else if (peer_left())
+      stop = Wait::peer_meeting;
+    else
+      return false;
+    return true;
+  };
+  const auto audit = [&] {
+    if (!disagrees()) return false;
+    stop = Wait::mismatch;
+    return true;
+  };
+  const auto give_core = [&] {
+    if (fabric_->core_wanted(id_))
+      detail::Waiter::give_core();
+    else
       detail::cpu_relax();
-      if ((i & 63) == 0) {
-        if (fabric_->aborted()) return Wait::aborted;
-        if (std::chrono::steady_clock::now() >= spin_until) break;
-      }
-    }
-  }
-  if (fabric_->yield_time().count() > 0) {
-    // Oversubscribed: hand the core to a VP on it that can run, else poll; a message from
-    // another core is seen at once, without the cost of a sleep and a wake-up.
-    // Every quarter of it, and before each sleep, a VP in a collective compares its call
-    // with the other members' (Port::disagreement).
-    const auto yield_start = std::chrono::steady_clock::now();
-    const auto yield_until = yield_start + fabric_->yield_time();
-    auto next_check = yield_start + fabric_->yield_time() / 4;
-    for (unsigned i = 1;; ++i) {
-      me.mail.store(0, std::memory_order_relaxed);
-      if (ready()) return Wait::ready;
-      fabric_->progress_from(src);
-      if ((i & 15) == 0) {
-        if (fabric_->aborted()) return Wait::aborted;
-        if (peer_left()) return Wait::peer_meeting;
-        const auto now = std::chrono::steady_clock::now();
-        if (tag.kind != 0 && now >= next_check) {
-          next_check = now + fabric_->yield_time() / 4;
-          if (disagrees()) return Wait::mismatch;
-        }
-        if (now >= yield_until) break;
-      }
-      if (fabric_->core_wanted(id_))
-        sched_yield();
-      else
-        detail::cpu_relax();
-    }
+  };
+  switch (detail::Waiter{fabric_->spin_time(), fabric_->yield_time()}.busy(poll, check, audit,
+                                                                           give_core)) {
+    case detail::Waiter::Outcome::done: return Wait::ready;
+    case detail::Waiter::Outcome::stopped: return stop;
+    case detail::Waiter::Outcome::sleep: break;
   }
   for (;;) {
     const std::uint32_t ticket = me.wake.load(std::memory_order_acquire);
@@ -510,10 +500,8 @@ Port::Wait Port::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
       result = ready() ? Wait::ready : Wait::peer_finished;
     } else {
       fabric_->sleeping_on(src);
-      // In a collective, wake now and then to compare calls again: the VP whose header differs
-      // may have entered after this one slept, and passed through without waiting.
-      detail::futex_wait(me.wake, ticket,
-                         tag.kind != 0 ? kRecheck : std::chrono::milliseconds(100));
+      detail::Waiter::sleep(
+          me.wake, ticket, tag.kind != 0 ? detail::Waiter::kRecheck : detail::Waiter::kIdleRecheck);
       me.sleeping.store(0, std::memory_order_relaxed);
       continue;
     }

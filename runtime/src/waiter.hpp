@@ -1,0 +1,93 @@
+// How a VP waits: the runtime's one wait policy, used by a VP waiting for a message
+// (Port::wait_until), for a meeting's release (Port::wait_for_meeting) and for a receiver to
+// take a large message (await_receiver in proc.cpp).
+//
+// With a core to itself a VP spins: its partner runs on another core and a message is a
+// cache-line transfer away. When VPs outnumber cores it yields its core to a VP of that core
+// that can run (or polls when none can): the VP it waits for may need this very core, and a
+// switch between two VPs of one core costs a fraction of a futex sleep and wake-up. After either
+// phase it sleeps on a futex word until woken, waking now and then to look again.
+#pragma once
+
+#include <sched.h>
+
+#include <chrono>
+#include <cstdint>
+
+#include "futex.hpp"
+
+namespace hypercomm::detail {
+
+class Waiter {
+ public:
+  enum class Outcome : std::uint8_t {
+    done,     // poll() saw what was awaited
+    stopped,  // check() or audit() ended the wait
+    sleep,    // both busy phases ran out: the caller sleeps (sleep())
+  };
+  enum class Phase : std::uint8_t { spin, yield };
+
+  // A sleeper in a collective wakes this often to compare its call with the others' again (the
+  // VP whose call differs may have entered after it slept and passed through without waiting).
+  static constexpr std::chrono::milliseconds kRecheck{25};
+  // A sleeper outside a collective wakes this often to look at the run's state.
+  static constexpr std::chrono::milliseconds kIdleRecheck{100};
+
+  Waiter(std::chrono::nanoseconds spin, std::chrono::nanoseconds yield) noexcept
+      : spin_(spin), yield_(yield) {}
+
+  // The busy phases: spinning for the spin time, then yielding for the yield time (either may
+  // be zero). Each pass calls poll(phase), true when what is awaited has come. Every 64th pass
+  // while spinning and every 16th while yielding (a clock read costs tens of passes) it calls
+  // check(), true to stop waiting (an abort, a peer gone); while yielding also audit() once
+  // every quarter of the yield time, the costlier look (do the VPs agree on the collective?).
+  // Between passes it relaxes while spinning and calls give_core() while yielding.
+  template <class Poll, class Check, class Audit, class GiveCore>
+  Outcome busy(Poll&& poll, Check&& check, Audit&& audit, GiveCore&& give_core) const {
+    using Clock = std::chrono::steady_clock;
+    if (spin_.count() > 0) {
+      const auto spin_until = Clock::now() + spin_;
+      for (unsigned i = 1;; ++i) {
+        if (poll(Phase::spin)) return Outcome::done;
+        cpu_relax();
+        if ((i & 63) == 0) {
+          if (check()) return Outcome::stopped;
+          if (Clock::now() >= spin_until) break;
+        }
+      }
+    }
+    if (yield_.count() > 0) {
+      const auto start = Clock::now();
+      const auto yield_until = start + yield_;
+      auto next_audit = start + yield_ / 4;
+      for (unsigned i = 1;; ++i) {
+        if (poll(Phase::yield)) return Outcome::done;
+        if ((i & 15) == 0) {
+          if (check()) return Outcome::stopped;
+          const auto now = Clock::now();
+          if (now >= next_audit) {
+            next_audit = now + yield_ / 4;
+            if (audit()) return Outcome::stopped;
+          }
+          if (now >= yield_until) break;
+        }
+        give_core();
+      }
+    }
+    return Outcome::sleep;
+  }
+
+  // Sleeps while word holds `seen`, at most `timeout`.
+  static void sleep(std::atomic<std::uint32_t>& word, std::uint32_t seen,
+                    std::chrono::nanoseconds timeout) noexcept {
+    futex_wait(word, seen, timeout);
+  }
+
+  static void give_core() noexcept { sched_yield(); }
+
+ private:
+  std::chrono::nanoseconds spin_;
+  std::chrono::nanoseconds yield_;
+};
+
+}  // namespace hypercomm::detail
