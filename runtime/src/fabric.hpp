@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <hypercomm/export.hpp>
 #include <hypercomm/options.hpp>
 #include <hypercomm/proc.hpp>
 #include <hypercomm/report.hpp>
@@ -107,7 +108,8 @@ class Port;
 // messages in and out of this process's channels: a message to a VP of another process is queued
 // on the channel to it as any other, and the Remote takes it from there; one from another process
 // is put on the channel from its sender by the Remote, the channel's only producer.
-class Remote {
+// (HYPERCOMM_INTERNAL: exported from a shared libhypercomm for hypercomm::mpi.)
+class HYPERCOMM_INTERNAL Remote {
  public:
   virtual ~Remote() = default;
   // A VP of this process queued a message for a VP of another process, or finished.
@@ -153,7 +155,7 @@ struct Placement {
   bool busy_server = true;
 };
 
-class Fabric {
+class HYPERCOMM_INTERNAL Fabric {
  public:
   Fabric(Topology topology, Options options, Placement placement = {});
   ~Fabric();

@@ -5,14 +5,15 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <hypercomm/export.hpp>
 
 namespace hypercomm::detail {
 
 // Sleeps while word == expected, at most `timeout`; returns on wake, timeout or spurious wake-up.
-void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
-                std::chrono::nanoseconds timeout) noexcept;
+HYPERCOMM_INTERNAL void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
+                                   std::chrono::nanoseconds timeout) noexcept;
 // Wakes up to `count` threads sleeping on word.
-void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept;
+HYPERCOMM_INTERNAL void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept;
 
 // The store-load fence of the sleep/wake handshake (a sleeper sets its flag then looks for a
 // message; a sender publishes a message then looks at the flag). ThreadSanitizer does not model

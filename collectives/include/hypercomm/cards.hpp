@@ -5,11 +5,14 @@
 
 #include <cstddef>
 #include <hypercomm/detail/core.hpp>
+#include <hypercomm/export.hpp>
 #include <hypercomm/options.hpp>
 #include <hypercomm/topology.hpp>
 #include <optional>
 #include <span>
 #include <string>
+
+HYPERCOMM_PUBLIC_BEGIN
 
 namespace hypercomm {
 
@@ -61,7 +64,10 @@ struct CallShape {
 };
 
 // The card's cost formula for this machine and message, exactly: it equals Report::model_time
-// of a run that makes this one call on every VP (tests/test_fidelity.cpp checks it). `bytes`
+// of a run that makes this one call on every VP (tests/test_fidelity.cpp checks it), or NaN
+// where the card states no closed form for this call (uneven blocks of a split vector, a hop
+// term whose count varies along the schedule, some order-keeping variants: the card's formula
+// text says which; textbook_bounds bounds those). `bytes`
 // is what one VP passes (the whole buffer for broadcast/reduce/all_reduce/scan/exscan, one
 // block for all_gather/reduce_scatter/scatter/gather, the whole in for all_to_all/
 // circular_shift, 0 for barrier). Algo::automatic is resolved first (resolve); any other
@@ -76,6 +82,18 @@ struct CallShape {
                                    const CallShape& shape);
 [[nodiscard]] double textbook_time(Collective op, Algo algo, const Topology& t, Links links,
                                    std::size_t bytes, const CostModel& model, int shift = 0);
+
+// Lower and upper bounds on that model time, from closed forms of the same card: both equal
+// textbook_time where it is a number. Where it is NaN: below, equal blocks of the smaller size
+// with no hop term and a commutative operator; above, equal blocks of the larger size with each
+// message charged its longest route (one hop for an algorithm on neighbour links) in ts.
+struct TimeBounds {
+  double lower = 0;
+  double upper = 0;
+};
+[[nodiscard]] TimeBounds textbook_bounds(Collective op, Algo algo, const Topology& t, Links links,
+                                         std::size_t bytes, const CostModel& model,
+                                         const CallShape& shape = {});
 
 // The irregular collectives (API.md, "Irregular collectives"), uneven blocks and all. `counts`
 // are elements of shape.elem_size bytes: one per rank for all_gatherv, gatherv, scatterv and
@@ -104,10 +122,6 @@ struct CallShape {
 // step's largest message (upper: the sum over the steps of ts + tw*bytes + th*hops of it). For
 // all_gatherv, reduce_scatterv and all_to_allv these; for gatherv and scatterv, whose cards are
 // exact, both are textbook_time_v.
-struct TimeBounds {
-  double lower = 0;
-  double upper = 0;
-};
 [[nodiscard]] TimeBounds textbook_bounds_v(Collective op, Algo algo, const Topology& t, Links links,
                                            std::span<const std::size_t> counts,
                                            const CostModel& model, const CallShape& shape = {});
@@ -126,3 +140,5 @@ struct TimeBounds {
                                         std::size_t bytes);
 
 }  // namespace hypercomm
+
+HYPERCOMM_PUBLIC_END

@@ -4,6 +4,7 @@
 
 #include <concepts>
 #include <hypercomm/detail/core.hpp>
+#include <hypercomm/export.hpp>
 #include <hypercomm/group.hpp>
 #include <hypercomm/ops.hpp>
 #include <hypercomm/proc.hpp>
@@ -11,6 +12,8 @@
 #include <span>
 #include <type_traits>
 #include <vector>
+
+HYPERCOMM_PUBLIC_BEGIN
 
 namespace hypercomm {
 
@@ -280,3 +283,5 @@ requires std::is_trivially_copyable_v<T>
 }
 
 }  // namespace hypercomm
+
+HYPERCOMM_PUBLIC_END

@@ -2,7 +2,10 @@
 #pragma once
 
 #include <functional>
+#include <hypercomm/export.hpp>
 #include <type_traits>
+
+HYPERCOMM_PUBLIC_BEGIN
 
 namespace hypercomm {
 
@@ -35,15 +38,24 @@ struct min<void> {
 template <class Op>
 struct is_commutative : std::false_type {};
 
-template <class T> struct is_commutative<std::plus<T>> : std::true_type {};
-template <class T> struct is_commutative<std::multiplies<T>> : std::true_type {};
-template <class T> struct is_commutative<std::bit_and<T>> : std::true_type {};
-template <class T> struct is_commutative<std::bit_or<T>> : std::true_type {};
-template <class T> struct is_commutative<std::bit_xor<T>> : std::true_type {};
-template <class T> struct is_commutative<max<T>> : std::true_type {};
-template <class T> struct is_commutative<min<T>> : std::true_type {};
+template <class T>
+struct is_commutative<std::plus<T>> : std::true_type {};
+template <class T>
+struct is_commutative<std::multiplies<T>> : std::true_type {};
+template <class T>
+struct is_commutative<std::bit_and<T>> : std::true_type {};
+template <class T>
+struct is_commutative<std::bit_or<T>> : std::true_type {};
+template <class T>
+struct is_commutative<std::bit_xor<T>> : std::true_type {};
+template <class T>
+struct is_commutative<max<T>> : std::true_type {};
+template <class T>
+struct is_commutative<min<T>> : std::true_type {};
 
 template <class Op>
 inline constexpr bool is_commutative_v = is_commutative<std::remove_cvref_t<Op>>::value;
 
 }  // namespace hypercomm
+
+HYPERCOMM_PUBLIC_END

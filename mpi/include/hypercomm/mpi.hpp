@@ -15,8 +15,11 @@
 #include <mpi.h>
 
 #include <functional>
+#include <hypercomm/export.hpp>
 #include <hypercomm/hypercomm.hpp>
 #include <memory>
+
+HYPERCOMM_PUBLIC_BEGIN
 
 namespace hypercomm::mpi {
 
@@ -56,3 +59,5 @@ Report run(MPI_Comm comm, const Topology& topology, const std::function<void(Pro
            Options options = {});
 
 }  // namespace hypercomm::mpi
+
+HYPERCOMM_PUBLIC_END

@@ -4,9 +4,12 @@
 // of the bytes each directed link carried.
 #pragma once
 
+#include <hypercomm/export.hpp>
 #include <hypercomm/report.hpp>
 #include <hypercomm/topology.hpp>
 #include <string>
+
+HYPERCOMM_PUBLIC_BEGIN
 
 namespace hypercomm {
 
@@ -43,3 +46,5 @@ void write_chrome_trace(const Report& report, const std::string& path);
 bool svg_to_png(const std::string& svg, const std::string& png);
 
 }  // namespace hypercomm
+
+HYPERCOMM_PUBLIC_END

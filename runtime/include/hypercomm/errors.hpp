@@ -2,8 +2,11 @@
 // operation and the values that disagree.
 #pragma once
 
+#include <hypercomm/export.hpp>
 #include <stdexcept>
 #include <string>
+
+HYPERCOMM_PUBLIC_BEGIN
 
 namespace hypercomm {
 
@@ -55,3 +58,5 @@ class Deadlock : public Error {
 };
 
 }  // namespace hypercomm
+
+HYPERCOMM_PUBLIC_END

@@ -4,15 +4,19 @@
 // VP that made it and is valid during that VP's run.
 #pragma once
 
+#include <hypercomm/export.hpp>
 #include <hypercomm/proc.hpp>
 #include <hypercomm/topology.hpp>
 #include <string>
 
-namespace hypercomm {
-
-namespace detail {
+// Internal (hidden in a shared library): declared before the public region.
+namespace hypercomm::detail {
 struct GroupInfo;
-}
+}  // namespace hypercomm::detail
+
+HYPERCOMM_PUBLIC_BEGIN
+
+namespace hypercomm {
 
 class Group {
  public:
@@ -52,3 +56,5 @@ class Group {
 };
 
 }  // namespace hypercomm
+
+HYPERCOMM_PUBLIC_END

@@ -2,19 +2,22 @@
 // "Running virtual processors").
 #pragma once
 
+#include <functional>
+#include <hypercomm/export.hpp>
 #include <hypercomm/options.hpp>
 #include <hypercomm/proc.hpp>
 #include <hypercomm/report.hpp>
 #include <hypercomm/topology.hpp>
-
-#include <functional>
 #include <memory>
 
-namespace hypercomm {
-
-namespace detail {
+// Internal (hidden in a shared library): declared before the public region.
+namespace hypercomm::detail {
 class Fabric;
-}
+}  // namespace hypercomm::detail
+
+HYPERCOMM_PUBLIC_BEGIN
+
+namespace hypercomm {
 
 class Machine {
  public:
@@ -39,3 +42,5 @@ class Machine {
 Report run(const Topology& topology, const std::function<void(Proc&)>& body, Options options = {});
 
 }  // namespace hypercomm
+
+HYPERCOMM_PUBLIC_END

@@ -2,6 +2,9 @@
 #pragma once
 
 #include <chrono>
+#include <hypercomm/export.hpp>
+
+HYPERCOMM_PUBLIC_BEGIN
 
 namespace hypercomm {
 
@@ -57,3 +60,5 @@ struct Options {
 };
 
 }  // namespace hypercomm
+
+HYPERCOMM_PUBLIC_END

@@ -3,19 +3,23 @@
 
 #include <concepts>
 #include <cstddef>
+#include <hypercomm/export.hpp>
 #include <hypercomm/options.hpp>
 #include <hypercomm/topology.hpp>
 #include <ranges>
 #include <span>
 #include <type_traits>
 
+// Internal (hidden in a shared library): declared before the public region.
+namespace hypercomm::detail {
+class Port;
+}  // namespace hypercomm::detail
+
+HYPERCOMM_PUBLIC_BEGIN
+
 namespace hypercomm {
 
 class Group;
-
-namespace detail {
-class Port;
-}
 
 // Any contiguous range of a trivially copyable type: std::vector, std::array, std::span, ...
 template <class R>
@@ -93,3 +97,5 @@ class Proc {
 };
 
 }  // namespace hypercomm
+
+HYPERCOMM_PUBLIC_END

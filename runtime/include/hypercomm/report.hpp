@@ -2,11 +2,14 @@
 #pragma once
 
 #include <cstdint>
+#include <hypercomm/export.hpp>
 #include <hypercomm/options.hpp>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
+
+HYPERCOMM_PUBLIC_BEGIN
 
 namespace hypercomm {
 
@@ -78,7 +81,7 @@ struct Report {
   // The names of the groups the traced collectives ran on, by Event::group ("row 2 of
   // mesh:4x4"; the whole machine, 0, is not listed).
   std::map<std::uint32_t, std::string> group_names;
-  std::string topology;       // the machine's topology name (Topology::parse reads it)
+  std::string topology;  // the machine's topology name (Topology::parse reads it)
   // Each VP's communication operations in program order (Options::trace or Options::record).
   std::vector<std::vector<CommOp>> operations;
 
@@ -93,3 +96,5 @@ struct Report {
 };
 
 }  // namespace hypercomm
+
+HYPERCOMM_PUBLIC_END

@@ -4,9 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <hypercomm/export.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
+
+HYPERCOMM_PUBLIC_BEGIN
 
 namespace hypercomm {
 
@@ -105,3 +108,5 @@ class Topology {
 }
 
 }  // namespace hypercomm
+
+HYPERCOMM_PUBLIC_END

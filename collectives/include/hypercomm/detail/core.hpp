@@ -5,10 +5,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <hypercomm/export.hpp>
 #include <hypercomm/group.hpp>
 #include <hypercomm/ops.hpp>
 #include <hypercomm/proc.hpp>
 #include <span>
+
+HYPERCOMM_PUBLIC_BEGIN
 
 namespace hypercomm {
 
@@ -119,3 +122,5 @@ void reduce_scatterv(const Group& g, ConstBytes in, Bytes out, const Reducer& op
 
 }  // namespace detail
 }  // namespace hypercomm
+
+HYPERCOMM_PUBLIC_END
