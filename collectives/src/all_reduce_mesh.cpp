@@ -112,7 +112,8 @@ double all_reduce_mesh_cost(const CostQuery& q) {
   double total = 0;
   for (const int n : {q.t.cols(), q.t.rows()}) {
     if (n == 1) continue;
-    if (q.bytes * static_cast<std::size_t>(n - 2) <= static_cast<std::size_t>(n) * 10'000) {
+    if (q.deciding_bytes() * static_cast<std::size_t>(n - 2) <=
+        static_cast<std::size_t>(n) * kLatencyBytes) {
       total += (n - 1) * (q.w(q.m()) + q.th() + q.tc * q.m());
       continue;
     }

@@ -4,7 +4,7 @@
 //
 //   T = (k + d) * (ts + tw*m/k)      (k = chunks; d >= 2 and m a multiple of k)
 //   d = 1: the last of the k + 1 steps is empty, T = k * (ts + tw*m/k)
-//   uneven chunks (m not a multiple of k): at most (k + d) * (ts + tw*ceil(m/k))
+//   uneven chunks (m not a multiple of k): (k + d)*ts + tw*(m + d*ceil(m/k))
 //
 // Restrictions: p = 2^d; every message crosses one hypercube link (Links::strict needs a
 // hypercube). Labels are relative to the source: x = my_id XOR root (Algorithm 4.2's virtual id).
@@ -109,16 +109,20 @@ int esbt_chunk_count(const Topology& t, std::size_t bytes, const CostModel& mode
 }
 
 namespace {
-// (k + d) steps of a chunk of m/k. d = 1: the last of the k + 1 steps is empty; the k chunks
-// cross one link. With th > 0 or uneven chunks the pipeline's bubbles decide which chunks the
-// longest path carries and how many of its messages cross a link: no closed form.
+// (k + d) steps of a chunk of m/k. Chunks of unequal size (m mod k of them one byte larger, sent
+// first): the longest path carries the first, largest chunk d + 1 times (down a tree and across
+// to the next) and every other chunk once, (k + d)*ts + tw*(m + d*ceil(m/k)), which is
+// (k + d)*(ts + tw*m/k) for equal chunks. d = 1: the k chunks cross one link one after another,
+// k*ts + tw*m + th. With th > 0 (d > 1) the pipeline's bubbles decide how many of the longest
+// path's messages cross a link: no closed form.
 double broadcast_esbt_cost(const CostQuery& q) {
-  const int k = esbt_chunk_count(q.t, q.bytes, q.model);
-  const double chunk = q.m() / k;
-  const bool even = q.selection || q.bytes % static_cast<std::size_t>(k) == 0;
-  if (q.d() == 1 && even) return k * q.w(chunk) + q.th();
-  if (!even || (q.th() != 0 && !q.selection)) return kNoClosedForm;
-  return (k + q.d()) * q.w(chunk);
+  const int k = q.chunks > 0 ? q.chunks : esbt_chunk_count(q.t, q.bytes, q.model);
+  if (q.d() == 1) return k * q.ts() + q.tw() * q.m() + q.th();
+  if (q.th() != 0 && !q.selection) return kNoClosedForm;
+  const auto chunks = static_cast<std::size_t>(k);
+  const double largest =
+      q.selection ? q.m() / k : static_cast<double>((q.bytes + chunks - 1) / chunks);
+  return (k + q.d()) * q.ts() + q.tw() * (q.m() + q.d() * largest);
 }
 }  // namespace
 
@@ -127,8 +131,9 @@ extern const AlgorithmCard broadcast_esbt_card{
      "Johnsson and Ho 1989: d edge-disjoint spanning binomial trees, k chunks pipelined",
      "(k + log p)*(ts + tw*m/k), k the whole number next to k* = sqrt(m*log p*tw/ts) with the "
      "smaller cost (tw = 0: the reference machine's ts = 1 us, tw = 0.1 ns/B); at k*, the "
-     "optimum m*tw + ts*log p + 2*sqrt(m*log p*ts*tw); p = 2: k*(ts + tw*m/k) + th; th > 0 "
-     "or uneven chunks: no closed form (the longest path of the schedule)",
+     "optimum m*tw + ts*log p + 2*sqrt(m*log p*ts*tw); m mod k chunks one byte larger: (k + log "
+     "p)*ts + tw*(m + log p*ceil(m/k)); p = 2: k*ts + "
+     "tw*m + th; th > 0 (p > 2): no closed form",
      kHypercubeNeeds, nullptr},
     needs_hypercube,
     broadcast_esbt_cost,

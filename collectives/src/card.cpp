@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -227,6 +228,64 @@ double xor_congestion(const Topology& t, int x) {
   double& c = by_bit[static_cast<std::size_t>(log2_of(x))];
   if (c == 0.0) c = xor_congestion_shared(t, x);
   return c;
+}
+
+namespace {
+
+// The most links on any route of the machine (its diameter along the standard routes).
+int longest_route(const Topology& t) noexcept {
+  switch (t.kind()) {
+    case Topology::Kind::ring: return t.size() / 2;
+    case Topology::Kind::linear: return t.size() - 1;
+    case Topology::Kind::hypercube: return t.dimension();
+    case Topology::Kind::mesh:
+      return t.wraps() ? t.rows() / 2 + t.cols() / 2 : t.rows() - 1 + t.cols() - 1;
+  }
+  return t.size() - 1;
+}
+
+// `bytes` rounded down (up) to a multiple of `unit`.
+std::size_t round_down(std::size_t bytes, std::size_t unit) noexcept { return bytes / unit * unit; }
+std::size_t round_up(std::size_t bytes, std::size_t unit) noexcept {
+  return (bytes + unit - 1) / unit * unit;
+}
+
+}  // namespace
+
+TimeBounds cost_bounds(const AlgorithmCard& card, const CostQuery& q) {
+  const double exact = card.cost(q);
+  if (!std::isnan(exact)) return {exact, exact};
+  CostQuery lower = q, upper = q;
+  // What the call's bytes are cut into: ESBT's k chunks, p blocks of a whole vector (the
+  // composite and ring all-reduces, the split-message algorithms, all_to_all's in), elements.
+  std::size_t unit = std::max<std::size_t>(1, q.shape.elem_size);
+  if (card.text.algo == Algo::esbt) {
+    lower.chunks = upper.chunks = q.chunks > 0 ? q.chunks : esbt_chunk_count(q.t, q.bytes, q.model);
+    unit = static_cast<std::size_t>(lower.chunks);
+  } else if (card.text.op == Collective::broadcast || card.text.op == Collective::reduce ||
+             card.text.op == Collective::all_reduce || card.text.op == Collective::all_to_all) {
+    unit *= static_cast<std::size_t>(q.p());
+  }
+  lower.decided_bytes = upper.decided_bytes = q.deciding_bytes();
+  lower.bytes = round_down(q.bytes, unit);
+  lower.model.th = 0;
+  lower.shape.commutative = true;
+  upper.bytes = round_up(q.bytes, unit);
+  // One hop a message under Links::strict, and for a card that runs on neighbour links here
+  // (the split-message cards aside: routed, they may pick a family that does not).
+  const bool neighbours =
+      q.links == Links::strict ||
+      (card.text.algo != Algo::two_phase && card.restriction(q.t, Links::strict) == nullptr);
+  const int hops = neighbours ? 1 : longest_route(q.t);
+  upper.model.ts += q.model.th * hops;
+  upper.model.th = 0;
+  double high = card.cost(upper);
+  if (std::isnan(high)) {
+    upper.shape.commutative = true;
+    upper.model.tw *= 2;
+    high = card.cost(upper);
+  }
+  return {card.cost(lower), high};
 }
 
 }  // namespace hypercomm::detail

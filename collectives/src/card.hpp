@@ -57,6 +57,13 @@ struct CostQuery {
   bool selection = false;  // automatic's estimate (above), not textbook_time's exact value
   double tc = 0;           // seconds per byte to combine (selection: tw)
   std::size_t total = 0;   // irregular selection: the bytes of all blocks
+  int chunks = 0;          // ESBT's pipeline depth; 0: esbt_chunk_count's for bytes and model
+  // The bytes an algorithm's own size-dependent step is decided by (all_reduce_mesh's phases);
+  // 0: bytes. cost_bounds keeps the call's decision while it varies the bytes.
+  std::size_t decided_bytes = 0;
+  [[nodiscard]] std::size_t deciding_bytes() const noexcept {
+    return decided_bytes > 0 ? decided_bytes : bytes;
+  }
 
   [[nodiscard]] int p() const noexcept { return t.size(); }
   // log2 p where p = 2^d (the hypercube algorithms), else 0.
@@ -154,6 +161,18 @@ struct CostQuery {
 };
 
 inline constexpr double kNoClosedForm = NAN;
+
+struct AlgorithmCard;
+// Bounds on the model time of a call for which `card` states no closed form (its cost is NaN:
+// uneven blocks, a hop term whose count varies along the schedule, an order-keeping operator),
+// from closed forms of the same card; {cost, cost} where it has one. The model is max-plus: every
+// clock is the longest path through sums of ts, tw*bytes and th*hops terms, nondecreasing in
+// each. So equal blocks of the smaller size, no hop term and a commutative operator (whose
+// partials are never larger than the order-keeping ones) bound it from below; equal blocks of
+// the larger size with every message charged its longest route as part of ts (a card that runs
+// on neighbour links only: one hop) bound it from above, where the order-keeping form has no
+// closed form either with every message's bytes counted twice (a partial is at most two parts).
+[[nodiscard]] TimeBounds cost_bounds(const AlgorithmCard& card, const CostQuery& q);
 
 struct AlgorithmCard {
   Card text;  // what it is: the public card (hypercomm/cards.hpp)

@@ -1,6 +1,6 @@
 // The public face of the registry (hypercomm/cards.hpp): the cards as data, resolve, and each
-// card's cost evaluated for a machine (textbook_time): the card's closed form (its file, card.hpp)
-// wherever it has one, else the longest path of its schedule (schedules.hpp).
+// card's cost evaluated for a machine: textbook_time, the card's closed form (its file,
+// card.hpp), NaN where it has none for the call, and textbook_bounds (cost_bounds, card.cpp).
 // tests/test_fidelity.cpp checks every one against the model time of real runs.
 #include <algorithm>
 #include <cmath>
@@ -158,9 +158,18 @@ double textbook_time(Collective op, Algo algo, const Topology& t, Links links, s
                            shape);
   const AlgorithmCard& card = card_for(op, algo, t, links, bytes, 0, shape.shift);
   if (t.size() == 1) return 0;
-  const detail::CostQuery q{.t = t, .links = links, .bytes = bytes, .model = model, .shape = shape};
-  const double closed = card.cost(q);
-  return std::isnan(closed) ? detail::schedule_time(card, q) : closed;
+  return card.cost({.t = t, .links = links, .bytes = bytes, .model = model, .shape = shape});
+}
+
+TimeBounds textbook_bounds(Collective op, Algo algo, const Topology& t, Links links,
+                           std::size_t bytes, const CostModel& model, const CallShape& shape) {
+  if (detail::is_irregular(op))  // equal blocks of `bytes`
+    return textbook_bounds_v(op, algo, t, links, equal_counts(op, t, bytes, shape.elem_size), model,
+                             shape);
+  const AlgorithmCard& card = card_for(op, algo, t, links, bytes, 0, shape.shift);
+  if (t.size() == 1) return {0, 0};
+  return detail::cost_bounds(
+      card, {.t = t, .links = links, .bytes = bytes, .model = model, .shape = shape});
 }
 
 double textbook_time(Collective op, Algo algo, const Topology& t, Links links, std::size_t bytes,

@@ -1,4 +1,4 @@
-// The schedules of the cards without a closed form for a call (schedules.hpp).
+// The irregular collectives' schedules (schedules.hpp).
 #include "schedules.hpp"
 
 #include <algorithm>
@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "esbt_trees.hpp"
 #include "exchange_util.hpp"
 
 namespace hypercomm::detail {
@@ -373,72 +372,6 @@ void mesh_reduce_scatter(Clocks& c, const Blocks& blocks, bool commutative) {
         commutative);
 }
 
-void scatter_of(Clocks& c, Family f, const Blocks& blocks, int root) {
-  switch (f) {
-    case Family::hypercube: return hypercube_scatter(c, blocks, root);
-    case Family::mesh: return mesh_scatter(c, blocks, root);
-    case Family::ring:
-      return ring_scatter(c, Ring::all(c.topology().size()), root,
-                          [&](int k) { return blocks.size(k); });
-  }
-}
-void gather_of(Clocks& c, Family f, const Blocks& blocks, int root) {
-  switch (f) {
-    case Family::hypercube: return hypercube_gather(c, blocks, root);
-    case Family::mesh: return mesh_gather(c, blocks, root);
-    case Family::ring:
-      return ring_gather(c, Ring::all(c.topology().size()), root,
-                         [&](int k) { return blocks.size(k); });
-  }
-}
-void all_gather_of(Clocks& c, Family f, const Blocks& blocks) {
-  switch (f) {
-    case Family::hypercube: return hypercube_all_gather(c, blocks);
-    case Family::mesh: return mesh_all_gather(c, blocks);
-    case Family::ring:
-      return ring_all_gather(c, whole_machine(c.topology()),
-                             [&](const Ring&, int k) { return blocks.size(k); });
-  }
-}
-void reduce_scatter_of(Clocks& c, Family f, const Blocks& blocks, bool commutative) {
-  switch (f) {
-    case Family::hypercube: return hypercube_reduce_scatter(c, blocks, commutative);
-    case Family::mesh: return mesh_reduce_scatter(c, blocks, commutative);
-    case Family::ring:
-      return ring_reduce_scatter(
-          c, whole_machine(c.topology()), [&](const Ring&, int k) { return blocks.size(k); },
-          commutative);
-  }
-}
-
-// broadcast_esbt.cpp's schedule (esbt_trees.hpp's esbt_move), step by step: k chunks, the larger
-// first; in one step a label sends at most one chunk and receives at most one.
-double esbt_clocks(const Topology& t, const CostModel& model, std::size_t m, int k, int root) {
-  Clocks c(t, model);
-  const int p = t.size(), d = detail::log2_of(p);
-  const std::size_t base = m / static_cast<std::size_t>(k), extra = m % static_cast<std::size_t>(k);
-  const auto chunk = [&](int i) { return base + (static_cast<std::size_t>(i) < extra ? 1 : 0); };
-  std::vector<double> before(static_cast<std::size_t>(p));
-  std::vector<double> arrival(static_cast<std::size_t>(p));
-  for (int step = 0; step < k + d; ++step) {
-    for (int v = 0; v < p; ++v) before[static_cast<std::size_t>(v)] = c.at(v);
-    std::fill(arrival.begin(), arrival.end(), 0.0);
-    for (int x = 0; x < p; ++x) {
-      for (int i = std::max(0, step - d); i <= std::min(k - 1, step); ++i) {
-        const detail::EsbtMove move = detail::esbt_move(d, i % d, step - i, x);
-        if (move.send_to < 0) continue;
-        const int from = x ^ root, to = move.send_to ^ root;
-        const double sent = before[static_cast<std::size_t>(from)] + c.cost(chunk(i));
-        c.at(from) = std::max(c.at(from), sent);
-        double& a = arrival[static_cast<std::size_t>(to)];
-        a = std::max(a, sent + c.hop(from, to));
-      }
-    }
-    for (int v = 0; v < p; ++v) c.recv(v, arrival[static_cast<std::size_t>(v)]);
-  }
-  return c.finish();
-}
-
 // An irregular collective's schedule on the model clocks (irregular.cpp runs the same algorithm
 // files): counts per rank in elements of shape.elem_size bytes, all_to_allv's p x p row-major.
 Clocks irregular_clocks(Collective op, Algo a, const Topology& t,
@@ -548,88 +481,7 @@ Clocks irregular_clocks(Collective op, Algo a, const Topology& t,
   return c;
 }
 
-// Ring reduce-scatter then ring all-gather of the n blocks of the vector, in every group.
-void ring_all_reduce(Clocks& c, const std::vector<Ring>& groups, const Blocks& b,
-                     bool commutative) {
-  const auto part = [&](const Ring&, int j) { return b.size(j); };
-  ring_reduce_scatter(c, groups, part, commutative);
-  ring_all_gather(c, groups, part);
-}
-
 }  // namespace
-
-double schedule_time(const AlgorithmCard& card, const CostQuery& q) {
-  const Topology& t = q.t;
-  const int p = q.p();
-  Clocks c(t, q.model);
-  const Blocks blocks = q.blocks(q.bytes, p);
-  const Family f = q.family();
-  switch (card.text.op) {
-    case C::broadcast:
-      if (card.text.algo == A::esbt) {
-        const int k = static_cast<int>(std::min<std::size_t>(
-            static_cast<std::size_t>(std::max(1, esbt_chunk_count(t, q.bytes, q.model))),
-            std::max<std::size_t>(q.bytes, 1)));
-        return esbt_clocks(t, q.model, q.bytes, k, q.root());
-      }
-      if (card.text.algo != A::two_phase) break;
-      scatter_of(c, f, blocks, q.root());
-      all_gather_of(c, f, blocks);
-      return c.finish();
-    case C::reduce:
-      if (card.text.algo != A::two_phase) break;
-      reduce_scatter_of(c, f, blocks, q.shape.commutative);
-      gather_of(c, f, blocks, q.root());
-      return c.finish();
-    case C::all_reduce:
-      if (card.text.algo == A::ring || (card.text.algo == A::two_phase && f == Family::ring)) {
-        ring_all_reduce(c, whole_machine(t), blocks, q.shape.commutative);
-        return c.finish();
-      }
-      if (card.text.algo == A::two_phase) {
-        reduce_scatter_of(c, f, blocks, q.shape.commutative);
-        all_gather_of(c, f, blocks);
-        return c.finish();
-      }
-      if (card.text.algo == A::mesh) {
-        // all_reduce_mesh.cpp: each phase gathers and folds (n-1 whole vectors) or runs the ring
-        // pair along the line; every column's members finish their row phase together.
-        double total = 0;
-        for (const auto& groups : {rows_of(t), columns_of(t)}) {
-          const int n = groups.front().size;
-          if (n == 1) continue;
-          if (q.bytes * static_cast<std::size_t>(n - 2) <= static_cast<std::size_t>(n) * 10'000) {
-            total += (n - 1) * (q.w(q.m()) + q.th());
-            continue;
-          }
-          Clocks phase(t, q.model);
-          ring_all_reduce(phase, groups, q.blocks(q.bytes, n), q.shape.commutative);
-          total += phase.finish();
-        }
-        return total;
-      }
-      break;
-    case C::reduce_scatter:
-      if (card.text.algo != A::ring) break;
-      ring_reduce_scatter(
-          c, whole_machine(t), [&](const Ring&, int) { return q.bytes; }, q.shape.commutative);
-      return c.finish();
-    case C::all_to_all:
-      if (card.text.algo != A::hypercube) break;
-      for (int i = 1; i < p; ++i)
-        c.round([i](int v) { return v ^ i; },
-                [&](int) { return q.bytes / static_cast<std::size_t>(p); });
-      return c.finish();
-    case C::barrier:
-      if (card.text.algo != A::dissemination) break;
-      for (int k = 1; k < p; k *= 2)
-        c.round([&](int v) { return (v + k) % p; }, [](int) { return std::size_t{0}; });
-      return c.finish();
-    default: break;
-  }
-  throw std::logic_error(std::string("no schedule for ") + to_string(card.text.op) + " / " +
-                         to_string(card.text.algo));
-}
 
 ScheduleTimes irregular_schedule(Collective op, Algo algo, const Topology& t,
                                  std::span<const std::size_t> counts, const CostModel& model,

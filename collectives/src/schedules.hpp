@@ -1,8 +1,8 @@
-// Where a card has no closed form for a call (uneven blocks, phases that start on uneven clocks,
-// the order-keeping variants, routes of different lengths, the irregular collectives), the
-// longest path of its message schedule on the cost model's clocks, step by step, without moving
-// data. These schedules restate what the algorithm files send; tests/test_fidelity.cpp and
-// tests/test_fidelity_irregular.cpp check every one against the model time of real runs.
+// The irregular collectives' uneven blocks: the longest path of the algorithm's message schedule
+// on the cost model's clocks, step by step, without moving data, and its simple bounds. These
+// schedules restate what the algorithm files send; tests/test_fidelity_irregular.cpp checks every
+// one against the model time of real runs. (The regular collectives have none: where a card
+// states no closed form, cost_bounds in card.hpp bounds the call by closed forms.)
 #pragma once
 
 #include <span>
@@ -10,9 +10,6 @@
 #include "card.hpp"
 
 namespace hypercomm::detail {
-
-// The cost of `card` for the call q (q.selection false) where card.cost gives kNoClosedForm.
-[[nodiscard]] double schedule_time(const AlgorithmCard& card, const CostQuery& q);
 
 // An irregular collective's schedule: counts per rank in elements of shape.elem_size bytes,
 // all_to_allv's p x p row-major. finish: its model time; own_sends: the most any VP's sends add

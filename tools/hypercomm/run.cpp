@@ -1,6 +1,7 @@
 // `hypercomm run`: one collective on one machine, verified, timed, and set beside its model time
 // and its card's textbook formula.
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -116,8 +117,15 @@ class RunCommand final : public Command {
     line("model time", format_seconds(m.report.model_time) + " (Report::model_time)");
     if (plan.card != nullptr) {
       // The irregular cards' formula is their uneven form, evaluated for these counts.
-      line("formula", format_seconds(formula) + (irregular(spec.op) ? " for these counts" : "") +
-                          " = " + plan.card->formula);
+      if (std::isnan(formula)) {  // no closed form for this call: the card's bounds
+        const TimeBounds b = textbook_bounds(spec.op, plan.resolved, topology, links, plan.bytes,
+                                             model.model, plan.shape());
+        line("formula", "no closed form for this call: between " + format_seconds(b.lower) +
+                            " and " + format_seconds(b.upper) + "; " + plan.card->formula);
+      } else {
+        line("formula", format_seconds(formula) + (irregular(spec.op) ? " for these counts" : "") +
+                            " = " + plan.card->formula);
+      }
       line("source", plan.card->source);
     }
     line("messages", std::to_string(m.report.messages));
