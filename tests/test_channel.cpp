@@ -1,14 +1,14 @@
 // The lock-free channel on its own: FIFO, no loss, no duplication, overflow, hand-over.
 #include <doctest/doctest.h>
 
-#include "channel.hpp"
-#include "futex.hpp"
-#include "support.hpp"
-
 #include <cstring>
 #include <random>
 #include <thread>
 #include <vector>
+
+#include "channel.hpp"
+#include "futex.hpp"
+#include "support.hpp"
 
 using hypercomm::MessageTag;
 using hypercomm::detail::Channel;
@@ -22,7 +22,7 @@ namespace {
 std::size_t size_of_message(std::uint64_t i) {
   std::mt19937_64 g(i * 0x9E3779B97F4A7C15ull);
   const auto r = g() % 1000;
-  if (r < 700) return g() % (kInlineBytes + 1);    // inline
+  if (r < 700) return g() % (kInlineBytes + 1);       // inline
   if (r < 950) return kInlineBytes + 1 + g() % 2000;  // block
   if (r < 995) return 8 + g() % 64;
   return kHandOverBytes + g() % 70000;  // large: may be handed over
@@ -49,7 +49,9 @@ Envelope envelope_of(std::uint64_t i, std::size_t size) {
 
 }  // namespace
 
-TEST_CASE("a channel delivers 10^6 mixed-size messages in order, none lost or duplicated (10^5 under sanitizers)") {
+TEST_CASE(
+    "a channel delivers 10^6 mixed-size messages in order, none lost or duplicated (10^5 under "
+    "sanitizers)") {
   for (std::size_t capacity : {2u, 64u}) {
     CAPTURE(capacity);
     Channel channel(capacity);

@@ -2,14 +2,13 @@
 // check turns every disagreement into CollectiveMismatch, never a hang or wrong data.
 #include <doctest/doctest.h>
 
-#include <hypercomm/hypercomm.hpp>
-
-#include "support.hpp"
-
 #include <cstdint>
+#include <hypercomm/hypercomm.hpp>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "support.hpp"
 
 namespace hc = hypercomm;
 using hctest::test_options;
@@ -38,8 +37,12 @@ int mixed_sequence(hc::Proc& vp, int calls, unsigned seed) {
       for (std::size_t k = 0; k < n; ++k) s[k] += value(v, call, offset + k);
     return s;
   };
-  const hc::Algo algos[] = {hc::Algo::automatic, hc::Algo::hypercube, hc::Algo::ring,
-                            hc::Algo::mesh, hc::Algo::esbt, hc::Algo::two_phase,
+  const hc::Algo algos[] = {hc::Algo::automatic,
+                            hc::Algo::hypercube,
+                            hc::Algo::ring,
+                            hc::Algo::mesh,
+                            hc::Algo::esbt,
+                            hc::Algo::two_phase,
                             hc::Algo::dimension_exchange};
   for (int call = 0; call < calls; ++call) {
     const int op = static_cast<int>(rng() % 12);
@@ -77,8 +80,9 @@ int mixed_sequence(hc::Proc& vp, int calls, unsigned seed) {
         if (!valid(hc::Collective::all_gather)) algo = hc::Algo::automatic;
         hc::all_gather(vp, mine, big, algo);
         for (int v = 0; v < p; ++v)
-          wrong += !std::equal(big.begin() + static_cast<long>(n) * v,
-                               big.begin() + static_cast<long>(n) * (v + 1), input(v, call, n).begin());
+          wrong +=
+              !std::equal(big.begin() + static_cast<long>(n) * v,
+                          big.begin() + static_cast<long>(n) * (v + 1), input(v, call, n).begin());
         break;
       }
       case 4:
@@ -106,11 +110,13 @@ int mixed_sequence(hc::Proc& vp, int calls, unsigned seed) {
         if (me == root)
           for (int v = 0; v < p; ++v)
             wrong += !std::equal(big.begin() + static_cast<long>(n) * v,
-                                 big.begin() + static_cast<long>(n) * (v + 1), input(v, call, n).begin());
+                                 big.begin() + static_cast<long>(n) * (v + 1),
+                                 input(v, call, n).begin());
         break;
       case 9: {
         if (!valid(hc::Collective::all_to_all)) algo = hc::Algo::automatic;
-        for (std::size_t k = 0; k < big.size(); ++k) big[k] = me * 100000 + static_cast<std::int64_t>(k);
+        for (std::size_t k = 0; k < big.size(); ++k)
+          big[k] = me * 100000 + static_cast<std::int64_t>(k);
         hc::all_to_all(vp, big, big2, algo);
         for (int j = 0; j < p; ++j)
           for (std::size_t k = 0; k < n; ++k)
@@ -147,9 +153,12 @@ TEST_CASE("a random sequence of 1200 mixed collectives in one run gives every re
     hc::Options o = test_options();
     o.links = m.links;
     std::vector<int> wrong(static_cast<std::size_t>(m.topology.size()), -1);
-    hc::run(m.topology, [&](hc::Proc& vp) {
-      wrong[static_cast<std::size_t>(vp.id())] = mixed_sequence(vp, calls, 2026);
-    }, o);
+    hc::run(
+        m.topology,
+        [&](hc::Proc& vp) {
+          wrong[static_cast<std::size_t>(vp.id())] = mixed_sequence(vp, calls, 2026);
+        },
+        o);
     for (int i = 0; i < m.topology.size(); ++i) CHECK(wrong[static_cast<std::size_t>(i)] == 0);
   }
 }
@@ -173,7 +182,8 @@ void expect_mismatch(const hc::Topology& t, const std::function<void(hc::Proc&)>
 }  // namespace
 
 TEST_CASE("VPs that disagree on the root, count, operation or algorithm get CollectiveMismatch") {
-  for (const auto& t : {hc::Topology::hypercube(3), hc::Topology::ring(5), hc::Topology::mesh(3, 3)}) {
+  for (const auto& t :
+       {hc::Topology::hypercube(3), hc::Topology::ring(5), hc::Topology::mesh(3, 3)}) {
     CAPTURE(t.name());
     const int p = t.size();
     SUBCASE("root") {
@@ -225,8 +235,11 @@ TEST_CASE("a mismatch leaves the machine usable") {
   CHECK_THROWS_AS(machine.run([](hc::Proc& vp) {
     std::vector<int> buf(3, 0);
     hc::broadcast(vp, buf, vp.id() == 3 ? 2 : 0);
-  }), hc::CollectiveMismatch);
+  }),
+                  hc::CollectiveMismatch);
   std::vector<long> sums(4);
-  machine.run([&](hc::Proc& vp) { sums[static_cast<std::size_t>(vp.id())] = hc::all_reduce(vp, long{vp.id()}, std::plus<>()); });
+  machine.run([&](hc::Proc& vp) {
+    sums[static_cast<std::size_t>(vp.id())] = hc::all_reduce(vp, long{vp.id()}, std::plus<>());
+  });
   for (long s : sums) CHECK(s == 6);
 }

@@ -10,16 +10,17 @@
 #include <cstddef>
 #include <hypercomm/errors.hpp>
 #include <hypercomm/topology.hpp>
-#include "esbt_trees.hpp"
 #include <set>
 #include <utility>
 #include <vector>
 
+#include "esbt_trees.hpp"
+
+using hypercomm::TopologyError;
 using hypercomm::detail::esbt_children;
 using hypercomm::detail::esbt_move;
 using hypercomm::detail::esbt_parent;
 using hypercomm::detail::EsbtMove;
-using hypercomm::TopologyError;
 
 namespace {
 

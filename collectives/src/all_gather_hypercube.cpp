@@ -41,10 +41,27 @@ double all_gather_hypercube_cost(const CostQuery& q) {
   for (int k = 0; k < q.d(); ++k) cost += q.ts() + q.tw() * q.m() * (1 << k) * q.congestion(1 << k);
   return cost;
 }
+namespace {
+// T(g) over the ids first .. first + size - 1 (th = 0): each half's blocks reach the other half
+// in one message once the half has them all.
+double uneven_all_gather(const CostQuery& q, int first, int size) {
+  if (size == 1) return 0;
+  const int half = size / 2;
+  return std::max(uneven_all_gather(q, first, half) + q.w(q.rank_bytes(first, half)),
+                  uneven_all_gather(q, first + half, half) + q.w(q.rank_bytes(first + half, half)));
+}
+}  // namespace
+
+// Selection: the capped steps; textbook_time_v: equal counts as all_gather, else T (th = 0).
 double all_gatherv_hypercube_cost(const CostQuery& q) {
-  double cost = 0;
-  for (int k = 0; k < q.d(); ++k) cost += q.w(q.cap(1 << k) * q.congestion(1 << k));
-  return cost;
+  if (q.selection) {
+    double cost = 0;
+    for (int k = 0; k < q.d(); ++k) cost += q.w(q.cap(1 << k) * q.congestion(1 << k));
+    return cost;
+  }
+  if (q.equal_counts()) return all_gather_hypercube_cost(q.as_regular());
+  if (q.th() != 0) return kNoClosedForm;
+  return uneven_all_gather(q, 0, q.p());
 }
 
 namespace {
@@ -63,7 +80,7 @@ extern const AlgorithmCard all_gatherv_hypercube_card{
      "Grama et al., Algorithm 4.7 with uneven blocks: step i sends the union of the 2^i blocks "
      "the sender holds",
      "uneven: T(all p blocks), T(g) = max over the halves h of g of T(h) + ts + tw*B(h), "
-     "T(one block) = 0 (th = 0; th > 0: step by step); equal blocks of m: ts*log p + "
+     "T(one block) = 0 (th = 0; th > 0: no closed form); equal blocks of m: ts*log p + "
      "tw*m*(p-1) + th*H",
      kHypercubeNeeds, "ts log p + tw m (p - 1)"},
     needs_hypercube,

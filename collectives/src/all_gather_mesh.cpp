@@ -36,17 +36,24 @@ void all_gather_mesh(const Comm& c, Bytes buf, const Blocks& blocks) {
   }
 }
 
-// The irregular choice; reduce_scatterv, the dual, costs the same.
-double all_gatherv_mesh_cost(const CostQuery& q) {
-  const int rows = q.t.rows(), cols = q.t.cols();
-  return (cols - 1) * q.w(q.cap(1)) + (rows - 1) * q.w(q.cap(cols));
-}
-
 namespace {
 double all_gather_mesh_cost(const CostQuery& q) {
   const int rows = q.t.rows(), cols = q.t.cols();
-  return (q.ts() + q.th()) * (rows + cols - 2) + q.tw() * q.m() * (q.p() - 1);
+  return (q.ts() + q.mesh_th()) * (rows + cols - 2) + q.tw() * q.m() * (q.p() - 1);
 }
+}  // namespace
+
+// Selection: the capped steps. textbook_time_v: equal counts as all_gather; uneven, no closed
+// form (the rows end at different times). reduce_scatterv, the dual, alike.
+double all_gatherv_mesh_cost(const CostQuery& q) {
+  const int rows = q.t.rows(), cols = q.t.cols();
+  if (q.selection) return (cols - 1) * q.w(q.cap(1)) + (rows - 1) * q.w(q.cap(cols));
+  // Equal counts: the regular formula, exact where it counts th (a torus, or th = 0).
+  if (!q.equal_counts() || q.mesh_th() != q.th()) return kNoClosedForm;
+  return all_gather_mesh_cost(q.as_regular());
+}
+
+namespace {
 void run(const Comm& c, const Args& a) { all_gather_mesh(c, a.out, *a.blocks); }
 }  // namespace
 
@@ -55,15 +62,14 @@ extern const AlgorithmCard all_gather_mesh_card{
      "(ts + th)*(rows+cols-2) + tw*m*(p-1)", kMeshNeeds, "2 ts (sqrt p - 1) + tw m (p - 1)"},
     needs_mesh,
     all_gather_mesh_cost,
-    run};
+    run,
+    mesh_counts_hops};
 
 extern const AlgorithmCard all_gatherv_mesh_card{
     {Collective::all_gatherv, Algo::mesh,
      "Grama et al., Algorithm 4.6 with uneven blocks: ring all-gathers along the rows, then of "
      "the row bundles along the columns",
-     "uneven: no closed form (the rows end at different times): step by step, at least the "
-     "sum of any VP's sends, at most (cols-1)*(ts + tw*b_max + th) + (rows-1)*(ts + "
-     "tw*R_max + th), R_max the largest row's bytes; equal blocks of m: (ts + "
+     "uneven: no closed form (the rows end at different times); equal blocks of m: (ts + "
      "th)*(rows+cols-2) + tw*m*(p-1)",
      kMeshNeeds, "2 ts (sqrt p - 1) + tw m (p - 1)"},
     needs_mesh,

@@ -33,14 +33,22 @@ void all_gather_ring(const Comm& c, Bytes buf, const Segments& parts, const Ring
   }
 }
 
-// The irregular choice; reduce_scatterv, the dual, costs the same.
-double all_gatherv_ring_cost(const CostQuery& q) { return (q.p() - 1) * q.w(q.cap(1)); }
-
-namespace {
 // Routed over a mesh or hypercube the hop term is the longest chain of routed messages.
 double all_gather_ring_cost(const CostQuery& q) {
   return (q.p() - 1) * q.w(q.m()) + (q.th() == 0 ? 0 : q.th() * q.ring_chain_hops());
 }
+
+// Selection: the largest block b every step. textbook_time_v: equal counts as all_gather; else
+// the largest block's p-1 steps are a path and no step is longer, (p-1)*(ts + tw*b_max + th)
+// where VP i and i+1 are neighbours (or th = 0). reduce_scatterv, the dual, alike.
+double all_gatherv_ring_cost(const CostQuery& q) {
+  if (q.selection) return (q.p() - 1) * q.w(q.cap(1));
+  if (q.equal_counts()) return all_gather_ring_cost(q.as_regular());
+  if (q.ring_th() != q.th()) return kNoClosedForm;
+  return (q.p() - 1) * (q.w(q.m()) + q.th());
+}
+
+namespace {
 void run(const Comm& c, const Args& a) {
   all_gather_ring(c, a.out, Segments{*a.blocks, 0, 1, 1}, Ring::all(c.p()));
 }
@@ -59,7 +67,7 @@ extern const AlgorithmCard all_gatherv_ring_card{
     {Collective::all_gatherv, Algo::ring,
      "Grama et al., Algorithm 4.4 with uneven blocks: each block goes round in p-1 steps",
      "uneven: (ts + tw*b_max + th)*(p-1), the largest block's p-1 steps (no step is longer); "
-     "routed over a mesh or hypercube: step by step",
+     "routed over a mesh or hypercube with th > 0: no closed form",
      kRingNeeds, "(ts + tw m)(p - 1)"},
     needs_ring,
     all_gatherv_ring_cost,

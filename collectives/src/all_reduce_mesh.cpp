@@ -114,13 +114,13 @@ double all_reduce_mesh_cost(const CostQuery& q) {
     if (n == 1) continue;
     if (q.deciding_bytes() * static_cast<std::size_t>(n - 2) <=
         static_cast<std::size_t>(n) * kLatencyBytes) {
-      total += (n - 1) * (q.w(q.m()) + q.th() + q.tc * q.m());
+      total += (n - 1) * (q.w(q.m()) + q.mesh_th() + q.tc * q.m());
       continue;
     }
     const double block = q.block(q.m(), n), fold = q.tc * block * (n - 1);
     if (q.shape.commutative)
-      total += 2 * (n - 1) * (q.w(block) + q.th()) + fold;
-    else if (q.even(q.bytes, n) && q.th() == 0)
+      total += 2 * (n - 1) * (q.w(block) + q.mesh_th()) + fold;
+    else if (q.even(q.bytes, n) && q.mesh_th() == 0)
       total += 2 * q.ts() * (n - 1) + q.tw() * block * (3 * n - 4) + fold;
     else
       return kNoClosedForm;
@@ -138,6 +138,7 @@ extern const AlgorithmCard all_reduce_mesh_card{
      kMeshNeeds, nullptr},
     needs_mesh,
     all_reduce_mesh_cost,
-    [](const Comm& c, const Args& a) { all_reduce_mesh(c, a.in, a.out, *a.op); }};
+    [](const Comm& c, const Args& a) { all_reduce_mesh(c, a.in, a.out, *a.op); },
+    mesh_counts_hops};
 
 }  // namespace hypercomm::detail

@@ -66,7 +66,7 @@ double all_reduce_two_phase_cost(const CostQuery& q) {
   if (f == Family::hypercube && even)
     return 2 * (q.d() * q.ts() + q.tw() * block * (p - 1) + q.dimension_hops()) + fold;
   if (f == Family::mesh && even && q.shape.commutative)
-    return 2 * ((q.ts() + q.th()) * (q.t.rows() + q.t.cols() - 2) + q.tw() * block * (p - 1)) +
+    return 2 * ((q.ts() + q.mesh_th()) * (q.t.rows() + q.t.cols() - 2) + q.tw() * block * (p - 1)) +
            fold;
   return kNoClosedForm;
 }
@@ -81,6 +81,7 @@ extern const AlgorithmCard all_reduce_two_phase_card{
      kFamilyNeeds, "about 2 (ts log p + tw m)"},
     needs_family,
     all_reduce_two_phase_cost,
-    [](const Comm& c, const Args& a) { all_reduce_two_phase(c, a.in, a.out, *a.op, a.family); }};
+    [](const Comm& c, const Args& a) { all_reduce_two_phase(c, a.in, a.out, *a.op, a.family); },
+    family_counts_hops};
 
 }  // namespace hypercomm::detail

@@ -57,7 +57,7 @@ void all_to_all_mesh(const Comm& c, ConstBytes in, Bytes out, std::size_t block)
 
 namespace {
 double all_to_all_mesh_cost(const CostQuery& q) {
-  return (q.t.rows() + q.t.cols() - 2) * (q.w(q.m() / 2) + q.th());
+  return (q.t.rows() + q.t.cols() - 2) * (q.w(q.m() / 2) + q.mesh_th());
 }
 }  // namespace
 
@@ -70,6 +70,7 @@ extern const AlgorithmCard all_to_all_mesh_card{
     all_to_all_mesh_cost,
     [](const Comm& c, const Args& a) {
       all_to_all_mesh(c, a.in, a.out, a.in.size() / static_cast<std::size_t>(c.p()));
-    }};
+    },
+    mesh_counts_hops};
 
 }  // namespace hypercomm::detail

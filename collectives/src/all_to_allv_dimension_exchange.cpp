@@ -16,8 +16,7 @@
 // blocks go to another partner and include blocks still to arrive.)
 //
 //   T = sum_k [max-path of (ts + tw*4p) then of (ts + tw*bytes_k)]: no closed form for uneven
-//       counts (each exchange waits for the partner's clock): textbook_time_v follows the
-//       schedule step by step;
+//       counts (each exchange waits for the partner's clock): textbook_bounds_v bounds it;
 //   equal blocks of m: (2*ts + tw*(m+8)*p/2) * log p + 2*th*H
 //
 // Restrictions: p = 2^d; neighbours only (a hypercube topology, or Links::routed).
@@ -114,13 +113,19 @@ void all_to_allv_dimension_exchange(const Comm& c, ConstBytes in, const Blocks& 
 }
 
 namespace {
-// Selection: the p/2 sizes, then p/2 blocks of at most b, per dimension.
+// Selection: the p/2 sizes, then p/2 blocks of at most b, per dimension. textbook_time_v: equal
+// blocks of m, (2*ts + tw*(m+8)*p/2)*log p + 2*th*H; uneven, no closed form.
 double all_to_allv_dimension_exchange_cost(const CostQuery& q) {
   const int p = q.p();
-  double cost = 0;
-  for (int k = 0; k < q.d(); ++k)
-    cost += q.w(8.0 * (p / 2) * q.congestion(1 << k)) + q.w(q.cap(p / 2) * q.congestion(1 << k));
-  return cost;
+  if (q.selection) {
+    double cost = 0;
+    for (int k = 0; k < q.d(); ++k)
+      cost += q.w(8.0 * (p / 2) * q.congestion(1 << k)) + q.w(q.cap(p / 2) * q.congestion(1 << k));
+    return cost;
+  }
+  if (!q.equal_counts()) return kNoClosedForm;
+  const double block = q.as_regular().m() / p;
+  return (2 * q.ts() + q.tw() * (block + 8) * (p / 2)) * q.d() + 2 * q.dimension_hops();
 }
 }  // namespace
 
@@ -128,10 +133,8 @@ extern const AlgorithmCard all_to_allv_dimension_exchange_card{
     {Collective::all_to_allv, Algo::dimension_exchange,
      "Grama et al., section 4.5.3 with per-pair counts: one dimension per step, each step "
      "the p/2 block sizes (8 bytes each) then the p/2 blocks",
-     "uneven: no closed form (each exchange waits for the partner's clock): step by step, "
-     "at least the sum of any VP's sends, at most the sum over the 2 log p exchanges of their "
-     "longest (ts + tw*bytes + th*hops); equal blocks of m: (2*ts + tw*(m+8)*p/2)*log p + "
-     "2*th*H",
+     "uneven: no closed form (each exchange waits for the partner's clock); equal blocks of "
+     "m: (2*ts + tw*(m+8)*p/2)*log p + 2*th*H",
      kHypercubeNeeds, "(ts + tw m p/2) log p"},
     needs_hypercube,
     all_to_allv_dimension_exchange_cost,

@@ -5,7 +5,7 @@
 // the blocks between the phases, and the final receiver, know every block's size.
 //
 //   T = no closed form for uneven counts (the rows end their phase at different times):
-//       textbook_time_v follows the schedule step by step;
+//       textbook_bounds_v bounds it;
 //   equal blocks of m: 2*ts + (ts + tw*(m+8)*p/2) * (rows + cols - 2)   (rows, cols >= 2;
 //       a phase along a line of 1 costs nothing, its ts included)
 //
@@ -127,9 +127,16 @@ void all_to_allv_mesh(const Comm& c, ConstBytes in, const Blocks& sent, Bytes ou
 namespace {
 // The ring all-to-allv's cost along the rows with bundles of `rows` blocks, then along the
 // columns with bundles of `cols`: a 1 x n mesh costs exactly what the ring of n does.
+// textbook_time_v: equal blocks, the two phases exactly (every row ends its phase together);
+// uneven, or th > 0 where the rings are not made of links, no closed form.
 double all_to_allv_mesh_cost(const CostQuery& q) {
-  return q.capped_ring_all_to_allv(q.t.cols(), q.t.rows()) +
-         q.capped_ring_all_to_allv(q.t.rows(), q.t.cols());
+  const int rows = q.t.rows(), cols = q.t.cols();
+  if (q.selection)
+    return q.capped_ring_all_to_allv(cols, rows) + q.capped_ring_all_to_allv(rows, cols);
+  if (!q.equal_counts() || (q.th() != 0 && !q.t.lines_ring_adjacent())) return kNoClosedForm;
+  const double block = q.as_regular().m() / q.p();
+  return q.equal_ring_all_to_allv(cols, rows, block, q.th()) +
+         q.equal_ring_all_to_allv(rows, cols, block, q.th());
 }
 }  // namespace
 
@@ -137,8 +144,8 @@ extern const AlgorithmCard all_to_allv_mesh_card{
     {Collective::all_to_allv, Algo::mesh,
      "Grama et al., section 4.5.2 with per-pair counts: the ring all-to-allv (sizes a step "
      "ahead) along the rows with column bundles, then along the columns",
-     "uneven: no closed form (the rows end at different times): step by step, bounds as for "
-     "the ring; equal blocks of m (rows, cols >= 2): 2*ts + (ts + tw*(m+8)*p/2)*(rows+cols-2) "
+     "uneven: no closed form (the rows end at different times); equal blocks of m (rows, cols >= "
+     "2): 2*ts + (ts + tw*(m+8)*p/2)*(rows+cols-2) "
      "+ th*(rows+cols) on a torus",
      kMeshNeeds, "(2 ts + tw m p)(sqrt p - 1)"},
     needs_mesh,

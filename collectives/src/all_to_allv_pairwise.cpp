@@ -3,8 +3,8 @@
 //
 // Step i is a sendrecv: VP v's clock becomes max(c_v + ts + tw*out_v(i), arrival of in_v(i)), so
 // T is the longest path through the p - 1 steps, with no closed form for uneven counts
-// (textbook_time_v follows it step by step); it lies between the largest sum of one VP's sends
-// and the sum over the steps of their largest message:
+// (textbook_bounds_v bounds it by the equal-count forms); it also lies between the largest sum
+// of one VP's sends and the sum over the steps of their largest message:
 //
 //   max_v sum_i (ts + tw*out_v(i))  <=  T  <=  sum_i max_v (ts + tw*out_v(i) + th*hops)
 //
@@ -37,10 +37,28 @@ void all_to_allv_pairwise(const Comm& c, ConstBytes in, const Blocks& sent, Byte
 
 namespace {
 // Selection: one block of at most b a step (each step's congestion where p = 2^d).
+// textbook_time_v: equal blocks of m, (p-1)*(ts + tw*m) plus, on a hypercube, th*(p/2)*log p
+// (step i's routes have popcount(i) links); uneven, or th > 0 on routes whose lengths differ
+// within a step: no closed form.
 double all_to_allv_pairwise_cost(const CostQuery& q) {
-  double cost = 0;
-  for (int i = 1; i < q.p(); ++i) cost += q.w(q.cap(1) * q.congestion(i));
-  return cost;
+  const int p = q.p();
+  if (q.selection) {
+    double cost = 0;
+    for (int i = 1; i < p; ++i) cost += q.w(q.cap(1) * q.congestion(i));
+    return cost;
+  }
+  if (!q.equal_counts()) return kNoClosedForm;
+  const double block = q.as_regular().m() / p;
+  double hops = 0;
+  if (q.th() != 0) {
+    if (q.t.kind() == Topology::Kind::hypercube)
+      hops = (p / 2) * q.d();
+    else if (p == 2)
+      hops = q.t.distance(0, 1);
+    else
+      return kNoClosedForm;
+  }
+  return (p - 1) * q.w(block) + q.th() * hops;
 }
 const char* all_to_allv_pairwise_restriction(const Topology& t, Links links) noexcept {
   if (links == Links::routed || t.size() <= 2 || (t.size() == 3 && t.ring_adjacent()))
@@ -53,10 +71,8 @@ extern const AlgorithmCard all_to_allv_pairwise_card{
     {Collective::all_to_allv, Algo::hypercube,
      "Grama et al., Algorithm 4.10 with per-pair counts: step i swaps the blocks with id XOR i "
      "(2^d ranks; else sends to id + i, receives from id - i)",
-     "uneven: no closed form (each step waits for the partner's clock): step by step, at "
-     "least the sum of any VP's sends, at most the sum over the p-1 steps of (ts + tw*the "
-     "step's largest block + th*hops); equal blocks of m: (ts + tw*m)*(p-1) + th*(p/2)*log p "
-     "on a hypercube",
+     "uneven: no closed form (each step waits for the partner's clock); equal blocks of m: "
+     "(ts + tw*m)*(p-1) + th*(p/2)*log p on a hypercube (th > 0 elsewhere: no closed form)",
      "Links::routed (p > 2); any p", "(ts + tw m)(p - 1)"},
     all_to_allv_pairwise_restriction,
     all_to_allv_pairwise_cost,

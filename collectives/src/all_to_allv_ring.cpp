@@ -15,7 +15,7 @@
 //
 //   T = sum_{i=0}^{p-1} max-path of (ts + tw*bytes_i)   (bytes_0 = 8*(p-1); step i >= 1: the
 //       travelling blocks + 8*(p-i-1)); no closed form for uneven counts (the clocks of the
-//       sendrecvs wait on the neighbours): textbook_time_v follows the schedule step by step.
+//       sendrecvs wait on the neighbours): textbook_bounds_v bounds it.
 //   equal blocks of m: ts + (ts + tw*(m+8)*p/2) * (p - 1)
 //
 // Restrictions: neighbours only (send to my_id+1, receive from my_id-1, mod p); any p.
@@ -145,16 +145,21 @@ void all_to_allv_ring(const Comm& c, ConstBytes in, const Blocks& sent, Bytes ou
 }
 
 namespace {
-double all_to_allv_ring_cost(const CostQuery& q) { return q.capped_ring_all_to_allv(q.p(), 1); }
+// textbook_time_v: equal blocks exactly; uneven, or th > 0 where VP i and i+1 are not
+// neighbours, no closed form.
+double all_to_allv_ring_cost(const CostQuery& q) {
+  if (q.selection) return q.capped_ring_all_to_allv(q.p(), 1);
+  if (!q.equal_counts() || q.ring_th() != q.th()) return kNoClosedForm;
+  return q.equal_ring_all_to_allv(q.p(), 1, q.as_regular().m() / q.p(), q.th());
+}
 }  // namespace
 
 extern const AlgorithmCard all_to_allv_ring_card{
     {Collective::all_to_allv, Algo::ring,
      "Grama et al., section 4.5.1 with per-pair counts: one direction round the ring, the "
      "sizes of the forwarded blocks (8 bytes each) one step ahead of them",
-     "uneven: no closed form (each step waits for the left neighbour): step by step, at least "
-     "the sum of any VP's sends, at most ts + tw*8*(p-1) + the sum over steps i = 1..p-1 of "
-     "(ts + tw*(the step's largest message) + th); equal blocks of m: ts + (ts + "
+     "uneven: no closed form (each step waits for the left neighbour); equal blocks of m: ts + (ts "
+     "+ "
      "tw*(m+8)*p/2)*(p-1) + th*p on a ring",
      kRingNeeds, "(ts + tw m p/2)(p - 1)"},
     needs_ring,

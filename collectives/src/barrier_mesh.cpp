@@ -25,7 +25,7 @@ void barrier_mesh(const Comm& c) {
 
 namespace {
 double barrier_mesh_cost(const CostQuery& q) {
-  return (q.t.rows() + q.t.cols() - 2) * (q.ts() + q.th());
+  return (q.t.rows() + q.t.cols() - 2) * (q.ts() + q.mesh_th());
 }
 }  // namespace
 
@@ -34,6 +34,7 @@ extern const AlgorithmCard barrier_mesh_card{
      "(ts + th)*(rows+cols-2)", kMeshNeeds, nullptr},
     needs_mesh,
     barrier_mesh_cost,
-    [](const Comm& c, const Args&) { barrier_mesh(c); }};
+    [](const Comm& c, const Args&) { barrier_mesh(c); },
+    mesh_counts_hops};
 
 }  // namespace hypercomm::detail

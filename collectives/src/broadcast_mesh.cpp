@@ -29,7 +29,8 @@ void broadcast_mesh(const Comm& c, Bytes buf, int root, bool open) {
 
 namespace {
 double broadcast_mesh_cost(const CostQuery& q) {
-  return q.ring_broadcast(q.t.cols(), q.m(), q.th()) + q.ring_broadcast(q.t.rows(), q.m(), q.th());
+  return q.ring_broadcast(q.t.cols(), q.m(), q.mesh_th()) +
+         q.ring_broadcast(q.t.rows(), q.m(), q.mesh_th());
 }
 }  // namespace
 
@@ -40,7 +41,8 @@ extern const AlgorithmCard broadcast_mesh_card{
      "(ts + tw m) log p"},
     needs_mesh,
     broadcast_mesh_cost,
-    [](const Comm& c, const Args& a) { broadcast_mesh(c, a.out, a.root); }};
+    [](const Comm& c, const Args& a) { broadcast_mesh(c, a.out, a.root); },
+    mesh_counts_hops};
 
 // On an open mesh each phase is a line broadcast from the root's column / row.
 double open_mesh_broadcast(const CostQuery& q, int root, double size) {

@@ -74,6 +74,7 @@ extern const AlgorithmCard broadcast_two_phase_card{
     broadcast_two_phase_cost,
     [](const Comm& c, const Args& a) {
       broadcast_two_phase(c, a.out, a.elem_size, a.root, a.family);
-    }};
+    },
+    family_counts_hops};
 
 }  // namespace hypercomm::detail

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace hypercomm::detail {
 
@@ -33,6 +35,15 @@ const char* needs_ring(const Topology& t, Links links) noexcept {
   if (!t.ring_adjacent() && links != Links::routed)
     return "VPs i and i+1 are not all neighbours here: it needs a ring topology or Links::routed";
   return nullptr;
+}
+
+bool family_counts_hops(const Topology& t, Links links) noexcept {
+  switch (family_of(t, links)) {
+    case Family::hypercube: return true;
+    case Family::ring: return ring_counts_hops(t, links);
+    case Family::mesh: return mesh_counts_hops(t, links);
+  }
+  return true;
 }
 
 const char* needs_mesh(const Topology& t, Links links) noexcept {
@@ -109,6 +120,30 @@ double CostQuery::line_gather(int n, int r, double part, double h) const noexcep
   return std::max(arm(n - 1 - r), arm(r));
 }
 
+double CostQuery::rank_bytes(int first, int n) const noexcept {
+  std::size_t sum = 0;
+  for (int i = 0; i < n; ++i) sum += counts[static_cast<std::size_t>((first + i) % p())];
+  return static_cast<double>(sum * shape.elem_size);
+}
+
+double CostQuery::relative_bytes(int first, int n, int x) const noexcept {
+  std::size_t sum = 0;
+  for (int i = 0; i < n; ++i) sum += counts[static_cast<std::size_t>((first + i) ^ x)];
+  return static_cast<double>(sum * shape.elem_size);
+}
+
+bool CostQuery::equal_counts() const noexcept {
+  return std::adjacent_find(counts.begin(), counts.end(), std::not_equal_to<>()) == counts.end();
+}
+
+CostQuery CostQuery::as_regular() const noexcept {
+  CostQuery q = *this;
+  q.bytes = counts.empty() ? 0 : counts.front() * shape.elem_size;
+  if (t.size() > 0 && counts.size() > static_cast<std::size_t>(p())) q.bytes *= p();
+  q.counts = {};
+  return q;
+}
+
 int CostQuery::d() const noexcept { return is_power_of_two(p()) ? log2_of(p()) : 0; }
 
 int CostQuery::ring_chain_hops() const {
@@ -175,6 +210,14 @@ double CostQuery::capped_ring_scatter(int n, double part) const noexcept {
 
 double CostQuery::capped_ring_gather(int n, double part) const noexcept {
   return capped_arm(*this, n / 2, part);
+}
+
+double CostQuery::equal_ring_all_to_allv(int n, int width, double block, double h) const noexcept {
+  constexpr double entry = 8;
+  if (n <= 1) return 0.0;
+  double s = w(entry * width * (n - 1)) + h * n;
+  for (int i = 1; i < n; ++i) s += w((n - i) * width * block + entry * width * (n - i - 1));
+  return s;
 }
 
 double CostQuery::capped_ring_all_to_allv(int n, int width) const noexcept {
@@ -256,10 +299,20 @@ TimeBounds cost_bounds(const AlgorithmCard& card, const CostQuery& q) {
   const double exact = card.cost(q);
   if (!std::isnan(exact)) return {exact, exact};
   CostQuery lower = q, upper = q;
-  // What the call's bytes are cut into: ESBT's k chunks, p blocks of a whole vector (the
+  // An irregular call: every count lowered to the least, raised to the most (equal counts have
+  // closed forms).
+  std::vector<std::size_t> fewest, most;
+  // What a regular call's bytes are cut into: ESBT's k chunks, p blocks of a whole vector (the
   // composite and ring all-reduces, the split-message algorithms, all_to_all's in), elements.
   std::size_t unit = std::max<std::size_t>(1, q.shape.elem_size);
-  if (card.text.algo == Algo::esbt) {
+  if (!q.counts.empty()) {
+    const auto [least, largest] = std::minmax_element(q.counts.begin(), q.counts.end());
+    fewest.assign(q.counts.size(), *least);
+    most.assign(q.counts.size(), *largest);
+    lower.counts = fewest;
+    upper.counts = most;
+    unit = 1;
+  } else if (card.text.algo == Algo::esbt) {
     lower.chunks = upper.chunks = q.chunks > 0 ? q.chunks : esbt_chunk_count(q.t, q.bytes, q.model);
     unit = static_cast<std::size_t>(lower.chunks);
   } else if (card.text.op == Collective::broadcast || card.text.op == Collective::reduce ||
@@ -267,10 +320,10 @@ TimeBounds cost_bounds(const AlgorithmCard& card, const CostQuery& q) {
     unit *= static_cast<std::size_t>(q.p());
   }
   lower.decided_bytes = upper.decided_bytes = q.deciding_bytes();
-  lower.bytes = round_down(q.bytes, unit);
+  lower.bytes = q.counts.empty() ? round_down(q.bytes, unit) : fewest.front() * q.shape.elem_size;
   lower.model.th = 0;
   lower.shape.commutative = true;
-  upper.bytes = round_up(q.bytes, unit);
+  upper.bytes = q.counts.empty() ? round_up(q.bytes, unit) : most.front() * q.shape.elem_size;
   // One hop a message under Links::strict, and for a card that runs on neighbour links here
   // (the split-message cards aside: routed, they may pick a family that does not).
   const bool neighbours =

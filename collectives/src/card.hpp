@@ -58,6 +58,19 @@ struct CostQuery {
   double tc = 0;           // seconds per byte to combine (selection: tw)
   std::size_t total = 0;   // irregular selection: the bytes of all blocks
   int chunks = 0;          // ESBT's pipeline depth; 0: esbt_chunk_count's for bytes and model
+  // textbook_time_v (selection false): the irregular call's counts, in elements of
+  // shape.elem_size: one per rank, all_to_allv's p x p row-major. Empty otherwise.
+  std::span<const std::size_t> counts{};
+  // The bytes of ranks first .. first + n - 1 (taken mod p), of `counts`.
+  [[nodiscard]] double rank_bytes(int first, int n = 1) const noexcept;
+  // The bytes of the ranks whose ids are (first + i) XOR x, i = 0 .. n-1: a subcube of ids
+  // relative to x (the rooted hypercube algorithms run on id XOR root).
+  [[nodiscard]] double relative_bytes(int first, int n, int x) const noexcept;
+  // Whether every count is the same (all_to_allv: every pair's).
+  [[nodiscard]] bool equal_counts() const noexcept;
+  // The call with equal counts as the regular collective's: bytes one block (all_to_allv: the
+  // whole in, p blocks), no counts.
+  [[nodiscard]] CostQuery as_regular() const noexcept;
   // The bytes an algorithm's own size-dependent step is decided by (all_reduce_mesh's phases);
   // 0: bytes. cost_bounds keeps the call's decision while it varies the bytes.
   std::size_t decided_bytes = 0;
@@ -77,6 +90,10 @@ struct CostQuery {
   // th per message of a ring algorithm: counted when VP i and i+1 are neighbours (elsewhere the
   // routes differ in length from VP to VP and the formula leaves th out).
   [[nodiscard]] double ring_th() const noexcept { return t.ring_adjacent() ? model.th : 0.0; }
+  // th per message of a mesh algorithm's ring phases: counted when every row and column is a
+  // ring of links (a torus); on a mesh without wraparound the rings' closing messages are routed
+  // across the line and the formula leaves th out.
+  [[nodiscard]] double mesh_th() const noexcept { return t.lines_ring_adjacent() ? model.th : 0.0; }
   // th per message of a line algorithm (VP i to i+1 and back, no wraparound).
   [[nodiscard]] double line_th() const noexcept { return line_adjacent(t) ? model.th : 0.0; }
   // The line rooted at rank r (up arm r+1 .. p-1 first when not shorter, down arm r-1 .. 0):
@@ -158,6 +175,10 @@ struct CostQuery {
   // sizes step (8 bytes a block), then n-1 steps of the travelling bundles and the next step's
   // sizes.
   [[nodiscard]] double capped_ring_all_to_allv(int n, int width) const noexcept;
+  // The same with every block `block` bytes, exactly, h = th per message (n messages on the
+  // longest path: the sizes step and the n-1 steps).
+  [[nodiscard]] double equal_ring_all_to_allv(int n, int width, double block,
+                                              double h) const noexcept;
 };
 
 inline constexpr double kNoClosedForm = NAN;
@@ -192,6 +213,13 @@ struct AlgorithmCard {
 [[nodiscard]] inline bool ring_counts_hops(const Topology& t, Links /*links*/) noexcept {
   return t.size() == 1 || t.ring_adjacent();
 }
+
+// The mesh algorithms' formulas count th where every row and column is a ring of links.
+[[nodiscard]] inline bool mesh_counts_hops(const Topology& t, Links /*links*/) noexcept {
+  return t.lines_ring_adjacent();
+}
+// The split-message algorithms' formulas count th where their family's do (family_of).
+[[nodiscard]] bool family_counts_hops(const Topology& t, Links links) noexcept;
 
 // The reference machine of automatic's choice: 1 us per message, 10 GB/s.
 inline constexpr double kReferenceTs = 1e-6;

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "registry.hpp"
-#include "schedules.hpp"
 #include "select.hpp"
 
 namespace hypercomm {
@@ -57,6 +56,18 @@ const AlgorithmCard& checked_v(Collective op, Algo algo, const Topology& t, Link
   for (const std::size_t n : counts)
     largest = std::max(largest, n * elem_size), total += n * elem_size;
   return card_for(op, algo, t, links, largest, total, 0);
+}
+
+// An irregular call as its card's cost function takes it: bytes the largest block.
+detail::CostQuery query_v(const Topology& t, Links links, std::span<const std::size_t> counts,
+                          const CostModel& model, const CallShape& shape) {
+  const std::size_t largest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+  return {.t = t,
+          .links = links,
+          .bytes = largest * shape.elem_size,
+          .model = model,
+          .shape = shape,
+          .counts = counts};
 }
 
 }  // namespace
@@ -136,19 +147,16 @@ double textbook_time_v(Collective op, Algo algo, const Topology& t, Links links,
                        std::span<const std::size_t> counts, const CostModel& model,
                        const CallShape& shape) {
   const AlgorithmCard& card = checked_v(op, algo, t, links, counts, shape.elem_size);
-  return detail::irregular_schedule(op, card.text.algo, t, counts, model, shape).finish;
+  if (t.size() == 1) return 0;
+  return card.cost(query_v(t, links, counts, model, shape));
 }
 
 TimeBounds textbook_bounds_v(Collective op, Algo algo, const Topology& t, Links links,
                              std::span<const std::size_t> counts, const CostModel& model,
                              const CallShape& shape) {
   const AlgorithmCard& card = checked_v(op, algo, t, links, counts, shape.elem_size);
-  const detail::ScheduleTimes s =
-      detail::irregular_schedule(op, card.text.algo, t, counts, model, shape);
-  // Rounds bound the schedules of rounds; the rooted ones (gatherv, scatterv) are exact.
-  const bool in_rounds = op == C::all_gatherv || op == C::reduce_scatterv || op == C::all_to_allv;
-  if (!in_rounds || t.size() == 1) return {s.finish, s.finish};
-  return {s.own_sends, s.rounds};
+  if (t.size() == 1) return {0, 0};
+  return detail::cost_bounds(card, query_v(t, links, counts, model, shape));
 }
 
 double textbook_time(Collective op, Algo algo, const Topology& t, Links links, std::size_t bytes,
@@ -179,7 +187,7 @@ double textbook_time(Collective op, Algo algo, const Topology& t, Links links, s
 
 bool textbook_counts_hops(Collective op, Algo algo, const Topology& t, Links links,
                           std::size_t bytes) {
-  // The irregular collectives' schedules are followed step by step, every hop counted.
+  // The irregular collectives' formulas count every hop (NaN where they cannot).
   const AlgorithmCard& card = card_for(op, algo, t, links, bytes, 0, 0);
   if (detail::is_irregular(op) || card.counts_hops == nullptr) return true;
   return card.counts_hops(t, links);

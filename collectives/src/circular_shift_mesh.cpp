@@ -58,7 +58,7 @@ double circular_shift_mesh_cost(const CostQuery& q) {
   const auto shorter = [](int s, int n) { return std::min(s, n - s); };
   int column_steps = shorter(qr, rows);
   if (qc > 0) column_steps = std::max(column_steps, shorter((qr + 1) % rows, rows));
-  return (shorter(qc, cols) + column_steps) * (q.w(q.m()) + q.th());
+  return (shorter(qc, cols) + column_steps) * (q.w(q.m()) + q.mesh_th());
 }
 }  // namespace
 
@@ -70,6 +70,7 @@ extern const AlgorithmCard circular_shift_mesh_card{
      kMeshNeeds, "(ts + tw m)(sqrt p + 1)"},
     needs_mesh,
     circular_shift_mesh_cost,
-    [](const Comm& c, const Args& a) { circular_shift_mesh(c, a.in, a.out, a.root); }};
+    [](const Comm& c, const Args& a) { circular_shift_mesh(c, a.in, a.out, a.root); },
+    mesh_counts_hops};
 
 }  // namespace hypercomm::detail

@@ -66,10 +66,24 @@ namespace {
 double gather_hypercube_cost(const CostQuery& q) {
   return q.d() * q.ts() + q.tw() * q.m() * (q.p() - 1) + q.dimension_hops();
 }
+// G(g) over the relative ids first .. first + size - 1 (relative id = id XOR root): the upper
+// half's leader sends the half's blocks to the lower half's once it has them all.
+double uneven_gather(const CostQuery& q, int first, int size) {
+  if (size == 1) return 0;
+  const int half = size / 2, root = q.root();
+  const int hops = q.th() == 0 ? 0 : q.t.distance((first + half) ^ root, first ^ root);
+  return std::max(uneven_gather(q, first, half),
+                  uneven_gather(q, first + half, half) +
+                      q.w(q.relative_bytes(first + half, half, root)) + q.th() * hops);
+}
+// Selection: the capped steps; textbook_time_v: G, hops and all (equal counts included).
 double gatherv_hypercube_cost(const CostQuery& q) {
-  double cost = 0;
-  for (int k = 0; k < q.d(); ++k) cost += q.w(q.cap(1 << k));
-  return cost;
+  if (q.selection) {
+    double cost = 0;
+    for (int k = 0; k < q.d(); ++k) cost += q.w(q.cap(1 << k));
+    return cost;
+  }
+  return uneven_gather(q, 0, q.p());
 }
 void run(const Comm& c, const Args& a) { gather_hypercube(c, a.in, a.out, *a.blocks, a.root); }
 }  // namespace

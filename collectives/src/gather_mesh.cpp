@@ -53,11 +53,17 @@ void gather_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, 
 namespace {
 double gather_mesh_cost(const CostQuery& q) {
   const int rows = q.t.rows(), cols = q.t.cols();
-  return q.ring_gather(rows, q.m(), q.th()) + q.ring_gather(cols, rows * q.m(), q.th());
+  return q.ring_gather(rows, q.m(), q.mesh_th()) + q.ring_gather(cols, rows * q.m(), q.mesh_th());
 }
+// Selection: the capped arms; textbook_time_v: equal counts as gather, uneven no closed form
+// (the row phase starts as the columns arrive).
 double gatherv_mesh_cost(const CostQuery& q) {
   const int rows = q.t.rows(), cols = q.t.cols();
-  return q.capped_ring_gather(rows, q.m()) + q.capped_ring_gather(cols, rows * q.m());
+  if (q.selection)
+    return q.capped_ring_gather(rows, q.m()) + q.capped_ring_gather(cols, rows * q.m());
+  // Equal counts: the regular formula, exact where it counts th (a torus, or th = 0).
+  if (!q.equal_counts() || q.mesh_th() != q.th()) return kNoClosedForm;
+  return gather_mesh_cost(q.as_regular());
 }
 void run(const Comm& c, const Args& a) { gather_mesh(c, a.in, a.out, *a.blocks, a.root); }
 }  // namespace
@@ -68,15 +74,16 @@ extern const AlgorithmCard gather_mesh_card{
      "G(rows, m) + G(cols, rows*m)", kMeshNeeds, "ts log p + tw m (p - 1)"},
     needs_mesh,
     gather_mesh_cost,
-    run};
+    run,
+    mesh_counts_hops};
 
 extern const AlgorithmCard gatherv_mesh_card{
     {Collective::gatherv, Algo::mesh,
      "Grama et al., section 4.4 on a mesh with uneven blocks: every column into the root's "
      "row, then that row into the root",
      "uneven: ring gathers (see gatherv / ring) down every column, then along the root's row, "
-     "each member of it sending when its column has arrived: the longest path, step by step "
-     "(exact); equal blocks of m: G(rows, m) + G(cols, rows*m)",
+     "each member of it sending when its column has arrived: no closed form; equal blocks of "
+     "m: G(rows, m) + G(cols, rows*m)",
      kMeshNeeds, "ts log p + tw m (p - 1)"},
     needs_mesh,
     gatherv_mesh_cost,

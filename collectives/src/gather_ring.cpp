@@ -31,7 +31,22 @@ void gather_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, 
 
 namespace {
 double gather_ring_cost(const CostQuery& q) { return q.ring_gather(q.p(), q.m(), q.ring_th()); }
-double gatherv_ring_cost(const CostQuery& q) { return q.capped_ring_gather(q.p(), q.m()); }
+// Selection: the capped arms. textbook_time_v: the longer arm, each the sum over its members,
+// from the far end in, of their message (the blocks from them to the far end) and its hops
+// (equal counts included). Relative rank v is member (root + v) mod p; the up arm is v = 1..a,
+// a = floor(p/2), the down arm v = p-1 .. p-b, b = floor((p-1)/2).
+double gatherv_ring_cost(const CostQuery& q) {
+  if (q.selection) return q.capped_ring_gather(q.p(), q.m());
+  const int p = q.p(), r = q.root(), a = p / 2, b = (p - 1) / 2;
+  const auto hop = [&](int from, int to) {
+    return q.th() == 0 ? 0.0 : q.th() * q.t.distance((r + from) % p, (r + to) % p);
+  };
+  double up = 0, down = 0;
+  for (int v = 1; v <= a; ++v) up += q.w(q.rank_bytes(r + v, a - v + 1)) + hop(v, v - 1);
+  for (int v = p - b; v < p; ++v)
+    down += q.w(q.rank_bytes(r + p - b, v - (p - b) + 1)) + hop(v, v + 1);
+  return std::max(up, down);
+}
 void run(const Comm& c, const Args& a) { gather_ring(c, a.in, a.out, *a.blocks, a.root); }
 }  // namespace
 

@@ -51,7 +51,7 @@ double reduce_mesh_cost(const CostQuery& q) {
   const int r = q.root();
   return (q.ring_reduce_steps(q.t.cols(), q.t.col_of(r)) +
           q.ring_reduce_steps(q.t.rows(), q.t.row_of(r))) *
-         (q.w(q.m()) + q.th() + q.tc * q.m());
+         (q.w(q.m()) + q.mesh_th() + q.tc * q.m());
 }
 }  // namespace
 
@@ -63,7 +63,8 @@ extern const AlgorithmCard reduce_mesh_card{
      kMeshNeeds, "(ts + tw m) log p"},
     needs_mesh,
     reduce_mesh_cost,
-    [](const Comm& c, const Args& a) { reduce_mesh(c, a.in, a.out, *a.op, a.root); }};
+    [](const Comm& c, const Args& a) { reduce_mesh(c, a.in, a.out, *a.op, a.root); },
+    mesh_counts_hops};
 
 double open_mesh_reduce(const CostQuery& q, int root, double size) {
   return q.line_reduce(q.t.cols(), q.t.col_of(root), size, q.th()) +

@@ -145,6 +145,23 @@ double all_gather_hypercube_cost(const CostQuery& q);
 double all_gatherv_hypercube_cost(const CostQuery& q);
 
 namespace {
+// R(g) over the ids first .. first + size - 1 (commutative, th = 0): the halves exchange their
+// partials of each other's blocks, the larger message setting the step.
+double uneven_reduce_scatter(const CostQuery& q, int first, int size) {
+  if (size == 1) return 0;
+  const int half = size / 2;
+  return q.w(std::max(q.rank_bytes(first, half), q.rank_bytes(first + half, half))) +
+         std::max(uneven_reduce_scatter(q, first, half),
+                  uneven_reduce_scatter(q, first + half, half));
+}
+// Selection: the all-gather's; textbook_time_v: equal counts as reduce_scatter, else R
+// (commutative, th = 0).
+double reduce_scatterv_hypercube_cost(const CostQuery& q) {
+  if (q.selection) return all_gatherv_hypercube_cost(q);
+  if (q.equal_counts()) return all_gather_hypercube_cost(q.as_regular());
+  if (q.th() != 0 || !q.shape.commutative) return kNoClosedForm;
+  return uneven_reduce_scatter(q, 0, q.p());
+}
 void run(const Comm& c, const Args& a) {
   reduce_scatter_hypercube(c, a.in, a.out, *a.blocks, *a.op);
 }
@@ -163,11 +180,11 @@ extern const AlgorithmCard reduce_scatterv_hypercube_card{
      "Grama et al., Algorithm 4.8 with uneven blocks (non-commutative: dimensions 0 .. d-1, "
      "strided blocks)",
      "uneven, commutative: R(all p blocks), R(g) = ts + tw*max(B(g1), B(g2)) + max(R(g1), "
-     "R(g2)) over g's halves, R(one block) = 0 (th = 0; th > 0 or non-commutative: step by "
-     "step); equal blocks of m: ts*log p + tw*m*(p-1) + th*H",
+     "R(g2)) over g's halves, R(one block) = 0 (th = 0; th > 0 or non-commutative: no closed "
+     "form); equal blocks of m: ts*log p + tw*m*(p-1) + th*H",
      kHypercubeNeeds, "ts log p + tw m (p - 1)"},
     needs_hypercube,
-    all_gatherv_hypercube_cost,
+    reduce_scatterv_hypercube_cost,
     run};
 
 }  // namespace hypercomm::detail

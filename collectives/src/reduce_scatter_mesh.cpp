@@ -91,9 +91,17 @@ namespace {
 double reduce_scatter_mesh_cost(const CostQuery& q) {
   const int rows = q.t.rows(), cols = q.t.cols();
   if (q.shape.commutative)
-    return (q.ts() + q.th()) * (rows + cols - 2) + q.tw() * q.m() * (q.p() - 1);
-  return q.ring_reduce_scatter(cols, rows * q.m(), q.th()) +
-         q.ring_reduce_scatter(rows, q.m(), q.th());
+    return (q.ts() + q.mesh_th()) * (rows + cols - 2) + q.tw() * q.m() * (q.p() - 1);
+  return q.ring_reduce_scatter(cols, rows * q.m(), q.mesh_th()) +
+         q.ring_reduce_scatter(rows, q.m(), q.mesh_th());
+}
+// Selection: the all-gather's; textbook_time_v: equal counts as reduce_scatter, uneven no
+// closed form.
+double reduce_scatterv_mesh_cost(const CostQuery& q) {
+  if (q.selection) return all_gatherv_mesh_cost(q);
+  // Equal counts: the regular formula, exact where it counts th (a torus, or th = 0).
+  if (!q.equal_counts() || q.mesh_th() != q.th()) return kNoClosedForm;
+  return reduce_scatter_mesh_cost(q.as_regular());
 }
 void run(const Comm& c, const Args& a) { reduce_scatter_mesh(c, a.in, a.out, *a.blocks, *a.op); }
 }  // namespace
@@ -105,18 +113,18 @@ extern const AlgorithmCard reduce_scatter_mesh_card{
      kMeshNeeds, "2 ts (sqrt p - 1) + tw m (p - 1)"},
     needs_mesh,
     reduce_scatter_mesh_cost,
-    run};
+    run,
+    mesh_counts_hops};
 
 extern const AlgorithmCard reduce_scatterv_mesh_card{
     {Collective::reduce_scatterv, Algo::mesh,
      "Grama et al., section 4.2 with uneven blocks: the dual of Algorithm 4.6 (column bundles "
      "along the rows, then blocks along the columns)",
-     "uneven: no closed form (the rows end at different times): step by step, at least the "
-     "sum of any VP's sends, at most the sum over the steps of (ts + tw*the step's largest "
-     "message + th); equal blocks as reduce_scatter / mesh",
+     "uneven: no closed form (the rows end at different times); equal blocks as "
+     "reduce_scatter / mesh",
      kMeshNeeds, "2 ts (sqrt p - 1) + tw m (p - 1)"},
     needs_mesh,
-    all_gatherv_mesh_cost,
+    reduce_scatterv_mesh_cost,
     run};
 
 }  // namespace hypercomm::detail

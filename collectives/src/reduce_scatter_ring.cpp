@@ -120,6 +120,13 @@ double reduce_scatter_ring_cost(const CostQuery& q) {
   if (!q.shape.commutative) return kNoClosedForm;
   return (q.p() - 1) * q.w(q.m()) + q.th() * q.ring_chain_hops();
 }
+// Selection: the all-gather's; textbook_time_v: equal counts as reduce_scatter, else the
+// all-gatherv's closed form where commutative (the largest block's partial going round).
+double reduce_scatterv_ring_cost(const CostQuery& q) {
+  if (q.selection) return all_gatherv_ring_cost(q);
+  if (q.equal_counts()) return reduce_scatter_ring_cost(q.as_regular());
+  return q.shape.commutative ? all_gatherv_ring_cost(q) : kNoClosedForm;
+}
 void run(const Comm& c, const Args& a) { reduce_scatter_ring(c, a.in, a.out, *a.blocks, *a.op); }
 }  // namespace
 
@@ -138,11 +145,11 @@ extern const AlgorithmCard reduce_scatterv_ring_card{
     {Collective::reduce_scatterv, Algo::ring,
      "Grama et al., Algorithm 4.5 with uneven blocks (non-commutative: two partials)",
      "uneven, commutative: (ts + tw*b_max + th)*(p-1), the largest block's partial going "
-     "round (no step is longer); non-commutative or routed over a mesh or hypercube: step by "
-     "step",
+     "round (no step is longer); non-commutative, or routed over a mesh or hypercube with th "
+     "> 0: no closed form",
      kRingNeeds, "(ts + tw m)(p - 1)"},
     needs_ring,
-    all_gatherv_ring_cost,
+    reduce_scatterv_ring_cost,
     run};
 
 }  // namespace hypercomm::detail

@@ -62,8 +62,9 @@ double reduce_two_phase_cost(const CostQuery& q) {
       return (p - 1) * (q.w(block) + q.ring_th()) + q.ring_gather(p, block, q.ring_th()) + fold;
     case Family::mesh: {
       const int rows = q.t.rows(), cols = q.t.cols();
-      return (q.ts() + q.th()) * (rows + cols - 2) + q.tw() * block * (p - 1) +
-             q.ring_gather(rows, block, q.th()) + q.ring_gather(cols, rows * block, q.th()) + fold;
+      return (q.ts() + q.mesh_th()) * (rows + cols - 2) + q.tw() * block * (p - 1) +
+             q.ring_gather(rows, block, q.mesh_th()) +
+             q.ring_gather(cols, rows * block, q.mesh_th()) + fold;
     }
   }
   return kNoClosedForm;
@@ -79,8 +80,7 @@ extern const AlgorithmCard reduce_two_phase_card{
      kFamilyNeeds, "about 2 (ts log p + tw m)"},
     needs_family,
     reduce_two_phase_cost,
-    [](const Comm& c, const Args& a) {
-      reduce_two_phase(c, a.in, a.out, *a.op, a.root, a.family);
-    }};
+    [](const Comm& c, const Args& a) { reduce_two_phase(c, a.in, a.out, *a.op, a.root, a.family); },
+    family_counts_hops};
 
 }  // namespace hypercomm::detail

@@ -69,8 +69,8 @@ namespace {
 // Row chains, the last column's chain, then (rows > 1) a ring broadcast along each row.
 double scan_mesh_cost(const CostQuery& q) {
   const int rows = q.t.rows(), cols = q.t.cols();
-  return (rows + cols - 2) * (q.w(q.m()) + q.th()) +
-         (rows > 1 ? q.ring_broadcast(cols, q.m(), q.th()) : 0);
+  return (rows + cols - 2) * (q.w(q.m()) + q.mesh_th()) +
+         (rows > 1 ? q.ring_broadcast(cols, q.m(), q.mesh_th()) : 0);
 }
 }  // namespace
 
@@ -81,7 +81,8 @@ extern const AlgorithmCard scan_mesh_card{
      kMeshNeeds, nullptr},
     needs_mesh,
     scan_mesh_cost,
-    [](const Comm& c, const Args& a) { scan_mesh(c, a.in, a.out, *a.op, false); }};
+    [](const Comm& c, const Args& a) { scan_mesh(c, a.in, a.out, *a.op, false); },
+    mesh_counts_hops};
 
 extern const AlgorithmCard exscan_mesh_card{
     {Collective::exscan, Algo::mesh, "Algorithm 4.9 mapped on a mesh (exclusive)",
@@ -89,6 +90,7 @@ extern const AlgorithmCard exscan_mesh_card{
      kMeshNeeds, nullptr},
     needs_mesh,
     scan_mesh_cost,
-    [](const Comm& c, const Args& a) { scan_mesh(c, a.in, a.out, *a.op, true); }};
+    [](const Comm& c, const Args& a) { scan_mesh(c, a.in, a.out, *a.op, true); },
+    mesh_counts_hops};
 
 }  // namespace hypercomm::detail

@@ -59,10 +59,24 @@ namespace {
 double scatter_hypercube_cost(const CostQuery& q) {
   return q.d() * q.ts() + q.tw() * q.m() * (q.p() - 1) + q.dimension_hops();
 }
+// S(g, t) over the relative ids first .. first + size - 1 (relative id = id XOR root), whose
+// lower half's leader holds all their blocks at t: it sends the upper half's to its leader.
+double uneven_scatter(const CostQuery& q, int first, int size, double at) {
+  if (size == 1) return at;
+  const int half = size / 2, root = q.root();
+  const double sent = at + q.w(q.relative_bytes(first + half, half, root));
+  const int hops = q.th() == 0 ? 0 : q.t.distance(first ^ root, (first + half) ^ root);
+  return std::max(uneven_scatter(q, first, half, sent),
+                  uneven_scatter(q, first + half, half, sent + q.th() * hops));
+}
+// Selection: the capped steps; textbook_time_v: S, hops and all (equal counts included).
 double scatterv_hypercube_cost(const CostQuery& q) {
-  double cost = 0;
-  for (int k = 0; k < q.d(); ++k) cost += q.w(q.cap(1 << k));
-  return cost;
+  if (q.selection) {
+    double cost = 0;
+    for (int k = 0; k < q.d(); ++k) cost += q.w(q.cap(1 << k));
+    return cost;
+  }
+  return uneven_scatter(q, 0, q.p(), 0);
 }
 void run(const Comm& c, const Args& a) { scatter_hypercube(c, a.in, a.out, *a.blocks, a.root); }
 }  // namespace

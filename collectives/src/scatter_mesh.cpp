@@ -58,11 +58,17 @@ void scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
 namespace {
 double scatter_mesh_cost(const CostQuery& q) {
   const int rows = q.t.rows(), cols = q.t.cols();
-  return q.ring_scatter(cols, rows * q.m(), q.th()) + q.ring_scatter(rows, q.m(), q.th());
+  return q.ring_scatter(cols, rows * q.m(), q.mesh_th()) + q.ring_scatter(rows, q.m(), q.mesh_th());
 }
+// Selection: the capped arms; textbook_time_v: equal counts as scatter, uneven no closed form
+// (each column starts when its bundle arrives).
 double scatterv_mesh_cost(const CostQuery& q) {
   const int rows = q.t.rows(), cols = q.t.cols();
-  return q.capped_ring_scatter(cols, rows * q.m()) + q.capped_ring_scatter(rows, q.m());
+  if (q.selection)
+    return q.capped_ring_scatter(cols, rows * q.m()) + q.capped_ring_scatter(rows, q.m());
+  // Equal counts: the regular formula, exact where it counts th (a torus, or th = 0).
+  if (!q.equal_counts() || q.mesh_th() != q.th()) return kNoClosedForm;
+  return scatter_mesh_cost(q.as_regular());
 }
 void run(const Comm& c, const Args& a) { scatter_mesh(c, a.in, a.out, *a.blocks, a.root); }
 }  // namespace
@@ -74,15 +80,16 @@ extern const AlgorithmCard scatter_mesh_card{
      "S(cols, rows*m) + S(rows, m)", kMeshNeeds, "ts log p + tw m (p - 1)"},
     needs_mesh,
     scatter_mesh_cost,
-    run};
+    run,
+    mesh_counts_hops};
 
 extern const AlgorithmCard scatterv_mesh_card{
     {Collective::scatterv, Algo::mesh,
      "Grama et al., section 4.4 on a mesh with uneven blocks: column bundles along the root's "
      "row, then down every column",
      "uneven: a ring scatter (see scatterv / ring) of the column bundles along the root's row, "
-     "then each column's ring scatter from the time its bundle arrived: the longest path, "
-     "step by step (exact); equal blocks of m: S(cols, rows*m) + S(rows, m)",
+     "then each column's ring scatter from the time its bundle arrived: no closed form; equal "
+     "blocks of m: S(cols, rows*m) + S(rows, m)",
      kMeshNeeds, "ts log p + tw m (p - 1)"},
     needs_mesh,
     scatterv_mesh_cost,

@@ -33,7 +33,22 @@ void scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
 
 namespace {
 double scatter_ring_cost(const CostQuery& q) { return q.ring_scatter(q.p(), q.m(), q.ring_th()); }
-double scatterv_ring_cost(const CostQuery& q) { return q.capped_ring_scatter(q.p(), q.m()); }
+// Selection: the capped arms. textbook_time_v: the up arm's far end receives after the sum
+// over its members u = 1..a of their message (the blocks from u to the far end) and its hops;
+// the down arm's message leaves after the up arm's, then the same sum over its own members
+// (equal counts included). Relative rank v is member (root + v) mod p.
+double scatterv_ring_cost(const CostQuery& q) {
+  if (q.selection) return q.capped_ring_scatter(q.p(), q.m());
+  const int p = q.p(), r = q.root(), a = p / 2, b = (p - 1) / 2;
+  const auto hop = [&](int from, int to) {
+    return q.th() == 0 ? 0.0 : q.th() * q.t.distance((r + from) % p, (r + to) % p);
+  };
+  double up = 0, down = a > 0 ? q.w(q.rank_bytes(r + 1, a)) : 0.0;
+  for (int u = 1; u <= a; ++u) up += q.w(q.rank_bytes(r + u, a - u + 1)) + hop(u - 1, u);
+  for (int v = p - 1; v >= p - b; --v)
+    down += q.w(q.rank_bytes(r + p - b, v - (p - b) + 1)) + hop((v + 1) % p, v);
+  return b == 0 ? up : std::max(up, down);
+}
 void run(const Comm& c, const Args& a) { scatter_ring(c, a.in, a.out, *a.blocks, a.root); }
 }  // namespace
 

@@ -118,8 +118,7 @@ class RunCommand final : public Command {
     if (plan.card != nullptr) {
       // The irregular cards' formula is their uneven form, evaluated for these counts.
       if (std::isnan(formula)) {  // no closed form for this call: the card's bounds
-        const TimeBounds b = textbook_bounds(spec.op, plan.resolved, topology, links, plan.bytes,
-                                             model.model, plan.shape());
+        const TimeBounds b = formula_bounds(plan, topology, links, model.model);
         line("formula", "no closed form for this call: between " + format_seconds(b.lower) +
                             " and " + format_seconds(b.upper) + "; " + plan.card->formula);
       } else {

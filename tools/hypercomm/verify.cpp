@@ -514,6 +514,15 @@ double formula_time(const Plan& plan, const Topology& topology, Links links,
                        plan.shape());
 }
 
+TimeBounds formula_bounds(const Plan& plan, const Topology& topology, Links links,
+                          const CostModel& model) {
+  if (irregular(plan.spec.op))
+    return textbook_bounds_v(plan.spec.op, plan.resolved, topology, links, plan.counts, model,
+                             plan.shape());
+  return textbook_bounds(plan.spec.op, plan.resolved, topology, links, plan.bytes, model,
+                         plan.shape());
+}
+
 std::string describe_counts(const Plan& plan) {
   if (plan.counts.empty()) return "";
   const auto [low, high] = std::minmax_element(plan.counts.begin(), plan.counts.end());

@@ -91,6 +91,9 @@ class Workload {
 // collective textbook_time_v with the plan's counts (its uneven form).
 [[nodiscard]] double formula_time(const Plan& plan, const Topology& topology, Links links,
                                   const CostModel& model);
+// Bounds on it where it is NaN (the card states no closed form for the call).
+[[nodiscard]] TimeBounds formula_bounds(const Plan& plan, const Topology& topology, Links links,
+                                        const CostModel& model);
 
 // "zipf: 3 to 147 elements per rank, 1000 in all" (what run prints for the counts).
 [[nodiscard]] std::string describe_counts(const Plan& plan);

@@ -126,16 +126,17 @@ struct TimeBounds {
                                            std::span<const std::size_t> counts,
                                            const CostModel& model, const CallShape& shape = {});
 
-// Whether textbook_time counts the hop term exactly here. It does wherever it can: when every
-// message crosses one link (an algorithm on its own topology), when a step's routes have the
-// same length for every VP (the hypercube algorithms routed over a ring or mesh of 2^d VPs, the
-// dissemination barrier on a ring, the pairwise all-to-all on a hypercube), for the routed
-// circular shift (its longest route), and where it follows the schedule step by step (ESBT, the
-// split-message algorithms, ring all-gather / reduce-scatter / all-reduce routed over a mesh or
-// hypercube, the pairwise all-to-all and the dissemination barrier on a mesh). It does not for
-// the other ring algorithms (broadcast, reduce, scan, scatter, gather, all_to_all,
-// circular_shift) routed over a mesh or a hypercube, whose routes differ in length from VP to
-// VP: there the formula leaves th out, as the book's cut-through formulas do.
+// Whether textbook_time counts the hop term exactly here (where it is a number). It does
+// wherever it can: when every message crosses one link (an algorithm on its own topology), when
+// a step's routes have the same length for every VP (the hypercube algorithms routed over a ring
+// or mesh of 2^d VPs, the dissemination barrier on a ring, the pairwise all-to-all on a
+// hypercube), for the routed circular shift (its longest route), and for the ring all-gather and
+// reduce-scatter routed over a mesh or hypercube (their longest chain). It does not for the
+// other ring algorithms (broadcast, reduce, scan, scatter, gather, all_to_all, circular_shift)
+// routed over a mesh, a hypercube or a linear array, nor for the torus's mesh algorithms routed
+// on a mesh without wraparound (nor the split-message algorithms whose family is one of those),
+// whose routes differ in length from VP to VP: there the formula leaves th out, as the book's
+// cut-through formulas do. The irregular collectives' formulas count every hop.
 [[nodiscard]] bool textbook_counts_hops(Collective op, Algo algo, const Topology& t, Links links,
                                         std::size_t bytes);
 
