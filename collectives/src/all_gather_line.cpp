@@ -18,9 +18,8 @@ namespace {
 
 void all_gather_line(const Comm& c, Bytes buf, const Blocks& blocks) {
   const int p = c.p(), middle = (p - 1) / 2;
-  const auto offsets = part_offsets(p, [&](int k) { return blocks.size(k); });
   // Every VP's own block is in place in buf; the middle gathers the others around its own.
-  ring_gather_parts(c, Ring::all(p), middle, offsets, blocks.block(ConstBytes(buf), c.id()), buf,
+  ring_gather_parts(c, Ring::all(p), middle, blocks, blocks.block(ConstBytes(buf), c.id()), buf,
                     RingArms::line(p, middle));
   broadcast_arms(c, buf, middle, Ring::all(p), RingArms::line(p, middle));
 }

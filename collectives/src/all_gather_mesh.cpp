@@ -29,10 +29,10 @@ void all_gather_mesh(const Comm& c, Bytes buf, const Blocks& blocks) {
   const int my_row = t.row_of(my_id);
 
   // Row phase: one block a part, the parts of my row.
-  all_gather_ring(c, buf, Segments{blocks, my_row * cols, 1, 1}, row_group(t, my_id));
+  all_gather_ring(c, buf, Blocks::grouped(blocks, my_row * cols, 1, cols), row_group(t, my_id));
   // Column phase: a whole row of blocks a part.
   if (rows > 1) {
-    all_gather_ring(c, buf, Segments{blocks, 0, cols, cols}, column_group(t, my_id));
+    all_gather_ring(c, buf, Blocks::grouped(blocks, 0, cols, rows), column_group(t, my_id));
   }
 }
 

@@ -12,15 +12,15 @@
 //   step 2: sends part 3   receives part 2
 //   step 3: sends part 2   receives part 1
 //
-// Over the whole machine the parts are the p blocks ({blocks, 0, 1, 1}); the mesh all-gather
-// runs it along its row (one block a part) and then its column (a row of blocks a part).
+// Over the whole machine the parts are the p blocks; the mesh all-gather runs it along its row
+// (one block a part) and then its column (a row of blocks a part): Blocks::grouped.
 
 #include "card.hpp"
 #include "symmetric.hpp"
 
 namespace hypercomm::detail {
 
-void all_gather_ring(const Comm& c, Bytes buf, const Segments& parts, const Ring& g) {
+void all_gather_ring(const Comm& c, Bytes buf, const Blocks& parts, const Ring& g) {
   const int n = g.size;
   if (n == 1) return;
   const int my_rank = g.rank_of(c.id());
@@ -29,7 +29,7 @@ void all_gather_ring(const Comm& c, Bytes buf, const Segments& parts, const Ring
   for (int i = 1; i < n; ++i) {
     const int outgoing = (my_rank - i + 1 + n) % n;  // received in the previous step
     const int incoming = (my_rank - i + n) % n;
-    c.sendrecv(right, parts.of(buf, outgoing), left, parts.of(buf, incoming));
+    c.sendrecv(right, parts.block(buf, outgoing), left, parts.block(buf, incoming));
   }
 }
 
@@ -49,9 +49,7 @@ double all_gatherv_ring_cost(const CostQuery& q) {
 }
 
 namespace {
-void run(const Comm& c, const Args& a) {
-  all_gather_ring(c, a.out, Segments{*a.blocks, 0, 1, 1}, Ring::all(c.p()));
-}
+void run(const Comm& c, const Args& a) { all_gather_ring(c, a.out, *a.blocks, Ring::all(c.p())); }
 }  // namespace
 
 extern const AlgorithmCard all_gather_ring_card{

@@ -79,10 +79,9 @@ void gather_and_fold(const Comm& c, Bytes result, const Ring& g, const Reducer& 
 // Ring reduce-scatter then ring all-gather of n blocks of result, in place.
 void reduce_scatter_all_gather(const Comm& c, Bytes result, const Ring& g, const Reducer& op) {
   const Blocks blocks(result.size(), op.elem_size, g.size);
-  const std::vector<std::size_t> offsets = offsets_of(blocks);
   const int my_rank = g.rank_of(c.id());
-  reduce_scatter_ring_group(c, result, blocks.block(result, my_rank), offsets, g, op);
-  all_gather_ring(c, result, Segments{blocks, 0, 1, 1}, g);
+  reduce_scatter_ring_group(c, result, blocks.block(result, my_rank), blocks, g, op);
+  all_gather_ring(c, result, blocks, g);
 }
 
 void all_reduce_group(const Comm& c, Bytes result, const Ring& g, const Reducer& op) {

@@ -24,7 +24,7 @@ namespace hypercomm::detail {
 void all_reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op) {
   const Blocks blocks(out.size(), op.elem_size, c.p());
   reduce_scatter_ring(c, in, blocks.block(out, c.id()), blocks, op);
-  all_gather_ring(c, out, Segments{blocks, 0, 1, 1}, Ring::all(c.p()));
+  all_gather_ring(c, out, blocks, Ring::all(c.p()));
 }
 
 // Algorithm 4.5 then 4.4: the largest block goes all the way round twice. Routed over a mesh or

@@ -34,7 +34,7 @@ void all_reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer
       break;
     case Family::ring:
       reduce_scatter_ring(c, in, mine, blocks, op);
-      all_gather_ring(c, out, Segments{blocks, 0, 1, 1}, Ring::all(p));
+      all_gather_ring(c, out, blocks, Ring::all(p));
       break;
     case Family::mesh:
       reduce_scatter_mesh(c, in, mine, blocks, op);

@@ -1,75 +1,143 @@
-// The partition of a buffer into p blocks (Blocks) and the part of it a ring member handles
-// (Segments).
+// The one block layout of the collectives (Blocks): a buffer cut into parts by their byte
+// offsets, however the parts came about (p equal blocks of a vector, the counts of an irregular
+// call, a ring member's run of blocks, a mesh column's bundle), and the parts as seen from a
+// root (the rooted ring algorithms number them relative to it).
 #pragma once
 
 #include <cstddef>
 #include <cstring>
 #include <hypercomm/detail/core.hpp>
 #include <span>
+#include <utility>
+#include <vector>
 
 namespace hypercomm::detail {
 
-// `total` bytes of `elem_size`-byte elements split into p blocks as evenly as possible: block i
-// has n/p elements, one more for i < n mod p. A p-block collective's blocks are all equal. Or
-// (the irregular collectives) blocks of any sizes, given by their p + 1 byte offsets.
 class Blocks {
  public:
+  // `total_bytes` of `elem_size`-byte elements split into p blocks as evenly as possible: block
+  // i has n/p elements, one more for i < n mod p. A p-block collective's blocks are all equal.
   Blocks(std::size_t total_bytes, std::size_t elem_size, int p) noexcept : elem_(elem_size), p_(p) {
     const std::size_t n = elem_size == 0 ? 0 : total_bytes / elem_size;
     base_ = n / static_cast<std::size_t>(p);
     extra_ = n % static_cast<std::size_t>(p);
   }
-  explicit Blocks(std::span<const std::size_t> offsets) noexcept
-      : offsets_(offsets), elem_(1), p_(static_cast<int>(offsets.size()) - 1) {}
+  // Parts of any sizes, given by their count + 1 byte offsets (the irregular collectives).
+  explicit Blocks(std::vector<std::size_t> offsets) noexcept
+      : offsets_(std::move(offsets)), p_(static_cast<int>(offsets_.size()) - 1) {}
+  explicit Blocks(std::span<const std::size_t> offsets)
+      : Blocks(std::vector<std::size_t>(offsets.begin(), offsets.end())) {}
+  // n parts one after another, part k of size_of(k) bytes.
+  template <class SizeOf>
+  [[nodiscard]] static Blocks of_sizes(int n, SizeOf size_of) {
+    std::vector<std::size_t> offsets(static_cast<std::size_t>(n) + 1, 0);
+    for (int k = 0; k < n; ++k) offsets[k + 1] = offsets[k] + size_of(k);
+    return Blocks(std::move(offsets));
+  }
+  // `count` parts of `width` consecutive blocks of `parent` each, from its block `first`: part k
+  // is blocks first + k*width .. first + (k+1)*width - 1. A ring member's part of the p blocks:
+  // the whole machine's ring takes the blocks themselves; the row phase of a mesh all-gather
+  // grouped(blocks, r*cols, 1, cols), its column phase grouped(blocks, 0, cols, rows).
+  [[nodiscard]] static Blocks grouped(const Blocks& parent, int first, int width,
+                                      int count) noexcept {
+    Blocks b(0, 1, count);
+    b.parent_ = &parent;
+    b.first_ = first;
+    b.width_ = width;
+    return b;
+  }
+
   [[nodiscard]] int count() const noexcept { return p_; }
-  // Byte offset of block i, 0 <= i <= p (offset(p) is the total).
+  // Byte offset of block i, 0 <= i <= count() (offset(count()) is the total).
   [[nodiscard]] std::size_t offset(int i) const noexcept {
+    if (parent_ != nullptr) return parent_->offset(first_ + i * width_) - parent_->offset(first_);
     const auto k = static_cast<std::size_t>(i);
     if (!offsets_.empty()) return offsets_[k];
     return (k * base_ + (k < extra_ ? k : extra_)) * elem_;
   }
   [[nodiscard]] std::size_t size(int i) const noexcept { return offset(i + 1) - offset(i); }
+  [[nodiscard]] std::size_t total() const noexcept { return offset(p_); }
   // Bytes of blocks first .. last-1 of buf.
   [[nodiscard]] Bytes range(Bytes buf, int first, int last) const noexcept {
-    return buf.subspan(offset(first), offset(last) - offset(first));
+    return buf.subspan(start() + offset(first), offset(last) - offset(first));
   }
   [[nodiscard]] ConstBytes range(ConstBytes buf, int first, int last) const noexcept {
-    return buf.subspan(offset(first), offset(last) - offset(first));
+    return buf.subspan(start() + offset(first), offset(last) - offset(first));
   }
   [[nodiscard]] Bytes block(Bytes buf, int i) const noexcept { return range(buf, i, i + 1); }
   [[nodiscard]] ConstBytes block(ConstBytes buf, int i) const noexcept {
     return range(buf, i, i + 1);
   }
 
+  // Seen from part r: relative part v is part (r + v) mod count(), so a range of relative parts
+  // is one piece of the buffer or, when it wraps past the last part, two.
+  // Bytes of relative parts lo .. hi-1 (0 <= lo <= hi <= count()).
+  [[nodiscard]] std::size_t relative_bytes(int r, int lo, int hi) const noexcept {
+    const int s = r + lo, e = r + hi;
+    if (e <= p_) return offset(e) - offset(s);
+    if (s >= p_) return offset(e - p_) - offset(s - p_);
+    return (total() - offset(s)) + offset(e - p_);
+  }
+  [[nodiscard]] bool relative_contiguous(int r, int lo, int hi) const noexcept {
+    return lo == hi || r + lo >= p_ || r + hi <= p_;
+  }
+  // Where relative part lo starts in the buffer.
+  [[nodiscard]] std::size_t relative_start(int r, int lo) const noexcept {
+    return offset((r + lo) % p_);
+  }
+
  private:
-  std::span<const std::size_t> offsets_;
-  std::size_t elem_;
+  // Where a grouped layout's first part starts in the buffer its parent lays out.
+  [[nodiscard]] std::size_t start() const noexcept {
+    return parent_ != nullptr ? parent_->offset(first_) : 0;
+  }
+
+  std::vector<std::size_t> offsets_;
+  const Blocks* parent_ = nullptr;
+  int first_ = 0;
+  int width_ = 1;
+  std::size_t elem_ = 1;
   int p_;
   std::size_t base_ = 0;
   std::size_t extra_ = 0;
 };
 
-// Part k of a p-block buffer as seen by a Ring's member k: blocks base + k*stride, ...,
-// base + k*stride + width - 1. The whole machine's ring: {blocks, 0, 1, 1}; the row phase of a
-// mesh all-gather: {blocks, r*cols, 1, 1}; its column phase: {blocks, 0, cols, cols}.
-struct Segments {
-  const Blocks& blocks;
-  int base;
-  int stride;
-  int width;
-
-  [[nodiscard]] Bytes of(Bytes buf, int k) const noexcept {
-    const int first = base + k * stride;
-    return blocks.range(buf, first, first + width);
-  }
-  [[nodiscard]] ConstBytes of(ConstBytes buf, int k) const noexcept {
-    const int first = base + k * stride;
-    return blocks.range(buf, first, first + width);
-  }
-};
-
 inline void copy_bytes(Bytes dst, ConstBytes src) noexcept {
   if (!src.empty() && dst.data() != src.data()) std::memmove(dst.data(), src.data(), src.size());
 }
+
+// The column bundles of a rows x cols mesh's p blocks (the mesh scatter's row phase and the mesh
+// gather's): bundle c holds blocks r*cols + c for r = 0 .. rows-1, in row order.
+struct ColumnBundles {
+  const Blocks& blocks;
+  int rows;
+  int cols;
+
+  // The bundles one after another.
+  [[nodiscard]] Blocks layout() const {
+    return Blocks::of_sizes(cols, [&](int col) {
+      std::size_t bytes = 0;
+      for (int r = 0; r < rows; ++r) bytes += blocks.size(r * cols + col);
+      return bytes;
+    });
+  }
+  // The blocks of `all` (id order) into `packed` (bundle order), or back.
+  void pack(ConstBytes all, Bytes packed) const noexcept { move(all, packed, true); }
+  void unpack(ConstBytes packed, Bytes all) const noexcept { move(packed, all, false); }
+
+ private:
+  void move(ConstBytes from, Bytes to, bool packing) const noexcept {
+    std::size_t at = 0;
+    for (int col = 0; col < cols; ++col)
+      for (int r = 0; r < rows; ++r) {
+        const std::size_t size = blocks.size(r * cols + col), id_at = blocks.offset(r * cols + col);
+        if (packing)
+          copy_bytes(to.subspan(at, size), from.subspan(id_at, size));
+        else
+          copy_bytes(to.subspan(id_at, size), from.subspan(at, size));
+        at += size;
+      }
+  }
+};
 
 }  // namespace hypercomm::detail

@@ -32,7 +32,7 @@ void broadcast_two_phase(const Comm& c, Bytes buf, std::size_t elem_size, int ro
       break;
     case Family::ring:
       scatter_ring(c, buf, own, blocks, root);
-      all_gather_ring(c, buf, Segments{blocks, 0, 1, 1}, Ring::all(c.p()));
+      all_gather_ring(c, buf, blocks, Ring::all(c.p()));
       break;
     case Family::mesh:
       scatter_mesh(c, buf, own, blocks, root);

@@ -24,29 +24,28 @@ void gather_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, 
   const int my_id = c.id();
   const int my_col = t.col_of(my_id);
   const int root_row = t.row_of(root), root_col = t.col_of(root);
-  auto block_of = [&](int r, int col) { return blocks.size(r * cols + col); };
   const RingArms row_arms = open ? RingArms::line(cols, root_col) : RingArms::balanced(cols);
   const RingArms column_arms = open ? RingArms::line(rows, root_row) : RingArms::balanced(rows);
 
   if (rows == 1) {  // one row: the blocks are the parts
-    const auto offsets = part_offsets(cols, [&](int col) { return block_of(0, col); });
-    ring_gather_parts(c, row_group(t, my_id), root_col, offsets, in, out, row_arms);
+    ring_gather_parts(c, row_group(t, my_id), root_col, blocks, in, out, row_arms);
     return;
   }
-  const auto column_offsets = part_offsets(rows, [&](int r) { return block_of(r, my_col); });
+  const Blocks column_parts =
+      Blocks::of_sizes(rows, [&](int r) { return blocks.size(r * cols + my_col); });
   if (cols == 1) {  // one column: the root's column bundle is all of out
-    ring_gather_parts(c, column_group(t, my_id), root_row, column_offsets, in, out, column_arms);
+    ring_gather_parts(c, column_group(t, my_id), root_row, column_parts, in, out, column_arms);
     return;
   }
   Buffer bundle;
-  if (t.row_of(my_id) == root_row) bundle.resize(column_offsets.back());
-  ring_gather_parts(c, column_group(t, my_id), root_row, column_offsets, in, bundle, column_arms);
+  if (t.row_of(my_id) == root_row) bundle.resize(column_parts.total());
+  ring_gather_parts(c, column_group(t, my_id), root_row, column_parts, in, bundle, column_arms);
   if (t.row_of(my_id) != root_row) return;
 
   const ColumnBundles bundles{blocks, rows, cols};
-  const auto bundle_offsets = bundles.offsets();
-  Buffer packed(my_id == root ? bundle_offsets.back() : 0);
-  ring_gather_parts(c, row_group(t, my_id), root_col, bundle_offsets, bundle, packed, row_arms);
+  const Blocks bundle_parts = bundles.layout();
+  Buffer packed(my_id == root ? bundle_parts.total() : 0);
+  ring_gather_parts(c, row_group(t, my_id), root_col, bundle_parts, bundle, packed, row_arms);
   if (my_id == root) bundles.unpack(packed, out);
 }
 

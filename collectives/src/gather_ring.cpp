@@ -24,8 +24,7 @@ namespace hypercomm::detail {
 void gather_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root,
                  bool line) {
   const int p = c.p();
-  const auto offsets = part_offsets(p, [&](int k) { return blocks.size(k); });
-  ring_gather_parts(c, Ring::all(p), root, offsets, in, out,
+  ring_gather_parts(c, Ring::all(p), root, blocks, in, out,
                     line ? RingArms::line(p, root) : RingArms::balanced(p));
 }
 

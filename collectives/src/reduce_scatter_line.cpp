@@ -20,8 +20,7 @@ void reduce_scatter_line(const Comm& c, ConstBytes in, Bytes out, const Blocks& 
   const int p = c.p(), middle = (p - 1) / 2;
   Buffer whole(c.id() == middle ? in.size() : 0);
   reduce_arms(c, in, whole, op, middle, Ring::all(p), RingArms::line(p, middle));
-  const auto offsets = part_offsets(p, [&](int k) { return blocks.size(k); });
-  ring_scatter_parts(c, Ring::all(p), middle, offsets, whole, out, RingArms::line(p, middle));
+  ring_scatter_parts(c, Ring::all(p), middle, blocks, whole, out, RingArms::line(p, middle));
 }
 
 double reduce_scatter_line_cost(const CostQuery& q) {

@@ -41,48 +41,25 @@ void reduce_scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& 
   const int cols = t.cols();
   const int my_col = t.col_of(my_id);
 
-  // Row phase parts: part k = blocks k, cols + k, ..., (rows-1)*cols + k, in that order. With
-  // one row or one column that is in's own layout, so no packing is needed.
-  std::vector<std::size_t> row_offsets(static_cast<std::size_t>(cols) + 1);
-  Buffer packed;
-  ConstBytes row_in = in;
-  if (rows > 1 && cols > 1) {
-    packed.resize(in.size());
-    std::size_t at = 0;
-    for (int k = 0; k < cols; ++k) {
-      row_offsets[static_cast<std::size_t>(k)] = at;
-      for (int r = 0; r < rows; ++r) {
-        const ConstBytes block = blocks.block(in, r * cols + k);
-        copy_bytes(Bytes(packed).subspan(at, block.size()), block);
-        at += block.size();
-      }
-    }
-    row_offsets[static_cast<std::size_t>(cols)] = at;
-    row_in = packed;
-  } else {
-    for (int k = 0; k <= cols; ++k) {
-      row_offsets[static_cast<std::size_t>(k)] = blocks.offset(k * rows);
-    }
-  }
-
   // Column phase parts: part r = block r*cols + my_col, packed in row order.
-  std::vector<std::size_t> column_offsets(static_cast<std::size_t>(rows) + 1);
-  for (int r = 0; r < rows; ++r) {
-    column_offsets[static_cast<std::size_t>(r) + 1] =
-        column_offsets[static_cast<std::size_t>(r)] + blocks.size(r * cols + my_col);
-  }
-
-  if (rows == 1) {  // a single row: the row phase is the whole reduce-scatter
-    reduce_scatter_ring_group(c, row_in, out, row_offsets, row_group(t, my_id), op);
+  const Blocks column_parts =
+      Blocks::of_sizes(rows, [&](int r) { return blocks.size(r * cols + my_col); });
+  if (rows == 1) {  // a single row: the row phase is the whole reduce-scatter, on in's blocks
+    reduce_scatter_ring_group(c, in, out, blocks, row_group(t, my_id), op);
     return;
   }
   if (cols == 1) {  // a single column: no row phase
-    reduce_scatter_ring_group(c, in, out, column_offsets, column_group(t, my_id), op);
+    reduce_scatter_ring_group(c, in, out, column_parts, column_group(t, my_id), op);
     return;
   }
-  Buffer row_result(column_offsets.back());
-  reduce_scatter_ring_group(c, row_in, row_result, row_offsets, row_group(t, my_id), op);
-  reduce_scatter_ring_group(c, row_result, out, column_offsets, column_group(t, my_id), op);
+  // Row phase parts: part k = blocks k, cols + k, ..., (rows-1)*cols + k, in that order (the
+  // column bundles, packed).
+  const ColumnBundles bundles{blocks, rows, cols};
+  Buffer packed(in.size());
+  bundles.pack(in, packed);
+  Buffer row_result(column_parts.total());
+  reduce_scatter_ring_group(c, packed, row_result, bundles.layout(), row_group(t, my_id), op);
+  reduce_scatter_ring_group(c, row_result, out, column_parts, column_group(t, my_id), op);
 }
 
 double all_gatherv_mesh_cost(const CostQuery& q);  // the dual's: all_gather_mesh.cpp

@@ -33,17 +33,12 @@
 
 namespace hypercomm::detail {
 
-void reduce_scatter_ring_group(const Comm& c, ConstBytes in, Bytes out,
-                               std::span<const std::size_t> offsets, const Ring& g,
-                               const Reducer& op) {
+void reduce_scatter_ring_group(const Comm& c, ConstBytes in, Bytes out, const Blocks& parts,
+                               const Ring& g, const Reducer& op) {
   const int n = g.size;
   const int my_rank = g.rank_of(c.id());
-  const auto size_of = [&](int k) {
-    return offsets[static_cast<std::size_t>(k) + 1] - offsets[static_cast<std::size_t>(k)];
-  };
-  const auto msg = [&](int k) {
-    return in.subspan(offsets[static_cast<std::size_t>(k)], size_of(k));
-  };
+  const auto size_of = [&](int k) { return parts.size(k); };
+  const auto msg = [&](int k) { return parts.block(in, k); };
   if (n == 1) {
     copy_bytes(out, msg(0));
     return;
@@ -106,8 +101,7 @@ void reduce_scatter_ring_group(const Comm& c, ConstBytes in, Bytes out,
 
 void reduce_scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
                          const Reducer& op) {
-  const std::vector<std::size_t> offsets = offsets_of(blocks);
-  reduce_scatter_ring_group(c, in, out, offsets, Ring::all(c.p()), op);
+  reduce_scatter_ring_group(c, in, out, blocks, Ring::all(c.p()), op);
 }
 
 double all_gatherv_ring_cost(const CostQuery& q);  // the dual's: all_gather_ring.cpp

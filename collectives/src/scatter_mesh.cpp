@@ -25,16 +25,15 @@ void scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
   const int my_id = c.id();
   const int my_col = t.col_of(my_id);
   const int root_row = t.row_of(root), root_col = t.col_of(root);
-  auto block_of = [&](int r, int col) { return blocks.size(r * cols + col); };
   const RingArms row_arms = open ? RingArms::line(cols, root_col) : RingArms::balanced(cols);
   const RingArms column_arms = open ? RingArms::line(rows, root_row) : RingArms::balanced(rows);
 
   if (rows == 1) {  // one row: the blocks are the parts
-    const auto offsets = part_offsets(cols, [&](int col) { return block_of(0, col); });
-    ring_scatter_parts(c, row_group(t, my_id), root_col, offsets, in, out, row_arms);
+    ring_scatter_parts(c, row_group(t, my_id), root_col, blocks, in, out, row_arms);
     return;
   }
-  const auto column_offsets = part_offsets(rows, [&](int r) { return block_of(r, my_col); });
+  const Blocks column_parts =
+      Blocks::of_sizes(rows, [&](int r) { return blocks.size(r * cols + my_col); });
   Buffer bundle;
   ConstBytes column_data = in;  // cols == 1: the root's column bundle is all of in
   if (cols > 1) {
@@ -45,13 +44,13 @@ void scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
         packed.resize(in.size());
         bundles.pack(in, packed);
       }
-      bundle.resize(column_offsets.back());
-      ring_scatter_parts(c, row_group(t, my_id), root_col, bundles.offsets(), packed, bundle,
+      bundle.resize(column_parts.total());
+      ring_scatter_parts(c, row_group(t, my_id), root_col, bundles.layout(), packed, bundle,
                          row_arms);
     }
     column_data = bundle;
   }
-  ring_scatter_parts(c, column_group(t, my_id), root_row, column_offsets, column_data, out,
+  ring_scatter_parts(c, column_group(t, my_id), root_row, column_parts, column_data, out,
                      column_arms);
 }
 

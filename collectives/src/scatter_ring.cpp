@@ -26,8 +26,7 @@ namespace hypercomm::detail {
 void scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root,
                   bool line) {
   const int p = c.p();
-  const auto offsets = part_offsets(p, [&](int k) { return blocks.size(k); });
-  ring_scatter_parts(c, Ring::all(p), root, offsets, in, out,
+  ring_scatter_parts(c, Ring::all(p), root, blocks, in, out,
                      line ? RingArms::line(p, root) : RingArms::balanced(p));
 }
 

@@ -13,8 +13,8 @@ namespace hypercomm::detail {
 // on return every block is. The ring form runs over the members of g with parts `parts`
 // (member k owns parts.of(buf, k)), so the mesh runs it along its row and then its column.
 void all_gather_hypercube(const Comm& c, Bytes buf, const Blocks& blocks);  // Alg 4.7, p = 2^d
-void all_gather_ring(const Comm& c, Bytes buf, const Segments& parts, const Ring& g);  // 4.4
-void all_gather_mesh(const Comm& c, Bytes buf, const Blocks& blocks);                  // 4.6
+void all_gather_ring(const Comm& c, Bytes buf, const Blocks& parts, const Ring& g);  // 4.4
+void all_gather_mesh(const Comm& c, Bytes buf, const Blocks& blocks);                // 4.6
 
 // Reduce-scatter: in holds p blocks laid out by `blocks`; out (blocks.size(id) bytes) receives
 // block id() of the fold over VP ids 0..p-1 of every VP's in.

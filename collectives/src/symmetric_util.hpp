@@ -16,21 +16,13 @@
 namespace hypercomm::detail {
 
 // Ring reduce-scatter among g's members (reduce_scatter_ring.cpp, Algorithm 4.5): in is packed,
-// member k's part is in[offsets[k], offsets[k+1]) (offsets has g.size + 1 entries); out (the size
+// member k's part is parts.block(in, k) (parts has g.size parts); out (the size
 // of part rank_of(id)) receives that part folded over the members in rank order, which is id
 // order. out may be exactly this member's own part of in (in place). Sends to g.left, receives
 // from g.right only. For equal parts of m bytes and n = g.size:
 //   commutative:     T = (ts + tw*m) * (n - 1)
 //   non-commutative: T = ts*(n - 1) + tw*m*(2n - 3)   (two partials after the wrap, n >= 2)
-void reduce_scatter_ring_group(const Comm& c, ConstBytes in, Bytes out,
-                               std::span<const std::size_t> offsets, const Ring& g,
-                               const Reducer& op);
-
-// The p + 1 byte offsets of `blocks`, as reduce_scatter_ring_group takes them.
-[[nodiscard]] inline std::vector<std::size_t> offsets_of(const Blocks& blocks) {
-  std::vector<std::size_t> offsets(static_cast<std::size_t>(blocks.count()) + 1);
-  for (int i = 0; i <= blocks.count(); ++i) offsets[static_cast<std::size_t>(i)] = blocks.offset(i);
-  return offsets;
-}
+void reduce_scatter_ring_group(const Comm& c, ConstBytes in, Bytes out, const Blocks& parts,
+                               const Ring& g, const Reducer& op);
 
 }  // namespace hypercomm::detail
