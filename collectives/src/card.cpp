@@ -319,7 +319,6 @@ TimeBounds cost_bounds(const AlgorithmCard& card, const CostQuery& q) {
              card.text.op == Collective::all_reduce || card.text.op == Collective::all_to_all) {
     unit *= static_cast<std::size_t>(q.p());
   }
-  lower.decided_bytes = upper.decided_bytes = q.deciding_bytes();
   lower.bytes = q.counts.empty() ? round_down(q.bytes, unit) : fewest.front() * q.shape.elem_size;
   lower.model.th = 0;
   lower.shape.commutative = true;

@@ -71,12 +71,6 @@ struct CostQuery {
   // The call with equal counts as the regular collective's: bytes one block (all_to_allv: the
   // whole in, p blocks), no counts.
   [[nodiscard]] CostQuery as_regular() const noexcept;
-  // The bytes an algorithm's own size-dependent step is decided by (all_reduce_mesh's phases);
-  // 0: bytes. cost_bounds keeps the call's decision while it varies the bytes.
-  std::size_t decided_bytes = 0;
-  [[nodiscard]] std::size_t deciding_bytes() const noexcept {
-    return decided_bytes > 0 ? decided_bytes : bytes;
-  }
 
   [[nodiscard]] int p() const noexcept { return t.size(); }
   // log2 p where p = 2^d (the hypercube algorithms), else 0.

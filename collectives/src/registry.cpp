@@ -11,8 +11,8 @@ extern const AlgorithmCard broadcast_hypercube_card, broadcast_esbt_card, broadc
 extern const AlgorithmCard reduce_hypercube_card, reduce_two_phase_card, reduce_mesh_card,
     reduce_mesh_open_card, reduce_ring_card, reduce_line_card;
 extern const AlgorithmCard all_reduce_hypercube_card, all_reduce_two_phase_card,
-    all_reduce_mesh_card, all_reduce_mesh_open_card, all_reduce_ring_card, all_reduce_line_card,
-    all_reduce_reduce_broadcast_card;
+    all_reduce_mesh_card, all_reduce_mesh_open_card,
+    all_reduce_ring_card, all_reduce_line_card, all_reduce_reduce_broadcast_card;
 extern const AlgorithmCard all_gather_hypercube_card, all_gather_mesh_card,
     all_gather_mesh_open_card, all_gather_ring_card, all_gather_line_card;
 extern const AlgorithmCard reduce_scatter_hypercube_card, reduce_scatter_mesh_card,
