@@ -758,7 +758,10 @@ std::vector<Int> want_ints(const Case& c, const Members& m, int r) {
 bool can_run(const Case& c, const Topology& gt, hc::Links links) {
   if (c.algo == Algo::automatic) return true;
   try {
-    (void)hc::resolve(c.op, c.algo, gt, links, c.count * 8);
+    // textbook_time validates as the collective does, the operator's commutativity included
+    // (the Gray-code ring's reductions refuse a non-commutative one).
+    (void)hc::textbook_time(c.op, c.algo, gt, links, c.count * 8, {},
+                            hc::CallShape{.commutative = !c.matmul});
     return true;
   } catch (const hc::AlgorithmError&) {
     return false;

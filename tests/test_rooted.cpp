@@ -49,7 +49,12 @@ bool valid(Algo a, bool broadcast, const Topology& t, Links links) {
   switch (a) {
     case Algo::automatic: return true;
     case Algo::hypercube: return cube;
-    case Algo::ring: return ring_adjacent(t) || routed;
+    // On a hypercube of d >= 2 the ring runs embedded by the Gray code: the broadcast always,
+    // the reduction (which folds in ring order) for a commutative operator only, and the
+    // reduction suite runs a non-commutative one on every case.
+    case Algo::ring:
+      return ring_adjacent(t) || routed ||
+             (broadcast && t.kind() == Topology::Kind::hypercube && t.dimension() >= 2);
     case Algo::mesh: return t.kind() == Topology::Kind::mesh;
     case Algo::esbt: return broadcast && cube;
     case Algo::two_phase: return true;

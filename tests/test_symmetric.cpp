@@ -49,12 +49,16 @@ bool ring_adjacent(const Topology& t) {
 enum class Operation { all_gather, reduce_scatter, all_reduce };
 
 // Which Algo each operation accepts (the brief's table; the cards' restrictions implement it).
-bool valid(Operation op, Algo a, const Topology& t, Links links) {
+// On a hypercube of d >= 2 under Links::strict the ring runs embedded by the Gray code, folding
+// in ring order: the all-gather always, the reductions for a commutative operator.
+bool valid(Operation op, Algo a, const Topology& t, Links links, bool commutative) {
   const bool routed = links == Links::routed;
+  const bool gray_ring =
+      is_hypercube(t) && t.dimension() >= 2 && (op == Operation::all_gather || commutative);
   switch (a) {
     case Algo::automatic: return true;
     case Algo::hypercube: return power_of_two(t.size()) && (is_hypercube(t) || routed);
-    case Algo::ring: return ring_adjacent(t) || routed;
+    case Algo::ring: return ring_adjacent(t) || routed || gray_ring;
     case Algo::mesh: return is_mesh(t);
     case Algo::two_phase: return op == Operation::all_reduce;
     case Algo::reduce_broadcast:  // Algorithm 4.3 then 4.1
@@ -84,6 +88,7 @@ struct PlusInt {
   using T = std::int64_t;
   using Op = std::plus<>;
   static std::string name() { return "plus<int64>"; }
+  static constexpr bool commutative = true;
   static T value(int vp, std::size_t i) {
     return (vp + 1) * 1'000'003LL + static_cast<T>(i) * 7919;
   }
@@ -94,6 +99,7 @@ struct MaxDouble {
   using T = double;
   using Op = hypercomm::max<>;
   static std::string name() { return "max<double>"; }
+  static constexpr bool commutative = true;
   static T value(int vp, std::size_t i) {  // the maximum is at a different VP for each i
     return static_cast<double>((static_cast<std::size_t>(vp) * 37 + i * 11) % 101) + 0.25 * vp;
   }
@@ -104,6 +110,7 @@ struct MatMulOp {
   using T = hctest::Mat;
   using Op = hctest::MatMul;
   static std::string name() { return "MatMul (non-commutative)"; }
+  static constexpr bool commutative = false;
   static T value(int vp, std::size_t i) { return hctest::mat_of(vp, i); }
   static T sentinel() {
     constexpr auto big = hctest::MatMul::kPrime;  // results are reduced modulo kPrime
@@ -159,10 +166,11 @@ struct Case {
   bool valid;
 };
 
-std::vector<Case> cases_for(Operation op, const Topology& t, Links links, bool with_in_place) {
+std::vector<Case> cases_for(Operation op, const Topology& t, Links links, bool with_in_place,
+                            bool commutative = true) {
   std::vector<Case> cases;
   for (Algo a : kAllAlgos) {
-    if (!valid(op, a, t, links)) {
+    if (!valid(op, a, t, links, commutative)) {
       cases.push_back({a, 1, false, false});
       continue;
     }
@@ -271,7 +279,7 @@ void reduce_scatter_suite() {
     for (Links links : kLinkModes) {
       INFO(t.name() << " links=" << name_of(links) << " op=" << K::name());
       const int p = t.size();
-      const auto cases = cases_for(Operation::reduce_scatter, t, links, false);
+      const auto cases = cases_for(Operation::reduce_scatter, t, links, false, K::commutative);
       Slots<T> slots(cases.size(), p);
       const bool ran = run_ok(
           t,
@@ -317,7 +325,7 @@ void all_reduce_suite() {
     for (Links links : kLinkModes) {
       INFO(t.name() << " links=" << name_of(links) << " op=" << K::name());
       const int p = t.size();
-      const auto cases = cases_for(Operation::all_reduce, t, links, true);
+      const auto cases = cases_for(Operation::all_reduce, t, links, true, K::commutative);
       Slots<T> slots(cases.size(), p);
       std::vector<std::vector<T>> in_place_form(static_cast<std::size_t>(p));
       std::vector<std::vector<T>> value_form(static_cast<std::size_t>(p));
@@ -367,10 +375,10 @@ TEST_CASE("all_reduce: plus on int64") { all_reduce_suite<PlusInt>(); }
 TEST_CASE("all_reduce: max on double") { all_reduce_suite<MaxDouble>(); }
 TEST_CASE("all_reduce: non-commutative MatMul folds in id order") { all_reduce_suite<MatMulOp>(); }
 
-// The mesh all-reduce switches each phase to reduce-scatter + all-gather once
-// m*(n - 2) > n*10000 bytes: large vectors, uneven blocks, both operator kinds.
+// The mesh all-reduce on large vectors (its phases gather and fold whatever the size), uneven
+// blocks, both operator kinds.
 template <class K>
-void all_reduce_mesh_split(std::size_t count) {
+void all_reduce_mesh_large(std::size_t count) {
   using T = typename K::T;
   for (const char* name : {"mesh:1x3", "mesh:3x1", "mesh:2x3", "mesh:3x3", "mesh:4x4"}) {
     const Topology t = Topology::parse(name);
@@ -394,9 +402,9 @@ void all_reduce_mesh_split(std::size_t count) {
   }
 }
 
-TEST_CASE("all_reduce mesh: the split (reduce-scatter + all-gather) phases") {
-  all_reduce_mesh_split<PlusInt>(7001);   // 56008 bytes: split for n = 3 and n = 4
-  all_reduce_mesh_split<MatMulOp>(1751);  // 56032 bytes
+TEST_CASE("all_reduce mesh: large vectors") {
+  all_reduce_mesh_large<PlusInt>(7001);   // 56008 bytes
+  all_reduce_mesh_large<MatMulOp>(1751);  // 56032 bytes
 }
 
 // ---- scan and exscan ----------------------------------------------------------------------------
@@ -516,9 +524,9 @@ TEST_CASE("an algorithm that cannot run throws AlgorithmError out of run") {
   CHECK_THROWS_AS(
       hypercomm::run(Topology::ring(6), gather_with(Algo::hypercube), options_for(Links::routed)),
       hypercomm::AlgorithmError);
-  CHECK_THROWS_AS(
-      hypercomm::run(Topology::hypercube(3), gather_with(Algo::ring), options_for(Links::strict)),
-      hypercomm::AlgorithmError);
+  CHECK_THROWS_AS(hypercomm::run(Topology::mesh(3, 3, hypercomm::Wrap::none),
+                                 gather_with(Algo::ring), options_for(Links::strict)),
+                  hypercomm::AlgorithmError);
   CHECK_THROWS_AS(
       hypercomm::run(Topology::ring(4), gather_with(Algo::two_phase), options_for(Links::routed)),
       hypercomm::AlgorithmError);

@@ -29,7 +29,7 @@ void all_gather_ring(const Comm& c, Bytes buf, const Blocks& parts, const Ring& 
   for (int i = 1; i < n; ++i) {
     const int outgoing = (my_rank - i + 1 + n) % n;  // received in the previous step
     const int incoming = (my_rank - i + n) % n;
-    c.sendrecv(right, parts.block(buf, outgoing), left, parts.block(buf, incoming));
+    c.sendrecv(right, parts.block(buf, g.slot(outgoing)), left, parts.block(buf, g.slot(incoming)));
   }
 }
 
@@ -70,5 +70,18 @@ extern const AlgorithmCard all_gatherv_ring_card{
     needs_ring,
     all_gatherv_ring_cost,
     run};
+
+// The same on the ring of a hypercube in reflected Gray-code order (Grama et al. section 2.7):
+// member k is VP gray(k) and passes on the block of VP gray(k - i + 1), every message one link.
+extern const AlgorithmCard all_gather_ring_gray_card{
+    {Collective::all_gather, Algo::ring,
+     "Grama et al., Algorithm 4.4 on the ring embedded in the hypercube by the reflected Gray "
+     "code (section 2.7)",
+     "(ts + tw*m + th)*(p-1)", kGrayRingNeeds, "(ts + tw m)(p - 1)", "Gray-code ring"},
+    needs_gray_ring,
+    [](const CostQuery& q) { return all_gather_ring_cost(on_gray_ring(q)); },
+    [](const Comm& c, const Args& a) {
+      all_gather_ring(c, a.out, *a.blocks, Ring::gray_code(c.p()));
+    }};
 
 }  // namespace hypercomm::detail

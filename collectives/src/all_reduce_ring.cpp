@@ -18,13 +18,15 @@
 
 #include "card.hpp"
 #include "symmetric.hpp"
+#include "symmetric_util.hpp"
 
 namespace hypercomm::detail {
 
-void all_reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op) {
+void all_reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, const Ring& g) {
   const Blocks blocks(out.size(), op.elem_size, c.p());
-  reduce_scatter_ring(c, in, blocks.block(out, c.id()), blocks, op);
-  all_gather_ring(c, out, blocks, Ring::all(c.p()));
+  // Member rank_of(id) reduces the block of its VP (its slot is its id).
+  reduce_scatter_ring_group(c, in, blocks.block(out, c.id()), blocks, g, op);
+  all_gather_ring(c, out, blocks, g);
 }
 
 // Algorithm 4.5 then 4.4: the largest block goes all the way round twice. Routed over a mesh or
@@ -48,6 +50,21 @@ extern const AlgorithmCard all_reduce_ring_card{
      kRingNeeds, nullptr},
     needs_ring,
     all_reduce_ring_cost,
-    [](const Comm& c, const Args& a) { all_reduce_ring(c, a.in, a.out, *a.op); }};
+    [](const Comm& c, const Args& a) { all_reduce_ring(c, a.in, a.out, *a.op, Ring::all(c.p())); }};
+
+// The same on the ring of a hypercube in reflected Gray-code order (Grama et al. section 2.7):
+// every message one link; the partials fold in ring order, so a commutative operator only.
+extern const AlgorithmCard all_reduce_ring_gray_card{
+    {Collective::all_reduce, Algo::ring,
+     "Grama et al., section 4.7.3 on the ring embedded in the hypercube by the reflected Gray "
+     "code (section 2.7): Algorithm 4.5, then Algorithm 4.4",
+     "2*(p-1)*(ts + tw*b_p + th)", kGrayRingCommutativeNeeds, nullptr, "Gray-code ring"},
+    needs_gray_ring,
+    [](const CostQuery& q) { return all_reduce_ring_cost(on_gray_ring(q)); },
+    [](const Comm& c, const Args& a) {
+      all_reduce_ring(c, a.in, a.out, *a.op, Ring::gray_code(c.p()));
+    },
+    nullptr,
+    false};
 
 }  // namespace hypercomm::detail

@@ -55,4 +55,16 @@ extern const AlgorithmCard broadcast_ring_card{
     [](const Comm& c, const Args& a) { broadcast_ring(c, a.out, a.root, Ring::all(c.p())); },
     ring_counts_hops};
 
+// The same on the ring of a hypercube in reflected Gray-code order (Grama et al. section 2.7):
+// every message crosses one link, so th counts on each.
+extern const AlgorithmCard broadcast_ring_gray_card{
+    {Collective::broadcast, Algo::ring,
+     "CS 584 lecture: two-way ring broadcast, on the ring embedded in the hypercube by the "
+     "reflected Gray code (Grama et al. section 2.7)",
+     "(ts + tw*m)*ceil(p/2) + th*floor(p/2)", kGrayRingNeeds, "(ts + tw m) log p",
+     "Gray-code ring"},
+    needs_gray_ring,
+    [](const CostQuery& q) { return broadcast_ring_cost(on_gray_ring(q)); },
+    [](const Comm& c, const Args& a) { broadcast_ring(c, a.out, a.root, Ring::gray_code(c.p())); }};
+
 }  // namespace hypercomm::detail

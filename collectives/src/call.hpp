@@ -51,8 +51,12 @@ struct Extent {
 // One collective call on this VP: its group, its algorithm, its header and its trace span.
 class Call {
  public:
-  Call(const Group& g, Collective op, Algo requested, std::size_t bytes, int root = 0)
-      : Call(g, op, requested, bytes, 0, root, static_cast<std::uint32_t>(bytes), bytes) {}
+  // commutative: the reduction's operator (a non-commutative one rules out the cards that do not
+  // fold in id order).
+  Call(const Group& g, Collective op, Algo requested, std::size_t bytes, int root = 0,
+       bool commutative = true)
+      : Call(g, op, requested, bytes, 0, root, static_cast<std::uint32_t>(bytes), bytes,
+             commutative) {}
   // An irregular collective: automatic weighs its largest block and its total, and the header's
   // count field carries `digest` (of the counts that every member must agree on, or 0).
   Call(const Group& g, Collective op, Algo requested, Extent blocks, int root, std::uint32_t digest)
@@ -78,11 +82,12 @@ class Call {
 
  private:
   Call(const Group& g, Collective op, Algo requested, std::size_t bytes, std::size_t total,
-       int root, std::uint32_t tag_count, std::uint64_t span_bytes)
+       int root, std::uint32_t tag_count, std::uint64_t span_bytes, bool commutative = true)
       : port_(Port::of(g.proc())),
         group_(g.info()),
         choice_(select(op, group_, port_.options().links, bytes, requested, port_.id(),
-                       port_.options().model, total, op == Collective::circular_shift ? root : 0)) {
+                       port_.options().model, total, op == Collective::circular_shift ? root : 0,
+                       commutative)) {
     tag_.sequence = ++group_.sequence;
     tag_.group = group_.id;
     tag_.root = static_cast<std::uint16_t>(root);

@@ -83,6 +83,12 @@ const char* needs_path(const Topology& t, Links links) noexcept {
   return nullptr;
 }
 
+const char* needs_gray_ring(const Topology& t, Links) noexcept {
+  if (t.kind() != Topology::Kind::hypercube) return "it needs a hypercube topology";
+  if (t.ring_adjacent()) return "on a ring of VPs the ring's own algorithm runs";
+  return nullptr;
+}
+
 const char* needs_open_mesh(const Topology& t, Links) noexcept {
   if (t.kind() != Topology::Kind::mesh) return "it needs a mesh topology";
   if (t.wraps()) return "on a torus the mesh cards run";
@@ -147,6 +153,7 @@ CostQuery CostQuery::as_regular() const noexcept {
 int CostQuery::d() const noexcept { return is_power_of_two(p()) ? log2_of(p()) : 0; }
 
 int CostQuery::ring_chain_hops() const {
+  if (gray_ring) return p() - 1;  // every member's neighbour one link away
   int sum = 0, shortest = 0;
   for (int i = 0; i < p(); ++i) {
     const int h = t.distance(i, (i + 1) % p());

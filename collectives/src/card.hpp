@@ -58,6 +58,7 @@ struct CostQuery {
   double tc = 0;           // seconds per byte to combine (selection: tw)
   std::size_t total = 0;   // irregular selection: the bytes of all blocks
   int chunks = 0;          // ESBT's pipeline depth; 0: esbt_chunk_count's for bytes and model
+  bool gray_ring = false;  // the ring algorithm runs on the Gray-code ring: every message one link
   // textbook_time_v (selection false): the irregular call's counts, in elements of
   // shape.elem_size: one per rank, all_to_allv's p x p row-major. Empty otherwise.
   std::span<const std::size_t> counts{};
@@ -83,7 +84,9 @@ struct CostQuery {
   [[nodiscard]] double w(double b) const noexcept { return model.ts + model.tw * b; }
   // th per message of a ring algorithm: counted when VP i and i+1 are neighbours (elsewhere the
   // routes differ in length from VP to VP and the formula leaves th out).
-  [[nodiscard]] double ring_th() const noexcept { return t.ring_adjacent() ? model.th : 0.0; }
+  [[nodiscard]] double ring_th() const noexcept {
+    return gray_ring || t.ring_adjacent() ? model.th : 0.0;
+  }
   // th per message of a mesh algorithm's ring phases: counted when every row and column is a
   // ring of links (a torus); on a mesh without wraparound the rings' closing messages are routed
   // across the line and the formula leaves th out.
@@ -199,6 +202,9 @@ struct AlgorithmCard {
   void (*run)(const Comm& c, const Args& a) = nullptr;
   // Whether its formula counts the hop term th*hops exactly here (nullptr: everywhere).
   bool (*counts_hops)(const Topology& t, Links links) = nullptr;
+  // Whether a non-commutative operator gets the left fold in id order (API.md); a card that folds
+  // in another order (the Gray-code ring's) runs only for commutative ones.
+  bool keeps_id_order = true;
 };
 
 // The ring algorithms' formulas count th only where VP i and i+1 are neighbours: routed over a
@@ -233,6 +239,23 @@ inline constexpr double kReferenceTw = 1e-10;
 // Links::routed, and no wraparound between p-1 and 0 (where there is one, the ring's own
 // algorithms run).
 [[nodiscard]] const char* needs_line(const Topology& t, Links links) noexcept;
+// A hypercube of d >= 2 (the Gray-code ring cards: the ring embedded by the reflected Gray code,
+// Grama et al. section 2.7; smaller hypercubes are rings and run the ring's own cards).
+[[nodiscard]] const char* needs_gray_ring(const Topology& t, Links links) noexcept;
+inline constexpr const char* kGrayRingNeeds =
+    "p = 2^d, d >= 2, a hypercube topology: the ring embedded by the reflected Gray code (member "
+    "k is VP gray(k)), every message one link, Links::strict included";
+inline constexpr const char* kGrayRingCommutativeNeeds =
+    "p = 2^d, d >= 2, a hypercube topology: the ring embedded by the reflected Gray code (member "
+    "k is VP gray(k)), every message one link, Links::strict included; a commutative operator "
+    "(it folds in ring order, not id order)";
+// A ring card's cost on the Gray-code ring (CostQuery::gray_ring: th counted on every message).
+[[nodiscard]] inline CostQuery on_gray_ring(const CostQuery& q) noexcept {
+  CostQuery g = q;
+  g.gray_ring = true;
+  return g;
+}
+
 // A mesh without wraparound (the open-mesh cards: lines along its rows and columns).
 [[nodiscard]] const char* needs_open_mesh(const Topology& t, Links links) noexcept;
 inline constexpr const char* kOpenMeshNeeds =

@@ -45,8 +45,9 @@ std::vector<std::size_t> equal_counts(Collective op, const Topology& t, std::siz
 // The card that runs `requested` (automatic resolved) for a call of `bytes` (the irregular
 // collectives: the largest block, of `total`), by the collectives' own rule (detail::choose).
 const AlgorithmCard& card_for(Collective op, Algo requested, const Topology& t, Links links,
-                              std::size_t bytes, std::size_t total, int shift) {
-  return detail::choose(op, requested, t, links, bytes, total, shift, t.name());
+                              std::size_t bytes, std::size_t total, int shift,
+                              bool commutative = true) {
+  return detail::choose(op, requested, t, links, bytes, total, shift, t.name(), {}, commutative);
 }
 
 const AlgorithmCard& checked_v(Collective op, Algo algo, const Topology& t, Links links,
@@ -164,7 +165,8 @@ double textbook_time(Collective op, Algo algo, const Topology& t, Links links, s
   if (detail::is_irregular(op))  // equal blocks of `bytes`
     return textbook_time_v(op, algo, t, links, equal_counts(op, t, bytes, shape.elem_size), model,
                            shape);
-  const AlgorithmCard& card = card_for(op, algo, t, links, bytes, 0, shape.shift);
+  const AlgorithmCard& card =
+      card_for(op, algo, t, links, bytes, 0, shape.shift, shape.commutative);
   if (t.size() == 1) return 0;
   return card.cost({.t = t, .links = links, .bytes = bytes, .model = model, .shape = shape});
 }
@@ -174,7 +176,8 @@ TimeBounds textbook_bounds(Collective op, Algo algo, const Topology& t, Links li
   if (detail::is_irregular(op))  // equal blocks of `bytes`
     return textbook_bounds_v(op, algo, t, links, equal_counts(op, t, bytes, shape.elem_size), model,
                              shape);
-  const AlgorithmCard& card = card_for(op, algo, t, links, bytes, 0, shape.shift);
+  const AlgorithmCard& card =
+      card_for(op, algo, t, links, bytes, 0, shape.shift, shape.commutative);
   if (t.size() == 1) return {0, 0};
   return detail::cost_bounds(
       card, {.t = t, .links = links, .bytes = bytes, .model = model, .shape = shape});

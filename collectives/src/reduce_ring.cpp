@@ -120,4 +120,20 @@ extern const AlgorithmCard reduce_ring_card{
     },
     ring_counts_hops};
 
+// The same on the ring of a hypercube in reflected Gray-code order (Grama et al. section 2.7):
+// every message one link; the fold follows the ring, so a commutative operator only.
+extern const AlgorithmCard reduce_ring_gray_card{
+    {Collective::reduce, Algo::ring,
+     "CS 584 lecture: the two-way ring broadcast reversed, on the ring embedded in the "
+     "hypercube by the reflected Gray code (Grama et al. section 2.7)",
+     "(ts + tw*m + th)*floor(p/2)", kGrayRingCommutativeNeeds, "(ts + tw m) log p",
+     "Gray-code ring"},
+    needs_gray_ring,
+    [](const CostQuery& q) { return reduce_ring_cost(on_gray_ring(q)); },
+    [](const Comm& c, const Args& a) {
+      reduce_ring(c, a.in, a.out, *a.op, a.root, Ring::gray_code(c.p()));
+    },
+    nullptr,
+    false};
+
 }  // namespace hypercomm::detail

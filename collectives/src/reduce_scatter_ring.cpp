@@ -37,8 +37,9 @@ void reduce_scatter_ring_group(const Comm& c, ConstBytes in, Bytes out, const Bl
                                const Ring& g, const Reducer& op) {
   const int n = g.size;
   const int my_rank = g.rank_of(c.id());
-  const auto size_of = [&](int k) { return parts.size(k); };
-  const auto msg = [&](int k) { return parts.block(in, k); };
+  // Member k's part (its VP's place among the members in id order: g.slot).
+  const auto size_of = [&](int k) { return parts.size(g.slot(k)); };
+  const auto msg = [&](int k) { return parts.block(in, g.slot(k)); };
   if (n == 1) {
     copy_bytes(out, msg(0));
     return;
@@ -145,5 +146,20 @@ extern const AlgorithmCard reduce_scatterv_ring_card{
     needs_ring,
     reduce_scatterv_ring_cost,
     run};
+
+// The same on the ring of a hypercube in reflected Gray-code order (Grama et al. section 2.7):
+// every message one link; the partials fold in ring order, so a commutative operator only.
+extern const AlgorithmCard reduce_scatter_ring_gray_card{
+    {Collective::reduce_scatter, Algo::ring,
+     "Grama et al., Algorithm 4.5 on the ring embedded in the hypercube by the reflected Gray "
+     "code (section 2.7)",
+     "(ts + tw*m + th)*(p-1)", kGrayRingCommutativeNeeds, "(ts + tw m)(p - 1)", "Gray-code ring"},
+    needs_gray_ring,
+    [](const CostQuery& q) { return reduce_scatter_ring_cost(on_gray_ring(q)); },
+    [](const Comm& c, const Args& a) {
+      reduce_scatter_ring_group(c, a.in, a.out, *a.blocks, Ring::gray_code(c.p()), *a.op);
+    },
+    nullptr,
+    false};
 
 }  // namespace hypercomm::detail

@@ -7,16 +7,19 @@
 namespace hypercomm::detail {
 
 extern const AlgorithmCard broadcast_hypercube_card, broadcast_esbt_card, broadcast_two_phase_card,
-    broadcast_mesh_card, broadcast_mesh_open_card, broadcast_ring_card, broadcast_line_card;
+    broadcast_mesh_card, broadcast_mesh_open_card, broadcast_ring_card, broadcast_ring_gray_card,
+    broadcast_line_card;
 extern const AlgorithmCard reduce_hypercube_card, reduce_two_phase_card, reduce_mesh_card,
-    reduce_mesh_open_card, reduce_ring_card, reduce_line_card;
+    reduce_mesh_open_card, reduce_ring_card, reduce_ring_gray_card, reduce_line_card;
 extern const AlgorithmCard all_reduce_hypercube_card, all_reduce_two_phase_card,
-    all_reduce_mesh_card, all_reduce_mesh_open_card,
-    all_reduce_ring_card, all_reduce_line_card, all_reduce_reduce_broadcast_card;
+    all_reduce_mesh_card, all_reduce_mesh_open_card, all_reduce_ring_card,
+    all_reduce_ring_gray_card, all_reduce_line_card, all_reduce_reduce_broadcast_card;
 extern const AlgorithmCard all_gather_hypercube_card, all_gather_mesh_card,
-    all_gather_mesh_open_card, all_gather_ring_card, all_gather_line_card;
+    all_gather_mesh_open_card, all_gather_ring_card, all_gather_ring_gray_card,
+    all_gather_line_card;
 extern const AlgorithmCard reduce_scatter_hypercube_card, reduce_scatter_mesh_card,
-    reduce_scatter_mesh_open_card, reduce_scatter_ring_card, reduce_scatter_line_card;
+    reduce_scatter_mesh_open_card, reduce_scatter_ring_card, reduce_scatter_ring_gray_card,
+    reduce_scatter_line_card;
 extern const AlgorithmCard scan_hypercube_card, scan_mesh_card, scan_ring_card;
 extern const AlgorithmCard exscan_hypercube_card, exscan_mesh_card, exscan_ring_card;
 extern const AlgorithmCard scatter_hypercube_card, scatter_mesh_card, scatter_mesh_open_card,
@@ -47,6 +50,7 @@ constexpr std::array kRegistry{
     &broadcast_mesh_card,
     &broadcast_mesh_open_card,
     &broadcast_ring_card,
+    &broadcast_ring_gray_card,
     &broadcast_line_card,
     // reduce
     &reduce_hypercube_card,
@@ -54,6 +58,7 @@ constexpr std::array kRegistry{
     &reduce_mesh_card,
     &reduce_mesh_open_card,
     &reduce_ring_card,
+    &reduce_ring_gray_card,
     &reduce_line_card,
     // all_reduce
     &all_reduce_hypercube_card,
@@ -61,6 +66,7 @@ constexpr std::array kRegistry{
     &all_reduce_mesh_card,
     &all_reduce_mesh_open_card,
     &all_reduce_ring_card,
+    &all_reduce_ring_gray_card,
     &all_reduce_line_card,
     &all_reduce_reduce_broadcast_card,
     // all_gather
@@ -68,12 +74,14 @@ constexpr std::array kRegistry{
     &all_gather_mesh_card,
     &all_gather_mesh_open_card,
     &all_gather_ring_card,
+    &all_gather_ring_gray_card,
     &all_gather_line_card,
     // reduce_scatter
     &reduce_scatter_hypercube_card,
     &reduce_scatter_mesh_card,
     &reduce_scatter_mesh_open_card,
     &reduce_scatter_ring_card,
+    &reduce_scatter_ring_gray_card,
     &reduce_scatter_line_card,
     // scan
     &scan_hypercube_card,

@@ -141,7 +141,7 @@ std::string strict_note(Links links) { return links == Links::strict ? " with Li
 
 const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t, Links links,
                             std::size_t bytes, std::size_t total, int shift,
-                            const std::string& where, const std::string& prefix) {
+                            const std::string& where, const std::string& prefix, bool commutative) {
   const auto cards = cards_of(op);
   if (requested == Algo::automatic)
     if (const AlgorithmCard* agreed = automatic_without_sizes(op, t, links)) return *agreed;
@@ -150,7 +150,10 @@ const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t, Li
   std::string why;  // of the cards considered that cannot run
   for (const AlgorithmCard* card : cards) {
     if (requested != Algo::automatic && card->text.algo != requested) continue;
-    if (const char* reason = card->restriction(t, links)) {
+    const char* reason = card->restriction(t, links);
+    if (reason == nullptr && !commutative && !card->keeps_id_order)
+      reason = "it folds in another order than the VPs' ids, so it needs a commutative operator";
+    if (reason != nullptr) {
       if (!why.empty()) why += "; ";
       if (requested == Algo::automatic) why += std::string(to_string(card->text.algo)) + ": ";
       why += reason;
@@ -191,7 +194,7 @@ const char* group_restriction(const GroupInfo& g, Links links) {
 
 Choice select_uncached(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
                        Algo requested, int vp_id, const CostModel& model, std::size_t total,
-                       int shift) {
+                       int shift, bool commutative) {
   const Topology& t = g.topology;
   const std::string prefix = who(g, vp_id) + ": ";
   const std::string where =
@@ -199,7 +202,7 @@ Choice select_uncached(Collective op, const GroupInfo& g, Links links, std::size
   if (const char* why = group_restriction(g, links))
     throw AlgorithmError(prefix + to_string(op) + " cannot run on " + where + ": " + why);
   Choice choice;
-  choice.card = &choose(op, requested, t, links, bytes, total, shift, where, prefix);
+  choice.card = &choose(op, requested, t, links, bytes, total, shift, where, prefix, commutative);
   choice.family = family_of(t, links);
   if (choice.algo() == Algo::esbt) choice.chunks = esbt_chunk_count(t, bytes, model);
   return choice;
@@ -217,7 +220,7 @@ std::string who(const GroupInfo& g, int vp_id) {
 // A VP calls the same collective with the same size again and again: remember its last choice
 // per operation so that the registry is consulted once, not on every call.
 Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes, Algo requested,
-              int vp_id, const CostModel& model, std::size_t total, int shift) {
+              int vp_id, const CostModel& model, std::size_t total, int shift, bool commutative) {
   struct Memo {
     std::optional<Topology> topology;
     Links links = Links::routed;
@@ -226,6 +229,7 @@ Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
     std::size_t bytes = 0;
     std::size_t total = 0;
     int shift = 0;
+    bool commutative = true;
     double ts = 0;
     double tw = 0;
     Choice choice{};
@@ -235,12 +239,13 @@ Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
   const bool routed_group = group_restriction(g, links) != nullptr;
   if (m.choice.card != nullptr && m.topology == g.topology && m.links == links &&
       m.routed_group == routed_group && m.requested == requested && m.bytes == bytes &&
-      m.total == total && m.shift == shift && m.ts == model.ts && m.tw == model.tw)
+      m.total == total && m.shift == shift && m.commutative == commutative && m.ts == model.ts &&
+      m.tw == model.tw)
     return m.choice;
-  const Choice choice =
-      select_uncached(op, g, links, bytes, requested, vp_id, model, total, shift);  // may throw
-  m = Memo{g.topology, links, routed_group, requested, bytes,
-           total,      shift, model.ts,     model.tw,  choice};
+  const Choice choice = select_uncached(op, g, links, bytes, requested, vp_id, model, total, shift,
+                                        commutative);  // may throw
+  m = Memo{g.topology, links,       routed_group, requested, bytes, total,
+           shift,      commutative, model.ts,     model.tw,  choice};
   return choice;
 }
 

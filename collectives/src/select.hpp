@@ -24,18 +24,19 @@ struct Choice {
 // that Algo (in registry order) that can run here. Otherwise AlgorithmError, its message `prefix` +
 // what went wrong, naming `where` (the machine, or the group on it). `bytes` is what selection_cost
 // takes: for an irregular collective its largest block, with `total` the bytes of all its blocks
-// (0 for the regular collectives); `shift` the circular shift's q.
+// (0 for the regular collectives); `shift` the circular shift's q. A non-commutative operator
+// (commutative false) rules out the cards that do not fold in id order (keeps_id_order).
 [[nodiscard]] const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t,
                                           Links links, std::size_t bytes, std::size_t total,
                                           int shift, const std::string& where,
-                                          const std::string& prefix = {});
+                                          const std::string& prefix = {}, bool commutative = true);
 
 // Resolves `requested` for this call on group g (its topology; under Links::strict also whether
 // its members are machine neighbours), or throws AlgorithmError (on every member alike, before
 // any message is sent) naming why it cannot run there; vp_id is the calling VP's machine id.
 [[nodiscard]] Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
                             Algo requested, int vp_id, const CostModel& model,
-                            std::size_t total = 0, int shift = 0);
+                            std::size_t total = 0, int shift = 0, bool commutative = true);
 
 // "VP 5", or "VP 5 (rank 1 of row 1 of mesh:4x4)" on a group smaller than the machine.
 [[nodiscard]] std::string who(const GroupInfo& g, int vp_id);

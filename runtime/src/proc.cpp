@@ -232,7 +232,9 @@ void Port::throw_stuck(int src, bool collective, const std::string& head) {
   me.status.store(detail::kBlocked, std::memory_order_release);
   const bool settled = fabric_->settle();
   const std::string waits = fabric_->describe_waits();
-  me.status.store(detail::kRunning, std::memory_order_release);
+  // It stays blocked while the exception leaves it: another VP stuck on the same finished peer
+  // may be describing every VP's wait right now, and must see this one's too, not "running" (its
+  // next wait sets its state afresh).
   if (!settled) throw_abandoned(src);
   if (collective)
     throw CollectiveMismatch(head +

@@ -96,8 +96,11 @@ class RunCommand final : public Command {
     if (spec.op == Collective::circular_shift) op += ", shift " + std::to_string(spec.shift);
     line("operation", op + ")");
     if (irregular(spec.op)) line("counts", describe_counts(plan));
+    const std::string variant = plan.card != nullptr && plan.card->variant != nullptr
+                                    ? std::string(" (") + plan.card->variant + ")"
+                                    : "";
     line("algorithm", std::string(to_string(spec.algo)) + " -> " + to_string(plan.resolved) +
-                          (takes_algo(spec.op) ? "" : " (chooses for itself)"));
+                          variant + (takes_algo(spec.op) ? "" : " (chooses for itself)"));
     line("links", to_string(links));
     char text[256];
     std::snprintf(text, sizeof text, "ts = %.4g s, tw = %.4g s/byte, th = %.4g s", model.model.ts,
