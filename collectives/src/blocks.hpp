@@ -44,13 +44,14 @@ class Blocks {
     b.parent_ = &parent;
     b.first_ = first;
     b.width_ = width;
+    b.start_ = parent.offset(first);
     return b;
   }
 
   [[nodiscard]] int count() const noexcept { return p_; }
   // Byte offset of block i, 0 <= i <= count() (offset(count()) is the total).
   [[nodiscard]] std::size_t offset(int i) const noexcept {
-    if (parent_ != nullptr) return parent_->offset(first_ + i * width_) - parent_->offset(first_);
+    if (parent_ != nullptr) return parent_->offset(first_ + i * width_) - start_;
     const auto k = static_cast<std::size_t>(i);
     if (!offsets_.empty()) return offsets_[k];
     return (k * base_ + (k < extra_ ? k : extra_)) * elem_;
@@ -59,10 +60,10 @@ class Blocks {
   [[nodiscard]] std::size_t total() const noexcept { return offset(p_); }
   // Bytes of blocks first .. last-1 of buf.
   [[nodiscard]] Bytes range(Bytes buf, int first, int last) const noexcept {
-    return buf.subspan(start() + offset(first), offset(last) - offset(first));
+    return buf.subspan(start_ + offset(first), offset(last) - offset(first));
   }
   [[nodiscard]] ConstBytes range(ConstBytes buf, int first, int last) const noexcept {
-    return buf.subspan(start() + offset(first), offset(last) - offset(first));
+    return buf.subspan(start_ + offset(first), offset(last) - offset(first));
   }
   [[nodiscard]] Bytes block(Bytes buf, int i) const noexcept { return range(buf, i, i + 1); }
   [[nodiscard]] ConstBytes block(ConstBytes buf, int i) const noexcept {
@@ -87,15 +88,11 @@ class Blocks {
   }
 
  private:
-  // Where a grouped layout's first part starts in the buffer its parent lays out.
-  [[nodiscard]] std::size_t start() const noexcept {
-    return parent_ != nullptr ? parent_->offset(first_) : 0;
-  }
-
   std::vector<std::size_t> offsets_;
   const Blocks* parent_ = nullptr;
   int first_ = 0;
   int width_ = 1;
+  std::size_t start_ = 0;  // where a grouped layout's first part starts in its parent's buffer
   std::size_t elem_ = 1;
   int p_;
   std::size_t base_ = 0;

@@ -219,21 +219,28 @@ double CostQuery::capped_ring_gather(int n, double part) const noexcept {
   return capped_arm(*this, n / 2, part);
 }
 
-double CostQuery::equal_ring_all_to_allv(int n, int width, double block, double h) const noexcept {
+namespace {
+// all_to_allv_ring.cpp's steps over n members with bundles of `width` blocks: the sizes step
+// (8 bytes a block), then step i carries n-i bundles (travelling(k): their bytes, k blocks) and
+// the sizes of the next step's.
+template <class Travelling>
+double ring_all_to_allv_steps(const CostQuery& q, int n, int width, Travelling travelling) {
   constexpr double entry = 8;
   if (n <= 1) return 0.0;
-  double s = w(entry * width * (n - 1)) + h * n;
-  for (int i = 1; i < n; ++i) s += w((n - i) * width * block + entry * width * (n - i - 1));
+  double s = q.w(entry * width * (n - 1));
+  for (int i = 1; i < n; ++i)
+    s += q.w(travelling(static_cast<double>(n - i) * width) + entry * width * (n - i - 1));
   return s;
+}
+}  // namespace
+
+double CostQuery::equal_ring_all_to_allv(int n, int width, double block, double h) const noexcept {
+  if (n <= 1) return 0.0;
+  return ring_all_to_allv_steps(*this, n, width, [&](double k) { return k * block; }) + h * n;
 }
 
 double CostQuery::capped_ring_all_to_allv(int n, int width) const noexcept {
-  constexpr double entry = 8;
-  if (n <= 1) return 0.0;
-  double s = w(entry * width * (n - 1));
-  for (int i = 1; i < n; ++i)
-    s += w(cap(static_cast<double>(n - i) * width) + entry * width * (n - i - 1));
-  return s;
+  return ring_all_to_allv_steps(*this, n, width, [&](double k) { return cap(k); });
 }
 
 namespace {

@@ -197,17 +197,16 @@ void all_gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::s
   const Collective op = Collective::all_gatherv;
   check_member(g, op);
   check_counts(g, op, counts, "counts");
-  const std::vector<std::size_t> off = offsets_of(counts, elem_size);
+  const Blocks blocks(offsets_of(counts, elem_size));
   const int me = g.rank();
-  check_block(g, op, "in", in.size(), off[me + 1] - off[me], elem_size,
+  check_block(g, op, "in", in.size(), blocks.size(me), elem_size,
               "counts[" + std::to_string(me) + "] (this rank's count)");
-  check_block(g, op, "out", out.size(), off.back(), elem_size, "the sum of counts");
+  check_block(g, op, "out", out.size(), blocks.total(), elem_size, "the sum of counts");
   Buffer storage;
   in = separate(in, out, storage);
   const std::uint32_t sum = digest(counts);
   const CountsPost post(g, op, sum, counts);
   const Call call(g, op, algo, extent_of(counts, elem_size), 0, sum);
-  const Blocks blocks(off);
   copy_bytes(blocks.block(out, me), in);  // received blocks land in place around it
   if (call.alone()) return;
   Comm c = call.comm();
@@ -225,14 +224,13 @@ void rooted_v(const Group& g, Collective op, ConstBytes in, Bytes out, Counts co
   check_member(g, op);
   check_root(g, op, root);
   check_counts(g, op, counts, "counts");
-  const std::vector<std::size_t> off = offsets_of(counts, elem_size);
+  const Blocks blocks(offsets_of(counts, elem_size));
   const int me = g.rank();
-  check_block(g, op, gathering ? "in" : "out", gathering ? in.size() : out.size(),
-              off[me + 1] - off[me], elem_size,
-              "counts[" + std::to_string(me) + "] (this rank's count)");
+  check_block(g, op, gathering ? "in" : "out", gathering ? in.size() : out.size(), blocks.size(me),
+              elem_size, "counts[" + std::to_string(me) + "] (this rank's count)");
   if (me == root)
     check_block(g, op, gathering ? "the root's out" : "the root's in",
-                gathering ? out.size() : in.size(), off.back(), elem_size, "the sum of counts");
+                gathering ? out.size() : in.size(), blocks.total(), elem_size, "the sum of counts");
   Buffer storage;
   if (me == root) in = separate(in, out, storage);
   const std::uint32_t sum = digest(counts);
@@ -240,7 +238,6 @@ void rooted_v(const Group& g, Collective op, ConstBytes in, Bytes out, Counts co
   const Call call(g, op, Algo::automatic, extent_of(counts, elem_size), root, sum);
   if (call.alone()) return copy_bytes(out, in);
   Comm c = call.comm();
-  const Blocks blocks(off);
   naming_counts(g, op, counts, post, c, [&] {
     call.run(c, {.in = in, .out = out, .blocks = &blocks, .root = root, .elem_size = elem_size});
   });
@@ -264,10 +261,11 @@ void all_to_allv(const Group& g, ConstBytes in, Counts send_counts, Bytes out, C
   check_member(g, op);
   check_counts(g, op, send_counts, "send_counts");
   check_counts(g, op, recv_counts, "recv_counts");
-  const std::vector<std::size_t> sent = offsets_of(send_counts, elem_size);
-  const std::vector<std::size_t> received = offsets_of(recv_counts, elem_size);
-  check_block(g, op, "in", in.size(), sent.back(), elem_size, "the sum of send_counts");
-  check_block(g, op, "out", out.size(), received.back(), elem_size, "the sum of recv_counts");
+  const Blocks sent_blocks(offsets_of(send_counts, elem_size));
+  const Blocks received_blocks(offsets_of(recv_counts, elem_size));
+  check_block(g, op, "in", in.size(), sent_blocks.total(), elem_size, "the sum of send_counts");
+  check_block(g, op, "out", out.size(), received_blocks.total(), elem_size,
+              "the sum of recv_counts");
   const int me = g.rank();
   if (send_counts[static_cast<std::size_t>(me)] != recv_counts[static_cast<std::size_t>(me)])
     size_error(g, op,
@@ -282,7 +280,6 @@ void all_to_allv(const Group& g, ConstBytes in, Counts send_counts, Bytes out, C
   // posted send_counts name the sender's side of a disagreement.
   const CountsPost post(g, op, 0, send_counts);
   const Call call(g, op, algo, extent_of(send_counts, elem_size), 0, 0);
-  const Blocks sent_blocks(sent), received_blocks(received);
   if (call.alone()) return copy_bytes(out, in);
   int src = -1;
   Comm c = call.comm();
@@ -303,10 +300,10 @@ void reduce_scatterv(const Group& g, ConstBytes in, Bytes out, const Reducer& op
   const Collective kind = Collective::reduce_scatterv;
   check_member(g, kind);
   check_counts(g, kind, counts, "counts");
-  const std::vector<std::size_t> off = offsets_of(counts, op.elem_size);
+  const Blocks blocks(offsets_of(counts, op.elem_size));
   const int me = g.rank();
-  check_block(g, kind, "in", in.size(), off.back(), op.elem_size, "the sum of counts");
-  check_block(g, kind, "out", out.size(), off[me + 1] - off[me], op.elem_size,
+  check_block(g, kind, "in", in.size(), blocks.total(), op.elem_size, "the sum of counts");
+  check_block(g, kind, "out", out.size(), blocks.size(me), op.elem_size,
               "counts[" + std::to_string(me) + "] (this rank's count)");
   Buffer storage;
   in = separate(in, out, storage);
@@ -315,7 +312,6 @@ void reduce_scatterv(const Group& g, ConstBytes in, Bytes out, const Reducer& op
   const Call call(g, kind, algo, extent_of(counts, op.elem_size), 0, sum);
   if (call.alone()) return copy_bytes(out, in);
   Comm c = call.comm();
-  const Blocks blocks(off);
   naming_counts(g, kind, counts, post, c, [&] {
     call.run(c, {.in = in, .out = out, .blocks = &blocks, .op = &op, .elem_size = op.elem_size});
   });
