@@ -23,7 +23,7 @@ std::size_t size_of_message(std::uint64_t i) {
   std::mt19937_64 g(i * 0x9E3779B97F4A7C15ull);
   const auto r = g() % 1000;
   if (r < 700) return g() % (kInlineBytes + 1);       // inline
-  if (r < 950) return kInlineBytes + 1 + g() % 2000;  // block
+  if (r < 950) return kInlineBytes + 1 + g() % 4000;  // continued in slots, or a block
   if (r < 995) return 8 + g() % 64;
   return kHandOverBytes + g() % 70000;  // large: may be handed over
 }
@@ -52,7 +52,7 @@ Envelope envelope_of(std::uint64_t i, std::size_t size) {
 TEST_CASE(
     "a channel delivers 10^6 mixed-size messages in order, none lost or duplicated (10^5 under "
     "sanitizers)") {
-  for (std::size_t capacity : {2u, 64u}) {
+  for (std::size_t capacity : {2u, 8u, 64u}) {
     CAPTURE(capacity);
     Channel channel(capacity);
     constexpr std::uint64_t kMessages = hctest::kSanitized ? 100'000 : 1'000'000;
@@ -141,6 +141,62 @@ TEST_CASE("a full ring overflows in order and never blocks the producer") {
   channel.push(envelope_of(7, 0), {});
   REQUIRE(channel.front() != nullptr);
   CHECK(channel.front()->tag.count == 7);
+}
+
+TEST_CASE("a message continued over consecutive slots wraps the ring and keeps its bytes") {
+  using hypercomm::detail::kContinuationBytes;
+  // Every size around the slot boundaries, through rings where a message takes from one slot
+  // to half the ring. The payload is made of little-endian ring positions (0, 1, 2, ...), what a
+  // continuation slot's sequence word would hold if the consumer looked at it: it must not.
+  for (std::size_t capacity : {4u, 8u, 16u, 64u}) {
+    CAPTURE(capacity);
+    Channel channel(capacity);
+    std::uint64_t i = 0;
+    for (std::size_t size = 0; size <= kInlineBytes + 40 * kContinuationBytes; size += 7) {
+      CAPTURE(size);
+      std::vector<std::byte> out(size), in(size);
+      for (std::size_t k = 0; k < size; ++k)
+        out[k] = static_cast<std::byte>(k % 8 == 0 ? (k / 8 + i) & 0xff : 0);
+      // Two in flight, so the second starts where the first ends (and wraps sooner or later).
+      channel.push(envelope_of(i, size), out);
+      channel.push(envelope_of(i + 1, size), out);
+      for (int twice = 0; twice < 2; ++twice) {
+        const Envelope* e = channel.front();
+        REQUIRE(e != nullptr);
+        CHECK(e->tag.count == i + static_cast<std::uint64_t>(twice));
+        REQUIRE(e->size == size);
+        channel.take_front(in);
+        CHECK(in == out);
+      }
+      CHECK(channel.front() == nullptr);
+      i += 2;
+    }
+  }
+}
+
+TEST_CASE("draining a ring of continued, inline and block messages leaves it working") {
+  Channel channel(16);
+  std::vector<std::byte> buf;
+  for (std::uint64_t i = 0; i < 40; ++i) {  // fills the ring, then the overflow list
+    buf.resize((i * 97) % 2500);
+    fill_payload(buf, i);
+    channel.push(envelope_of(i, buf.size()), buf);
+  }
+  const auto discarded = channel.drain();
+  REQUIRE(discarded.size() == 40);
+  for (std::uint64_t i = 0; i < 40; ++i) CHECK(discarded[i].tag.count == i);
+  CHECK(channel.front() == nullptr);
+  for (std::uint64_t i = 0; i < 100; ++i) {
+    buf.resize((i * 389) % 3000);
+    fill_payload(buf, i);
+    channel.push(envelope_of(i, buf.size()), buf);
+    const Envelope* e = channel.front();
+    REQUIRE(e != nullptr);
+    CHECK(e->tag.count == i);
+    std::vector<std::byte> in(buf.size());
+    channel.take_front(in);
+    CHECK(payload_ok(in, i));
+  }
 }
 
 TEST_CASE("capacity edge cases: a one-slot ring, empty and exactly-inline messages") {

@@ -1,5 +1,6 @@
 #include "scratch.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <utility>
@@ -23,7 +24,11 @@ struct ScratchCache {
 
 thread_local ScratchCache cache;
 
-int size_class(std::size_t bytes) noexcept { return static_cast<int>(std::bit_width(bytes - 1)); }
+constexpr int kSmallestClass = 6;  // 64 bytes: a cache line
+int size_class(std::size_t bytes) noexcept {
+  return std::max(kSmallestClass,
+                  static_cast<int>(std::bit_width(std::max<std::size_t>(bytes, 1) - 1)));
+}
 
 }  // namespace
 

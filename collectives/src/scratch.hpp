@@ -1,8 +1,9 @@
-// The algorithms' temporary buffers (Buffer: a Buffer in all but its allocator).
-// A collective on large messages would otherwise map fresh pages for every temporary on every
-// call, fault them in and zero them, which costs more than the copy it serves. Large blocks go
-// back to a per-thread cache (VP threads live as long as their Machine) and come out of it again
-// for the next call, already in this VP's cache and on its NUMA node; and a Buffer's bytes start
+// The algorithms' temporary buffers (Buffer: a std::vector in all but its allocator).
+// A collective would otherwise allocate its temporaries on every call: for large messages it
+// would map fresh pages, fault them in and zero them, which costs more than the copy it serves,
+// and for small ones malloc and free would cost as much as the message. Blocks go back to a
+// per-thread cache (VP threads live as long as their Machine) and come out of it again for the
+// next call, already in this VP's cache and on its NUMA node; and a Buffer's bytes start
 // uninitialized, since every algorithm writes them before it reads them.
 #pragma once
 
@@ -12,10 +13,7 @@
 
 namespace hypercomm::detail {
 
-// Blocks of at least this many bytes are cached; smaller ones come from operator new.
-inline constexpr std::size_t kCachedBlockBytes = 64 * 1024;
-
-// A cached block of at least `bytes` (rounded up to a power of two), or a new one.
+// A cached block of at least `bytes` (rounded up to a power of two, 64 at least), or a new one.
 [[nodiscard]] void* take_scratch_block(std::size_t bytes);
 // Returns a block from take_scratch_block; the thread keeps a bounded number of bytes.
 void give_scratch_block(void* block, std::size_t bytes) noexcept;
@@ -28,15 +26,9 @@ struct ScratchAllocator {
   ScratchAllocator(const ScratchAllocator<U>&) noexcept {}
 
   [[nodiscard]] T* allocate(std::size_t n) {
-    const std::size_t bytes = n * sizeof(T);
-    if (bytes < kCachedBlockBytes) return static_cast<T*>(::operator new(bytes));
-    return static_cast<T*>(take_scratch_block(bytes));
+    return static_cast<T*>(take_scratch_block(n * sizeof(T)));
   }
-  void deallocate(T* p, std::size_t n) noexcept {
-    const std::size_t bytes = n * sizeof(T);
-    if (bytes < kCachedBlockBytes) return ::operator delete(p);
-    give_scratch_block(p, bytes);
-  }
+  void deallocate(T* p, std::size_t n) noexcept { give_scratch_block(p, n * sizeof(T)); }
   // Default-initialization: no zeroing of bytes that are about to be overwritten.
   template <class U>
   void construct(U* p) noexcept {

@@ -1,5 +1,6 @@
 #include "channel.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cassert>
 #include <cstring>
@@ -19,6 +20,7 @@ std::size_t ring_capacity(std::size_t n) noexcept { return n <= 2 ? 2 : std::bit
 Channel::Channel(std::size_t capacity)
     : capacity_(ring_capacity(capacity)),
       mask_(capacity_ - 1),
+      max_slots_(capacity_ / 2),
       slots_(std::make_unique<Slot[]>(capacity_)) {
   for (std::size_t i = 0; i < capacity_; ++i)
     slots_[i].sequence.store(i, std::memory_order_relaxed);
@@ -44,25 +46,44 @@ Block* Channel::acquire_block(std::size_t size) {
   return fresh.release();
 }
 
-void Channel::fill(Slot& slot, const Envelope& envelope, std::span<const std::byte> payload) {
+std::size_t Channel::slots_for(std::size_t size) const noexcept {
+  if (size <= kInlineBytes) return 1;
+  const std::size_t slots = 1 + (size - kInlineBytes + kContinuationBytes - 1) / kContinuationBytes;
+  return slots <= max_slots_ ? slots : 1;
+}
+
+void Channel::fill(std::uint64_t position, std::size_t slots, const Envelope& envelope,
+                   std::span<const std::byte> payload) {
+  Slot& slot = slots_[position & mask_];
   slot.envelope = envelope;
+  slot.block = nullptr;
   if (payload.size() <= kInlineBytes) {
     if (!payload.empty()) std::memcpy(slot.payload, payload.data(), payload.size());
-  } else {
+  } else if (slots == 1) {
     slot.block = acquire_block(payload.size());
     std::memcpy(slot.block->data.get(), payload.data(), payload.size());
+  } else {
+    std::memcpy(slot.payload, payload.data(), kInlineBytes);
+    payload = payload.subspan(kInlineBytes);
+    for (std::uint64_t next = position + 1; !payload.empty(); ++next) {
+      const std::size_t n = std::min(payload.size(), kContinuationBytes);
+      std::memcpy(continuation(next), payload.data(), n);
+      payload = payload.subspan(n);
+    }
   }
 }
 
 void Channel::push(const Envelope& envelope, std::span<const std::byte> payload) {
   if (overflow_count_.load(std::memory_order_acquire) == 0) {
-    if (head_ - consumed_seen_ >= capacity_)
+    std::size_t slots = slots_for(payload.size());
+    if (head_ + slots - consumed_seen_ > capacity_)
       consumed_seen_ = consumed_.load(std::memory_order_acquire);
-    if (head_ - consumed_seen_ < capacity_) {
-      Slot& slot = slots_[head_ & mask_];
-      fill(slot, envelope, payload);
-      slot.sequence.store(head_ + 1, std::memory_order_release);
-      ++head_;
+    // No room to continue it over its slots (a sender running ahead): a block in one slot.
+    if (head_ + slots - consumed_seen_ > capacity_) slots = 1;
+    if (head_ + slots - consumed_seen_ <= capacity_) {
+      fill(head_, slots, envelope, payload);
+      slots_[head_ & mask_].sequence.store(head_ + 1, std::memory_order_release);
+      head_ += slots;
       ++enqueued_;
       return;
     }
@@ -71,7 +92,12 @@ void Channel::push(const Envelope& envelope, std::span<const std::byte> payload)
 }
 
 void Channel::push_overflow(const Envelope& envelope, std::span<const std::byte> payload) {
-  Pending pending{envelope, std::vector<std::byte>(payload.begin(), payload.end())};
+  Pending pending{envelope, {}, {}};
+  if (payload.size() <= kInlineBytes) {
+    if (!payload.empty()) std::memcpy(pending.small.data(), payload.data(), payload.size());
+  } else {
+    pending.large.assign(payload.begin(), payload.end());
+  }
   {
     const std::lock_guard lock(overflow_mutex_);
     overflow_.push_back(std::move(pending));
@@ -110,14 +136,23 @@ void Channel::take_front(std::span<std::byte> dest) noexcept {
   if (front_in_ring_) {
     Slot& slot = slots_[tail_ & mask_];
     assert(slot.envelope.size == dest.size());
+    const std::size_t slots = slots_taken(slot);
     if (dest.size() <= kInlineBytes) {
       if (!dest.empty()) std::memcpy(dest.data(), slot.payload, dest.size());
-    } else {
+    } else if (slot.block != nullptr) {
       std::memcpy(dest.data(), slot.block->data.get(), dest.size());
       recycle(slot.block);
       slot.block = nullptr;
+    } else {
+      std::memcpy(dest.data(), slot.payload, kInlineBytes);
+      std::span<std::byte> rest = dest.subspan(kInlineBytes);
+      for (std::uint64_t next = tail_ + 1; !rest.empty(); ++next) {
+        const std::size_t n = std::min(rest.size(), kContinuationBytes);
+        std::memcpy(rest.data(), continuation(next), n);
+        rest = rest.subspan(n);
+      }
     }
-    ++tail_;
+    tail_ += slots;
     consumed_.store(tail_, std::memory_order_release);
   } else {
     Pending pending;
@@ -127,7 +162,7 @@ void Channel::take_front(std::span<std::byte> dest) noexcept {
       overflow_.pop_front();
     }
     overflow_count_.fetch_sub(1, std::memory_order_release);
-    if (!dest.empty()) std::memcpy(dest.data(), pending.payload.data(), dest.size());
+    if (!dest.empty()) std::memcpy(dest.data(), pending.payload(), dest.size());
   }
   ++dequeued_;
 }
@@ -174,9 +209,9 @@ std::vector<Envelope> Channel::drain() {
     discarded.push_back(*envelope);
     if (front_in_ring_) {
       Slot& slot = slots_[tail_ & mask_];
+      tail_ += slots_taken(slot);
       recycle(slot.block);
       slot.block = nullptr;
-      ++tail_;
       consumed_.store(tail_, std::memory_order_release);
       ++dequeued_;
     } else {

@@ -1,15 +1,19 @@
 // One directed channel (src -> dst): a single-producer single-consumer ring of cache-line-sized
 // slots whose consumer polls only the slot's own sequence word (Vyukov style) and whose producer
 // writes a slot without reading it first (it counts free slots from the consumer's published
-// position, read once per lap), so that a message moves one cache line, once; an overflow list
-// so that send never waits for buffer space, and a posted receive through which a large message
-// is copied once, straight from the sender's buffer into the waiting receiver's.
+// position, read once per lap), so that a message moves one cache line, once; a message of up
+// to half the ring's slots lies in consecutive slots (no block, no second hand-off); an overflow
+// list so that send never waits for buffer space, and a posted receive through which a large
+// message is copied once, straight from the sender's buffer into the waiting receiver's.
 //
 // Why not boost::lockfree::spsc_queue for the ring: its consumer reads the shared write index
 // as well as the slot, a second cache line per message; bench/bench_channel measures both (see
 // the README). spsc_queue is used where it fits: returning payload blocks to the producer.
 #pragma once
 
+#include <sched.h>
+
+#include <array>
 #include <atomic>
 #include <boost/lockfree/spsc_queue.hpp>
 #include <cstddef>
@@ -21,6 +25,7 @@
 #include <span>
 #include <vector>
 
+#include "futex.hpp"
 #include "message.hpp"
 #include "transport.hpp"
 
@@ -43,15 +48,21 @@ struct alignas(kSlotSize) Slot {
   // producer only (the consumer frees slots through Channel::consumed_).
   std::atomic<std::uint64_t> sequence{0};
   Envelope envelope;
-  Block* block = nullptr;  // owned by the slot while full and size > kInlineBytes
+  // The payload's block, or nullptr when the payload is inline or continued in the next slots
+  // (set for every message; a continued message's bytes may have overwritten it since).
+  Block* block = nullptr;
   std::byte payload[kInlineBytes];
 };
 static_assert(sizeof(Slot) == kSlotSize && alignof(Slot) == kSlotSize);
+// A message longer than kInlineBytes continues in the slots after its first: everything of a
+// continuation slot but its sequence word, which only a message's first slot sets (a stale
+// one is always older than any position the consumer will look for, so it never reads as full).
+inline constexpr std::size_t kContinuationBytes = kSlotSize - sizeof(std::atomic<std::uint64_t>);
 static_assert(kSlotSize - kInlineBytes + 16 <= kCacheLine,
               "a small message's header and first bytes share the slot's first cache line");
 
 // Messages of at least this many bytes are handed straight to a receiver already waiting.
-inline constexpr std::size_t kHandOverBytes = 4096;
+inline constexpr std::size_t kHandOverBytes = 256;
 // A sender of at least this many bytes whose receiver is not waiting yet waits a while for it
 // (Port::post_send), rather than copy the message into a block that the receiver copies again.
 inline constexpr std::size_t kRendezvousBytes = 64 * 1024;
@@ -101,18 +112,57 @@ class Channel final : public Link {
   bool hand_over(const Envelope& envelope, Write&& write);
 
   enum PostState : std::uint32_t { kIdle, kPosted, kClaimed, kDone };
+  // A message that found the ring full: a short payload kept inline (no allocation per message
+  // when a sender runs far ahead of its receiver with small messages).
   struct Pending {
     Envelope envelope;
-    std::vector<std::byte> payload;
+    std::array<std::byte, kInlineBytes> small;
+    std::vector<std::byte> large;
+    [[nodiscard]] const std::byte* payload() const noexcept {
+      return envelope.size <= kInlineBytes ? small.data() : large.data();
+    }
+  };
+  // The overflow list's lock: held for a push or a pop of a few words, so a waiter spins (a
+  // futex would cost a system call per contended message), yielding now and then in case the
+  // holder is preempted.
+  class SpinLock {
+   public:
+    void lock() noexcept {
+      for (unsigned i = 1; locked_.exchange(true, std::memory_order_acquire); ++i) {
+        while (locked_.load(std::memory_order_relaxed)) {
+          cpu_relax();
+          if ((++i & 127) == 0) sched_yield();
+        }
+      }
+    }
+    void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+
+   private:
+    std::atomic<bool> locked_{false};
   };
 
-  void fill(Slot& slot, const Envelope& envelope, std::span<const std::byte> payload);
+  // How many ring slots a message of `size` bytes takes when continued over consecutive slots;
+  // 1 when it is inline or too long for that (it goes in a block).
+  [[nodiscard]] std::size_t slots_for(std::size_t size) const noexcept;
+  // The slots that the message in the slot at `position` takes.
+  [[nodiscard]] std::size_t slots_taken(const Slot& slot) const noexcept {
+    return slot.block != nullptr ? 1 : slots_for(slot.envelope.size);
+  }
+  // slots == 1 and a payload longer than kInlineBytes: the payload goes in a block.
+  void fill(std::uint64_t position, std::size_t slots, const Envelope& envelope,
+            std::span<const std::byte> payload);
+  // The bytes after a slot's sequence word, where a continued message goes on.
+  [[nodiscard]] std::byte* continuation(std::uint64_t position) const noexcept {
+    return reinterpret_cast<std::byte*>(&slots_[position & mask_]) +
+           sizeof(std::atomic<std::uint64_t>);
+  }
   void push_overflow(const Envelope& envelope, std::span<const std::byte> payload);
   [[nodiscard]] Block* acquire_block(std::size_t size);
   void recycle(Block* block) noexcept;
 
   const std::size_t capacity_;
   const std::size_t mask_;
+  const std::size_t max_slots_;  // the most slots one message may take: half the ring
   std::unique_ptr<Slot[]> slots_;
 
   // Producer-only state.
@@ -142,11 +192,12 @@ class Channel final : public Link {
   // Messages that found the ring full. While it is non-empty the producer appends here only,
   // so FIFO order holds: everything in the ring is older than everything here.
   alignas(kCacheLine) std::atomic<std::size_t> overflow_count_{0};
-  std::mutex overflow_mutex_;
+  SpinLock overflow_mutex_;
   std::deque<Pending> overflow_;
 
   // Payload blocks on their way back from consumer to producer.
-  boost::lockfree::spsc_queue<Block*, boost::lockfree::capacity<32>> returned_blocks_;
+  // As many as a full ring holds, so that a sender streaming block messages reuses them all.
+  boost::lockfree::spsc_queue<Block*, boost::lockfree::capacity<64>> returned_blocks_;
 };
 
 template <class Write>

@@ -93,9 +93,32 @@ struct Meeting {
   std::vector<double> next_clocks;
 };
 
-struct alignas(16) LinkCounter {
-  std::atomic<std::uint64_t> messages{0};
-  std::atomic<std::uint64_t> bytes{0};
+// The traffic on one directed link. A VP counts its own sends to a neighbour in the `own` pair,
+// which only it writes (a plain load and store, no locked instruction that would wait for the
+// message's own stores to drain); a routed message is counted on every link of its route by its
+// sender, in the `routed` pair, which several VPs may add to.
+struct alignas(32) LinkCounter {
+  std::atomic<std::uint64_t> own_messages{0};
+  std::atomic<std::uint64_t> own_bytes{0};
+  std::atomic<std::uint64_t> routed_messages{0};
+  std::atomic<std::uint64_t> routed_bytes{0};
+  [[nodiscard]] std::uint64_t messages() const noexcept {
+    return own_messages.load(std::memory_order_relaxed) +
+           routed_messages.load(std::memory_order_relaxed);
+  }
+  [[nodiscard]] std::uint64_t bytes() const noexcept {
+    return own_bytes.load(std::memory_order_relaxed) + routed_bytes.load(std::memory_order_relaxed);
+  }
+  void clear() noexcept {
+    for (auto* c : {&own_messages, &own_bytes, &routed_messages, &routed_bytes})
+      c->store(0, std::memory_order_relaxed);
+  }
+};
+// Two counters to a cache line, each VP's row a whole number of lines: a VP counting its
+// sends never shares a line with another VP's row.
+inline constexpr std::size_t kCountersPerLine = 2;
+struct alignas(64) LinkCounterLine {
+  LinkCounter counters[kCountersPerLine];
 };
 
 using ChannelRow = std::vector<std::atomic<Link*>>;
@@ -265,13 +288,29 @@ class HYPERCOMM_INTERNAL Fabric {
   [[nodiscard]] bool stalled(std::uint64_t& progress, bool& in_collectives) const;
   // The local link counters, for the Report of the whole machine: (from, slot) -> counts.
   [[nodiscard]] const LinkCounter& link_counter(int from, int slot) const noexcept {
-    return links_[static_cast<std::size_t>(from) * link_stride_ + static_cast<std::size_t>(slot)];
+    const std::size_t i = link_index(from, slot);
+    return links_[i / kCountersPerLine].counters[i % kCountersPerLine];
   }
-  // `messages` messages of `bytes` bytes in all on the link from -> to.
+  [[nodiscard]] LinkCounter& link_counter(int from, int slot) noexcept {
+    const std::size_t i = link_index(from, slot);
+    return links_[i / kCountersPerLine].counters[i % kCountersPerLine];
+  }
+  [[nodiscard]] std::size_t link_index(int from, int slot) const noexcept {
+    return static_cast<std::size_t>(from) * link_stride_ + static_cast<std::size_t>(slot);
+  }
+  // `messages` messages of `bytes` bytes in all on the link from -> to (a hop of a routed
+  // message; any VP may call it).
   void count_link(int from, int to, std::uint64_t bytes, std::uint64_t messages = 1) noexcept;
-  // The same for the link in slot `slot` of `from` (Topology::link_slot).
-  void count_link_slot(int from, int slot, std::uint64_t bytes,
-                       std::uint64_t messages = 1) noexcept;
+  // The calling VP `from`'s own send on its link in slot `slot` (Topology::link_slot); only VP
+  // `from` may call it.
+  void count_own_link(int from, int slot, std::uint64_t bytes,
+                      std::uint64_t messages = 1) noexcept {
+    LinkCounter& c = link_counter(from, slot);
+    c.own_messages.store(c.own_messages.load(std::memory_order_relaxed) + messages,
+                         std::memory_order_relaxed);
+    c.own_bytes.store(c.own_bytes.load(std::memory_order_relaxed) + bytes,
+                      std::memory_order_relaxed);
+  }
   [[nodiscard]] double seconds_since_start() const noexcept;
 
   // How long a waiting VP spins, then how long it keeps yielding its core, before it sleeps.
@@ -327,7 +366,7 @@ class HYPERCOMM_INTERNAL Fabric {
   std::atomic<std::uint64_t> channel_epoch_{0};
 
   std::size_t link_stride_;
-  std::unique_ptr<LinkCounter[]> links_;
+  std::unique_ptr<LinkCounterLine[]> links_;  // link_stride_ counters per VP
 
   // Run control.
   std::atomic<std::uint32_t> generation_{0};

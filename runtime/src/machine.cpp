@@ -80,8 +80,10 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   meeting_.inputs.resize(p);
   meeting_.next_clocks.resize(p);
   rows_ = std::make_unique<std::atomic<ChannelRow*>[]>(p);
-  link_stride_ = (static_cast<std::size_t>(std::max(1, topology_.max_degree())) + 3) / 4 * 4;
-  links_ = std::make_unique<LinkCounter[]>(p * link_stride_);
+  link_stride_ =
+      (static_cast<std::size_t>(std::max(1, topology_.max_degree())) + kCountersPerLine - 1) /
+      kCountersPerLine * kCountersPerLine;
+  links_ = std::make_unique<LinkCounterLine[]>(p * link_stride_ / kCountersPerLine);
   ports_.reserve(p);
   for (int i = 0; i < size_; ++i) ports_.push_back(std::make_unique<Port>(*this, i));
   for (int i = 0; i < size_; ++i)
@@ -173,15 +175,9 @@ bool Fabric::core_wanted(int vp) const noexcept {
 }
 
 void Fabric::count_link(int from, int to, std::uint64_t bytes, std::uint64_t messages) noexcept {
-  count_link_slot(from, topology_.link_slot(from, to), bytes, messages);
-}
-
-void Fabric::count_link_slot(int from, int slot, std::uint64_t bytes,
-                             std::uint64_t messages) noexcept {
-  LinkCounter& c =
-      links_[static_cast<std::size_t>(from) * link_stride_ + static_cast<std::size_t>(slot)];
-  c.messages.fetch_add(messages, std::memory_order_relaxed);
-  c.bytes.fetch_add(bytes, std::memory_order_relaxed);
+  LinkCounter& c = link_counter(from, topology_.link_slot(from, to));
+  c.routed_messages.fetch_add(messages, std::memory_order_relaxed);
+  c.routed_bytes.fetch_add(bytes, std::memory_order_relaxed);
 }
 
 double Fabric::seconds_since_start() const noexcept {
@@ -433,10 +429,9 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
     publish_calls(s, PublishedCalls{});
     ports_[static_cast<std::size_t>(i)]->reset_for_run();
   }
-  for (std::size_t i = 0; i < static_cast<std::size_t>(size_) * link_stride_; ++i) {
-    links_[i].messages.store(0, std::memory_order_relaxed);
-    links_[i].bytes.store(0, std::memory_order_relaxed);
-  }
+  for (std::size_t i = 0; i < static_cast<std::size_t>(size_) * link_stride_ / kCountersPerLine;
+       ++i)
+    for (LinkCounter& c : links_[i].counters) c.clear();
   meeting_.arrived.store(0, std::memory_order_relaxed);  // an aborted run may leave arrivals
   remaining_.store(static_cast<std::uint32_t>(last_ - first_), std::memory_order_relaxed);
   start_ = std::chrono::steady_clock::now();
@@ -489,11 +484,9 @@ Report Fabric::collect(double wall_seconds) const {
   }
   for (int from = 0; from < size_; ++from) {
     for (int to : topology_.neighbors(from)) {
-      const LinkCounter& c = links_[static_cast<std::size_t>(from) * link_stride_ +
-                                    static_cast<std::size_t>(topology_.link_slot(from, to))];
-      const std::uint64_t messages = c.messages.load(std::memory_order_relaxed);
-      if (messages > 0)
-        r.link_traffic[{from, to}] = LinkStats{messages, c.bytes.load(std::memory_order_relaxed)};
+      const LinkCounter& c = link_counter(from, topology_.link_slot(from, to));
+      if (const std::uint64_t messages = c.messages(); messages > 0)
+        r.link_traffic[{from, to}] = LinkStats{messages, c.bytes()};
     }
   }
   return r;

@@ -356,7 +356,7 @@ void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag
 // A message to dest counts on the link in `slot` when dest is a neighbour (slot >= 0), else on
 // every link of its route.
 void Port::count_route(int dest, int slot, std::uint64_t bytes, std::uint64_t messages) noexcept {
-  if (slot >= 0) return fabric_->count_link_slot(id_, slot, bytes, messages);
+  if (slot >= 0) return fabric_->count_own_link(id_, slot, bytes, messages);
   const Topology& topo = topology();
   for (int from = id_; from != dest;) {
     const int to = topo.next_hop(from, dest);

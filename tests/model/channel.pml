@@ -10,11 +10,16 @@
  * Spin explores every interleaving under sequential consistency: the model checks the
  * protocol's logic; the seq_cst fences of the code (store_load_fence in Proc::wait_until and
  * Fabric::notify) are what make the real memory behave so for the sleeping/published pair.
- * Mirrors: push, push_overflow, front, take_front, try_hand_over, post, cancel_post,
+ * Messages take one slot or are continued over up to half the ring (every length explored, and
+ * the fall-back to one slot when the ring has no room for the continuation).
+ * Mirrors: push, fill, push_overflow, front, take_front, try_hand_over, post, cancel_post,
  * take_posted_arrival (channel.cpp); Proc::receive and Proc::wait_until's sleep (proc.cpp);
  * Fabric::notify (machine.cpp). */
 
-#define N 2          /* ring slots (the real ring has 16 or 64; 2 reaches "full" quickly) */
+#ifndef N
+#define N 4          /* ring slots (the real ring has 16 or 64; 4 reaches "full" quickly) */
+#endif
+#define MAXSLOTS (N / 2)  /* the most slots one message is continued over: half the ring */
 #ifndef K
 #define K 4          /* messages sent */
 #endif
@@ -29,7 +34,8 @@
 
 /* The ring: slot sequence words and payloads; producer and consumer positions. */
 byte seq[N];
-byte val[N];
+byte val[N];             /* the payload: every slot a message takes holds its value */
+byte slots[N];             /* a first slot's message: the slots it takes (1: inline or a block) */
 byte head = 0;           /* producer */
 byte consumed_seen = 0;  /* producer: the last value of consumed it read */
 byte enqueued = 0;       /* producer: messages put in the ring or the overflow list */
@@ -57,14 +63,31 @@ inline notify() {       /* Fabric::notify: after publishing, wake the consumer i
   fi
 }
 
-inline push(v) {        /* Channel::push and push_overflow */
+inline push(v) {        /* Channel::push, fill and push_overflow */
+  /* A message fits one slot, or is continued over up to MAXSLOTS (every length explored). */
+  want = 1;
+  do
+  :: want < MAXSLOTS -> want++
+  :: break
+  od;
   if
-  :: overflow_count == 0 && head - consumed_seen >= N -> consumed_seen = consumed
+  :: overflow_count == 0 && head + want - consumed_seen > N -> consumed_seen = consumed
+  :: else -> skip
+  fi;
+  if   /* no room to continue it: a block in one slot */
+  :: head + want - consumed_seen > N -> want = 1
   :: else -> skip
   fi;
   if
-  :: overflow_count == 0 && head - consumed_seen < N ->
-       val[head % N] = v; seq[head % N] = head + 1; head++; enqueued++
+  :: overflow_count == 0 && head + want - consumed_seen <= N ->
+       /* the continuation slots' payload, never their sequence words */
+       k = 1;
+       do
+       :: k < want -> val[(head + k) % N] = v; k++
+       :: else -> break
+       od;
+       val[head % N] = v; slots[head % N] = want; seq[head % N] = head + 1;
+       head = head + want; enqueued++
   :: else ->
        overflow ! v; overflow_count++; enqueued++
   fi
@@ -106,14 +129,21 @@ inline front(there) {
 
 inline take_front(v) {  /* Channel::take_front */
   if
-  :: front_in_ring -> v = val[tail % N]; tail++; consumed = tail
+  :: front_in_ring ->
+     v = val[tail % N];
+     k = 1;
+     do   /* a continued message: every slot it takes holds its bytes */
+     :: k < slots[tail % N] -> assert(val[(tail + k) % N] == v); k++
+     :: else -> break
+     od;
+     tail = tail + slots[tail % N]; consumed = tail
   :: else -> overflow ? v; overflow_count--
   fi;
   dequeued++
 }
 
 proctype producer() {
-  byte i = 1;
+  byte i = 1, want, k;
   bool delivered, claimed;
   do
   :: i <= K ->
@@ -140,7 +170,7 @@ proctype producer() {
 }
 
 proctype consumer() {
-  byte i = 1, v, ticket;
+  byte i = 1, v, ticket, k;
   bool there, posted, ready;
   do
   :: i <= K ->
