@@ -1,0 +1,178 @@
+// hypercomm's side of scripts/bench --sweep: the OSU-style point-to-point and collective sweeps
+// of osu_mpi, with the same benchmarks, sizes, data, timings and output (osu_common.hpp), on p
+// pinned VPs (hypercube:d for p = 2^d, else ring:p), every collective Algo::automatic:
+//   osu_hypercomm --bench latency,bandwidth,all_reduce --mode latency
+// One Machine for the whole run; each batch is one Machine::run (its start is outside the timing).
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <functional>
+#include <hypercomm/hypercomm.hpp>
+#include <numeric>
+#include <span>
+#include <vector>
+
+#include "osu_common.hpp"
+
+namespace hc = hypercomm;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// One VP's buffers: bytes for the collectives that move data, floats for the reductions.
+struct Buffers {
+  std::vector<char> in, out;
+  std::vector<float> fin, fout;
+};
+
+Buffers buffers_for(const std::string& bench, std::size_t m, std::size_t p) {
+  const auto [in, out] = osu::buffer_sizes(bench, m, p);
+  Buffers b;
+  if (osu::is_reduction(bench)) {
+    b.fin.assign(in / 4, 1.0F);
+    b.fout.assign(out / 4, 0.0F);
+  } else if (osu::is_point_to_point(bench)) {  // room for bandwidth's 4-byte answer
+    b.in.assign(std::max<std::size_t>(in, 4), 1);
+    b.out.assign(std::max<std::size_t>(out, 4), 0);
+  } else {
+    b.in.assign(in, 1);
+    b.out.assign(out, 0);
+  }
+  return b;
+}
+
+void collective(hc::Proc& vp, const std::string& bench, Buffers& b, std::size_t m) {
+  const std::span<char> in(b.in), out(b.out);
+  const std::span<float> fin(b.fin), fout(b.fout);
+  if (bench == "barrier")
+    hc::barrier(vp);
+  else if (bench == "broadcast")
+    hc::broadcast(vp, in.first(m), 0);
+  else if (bench == "reduce")
+    hc::reduce(vp, std::span<const float>(fin), fout, std::plus<>{}, 0);
+  else if (bench == "all_reduce")
+    hc::all_reduce(vp, std::span<const float>(fin), fout, std::plus<>{});
+  else if (bench == "all_gather")
+    hc::all_gather(vp, std::span<const char>(in.first(m)), out);
+  else if (bench == "reduce_scatter")
+    hc::reduce_scatter(vp, std::span<const float>(fin), fout, std::plus<>{});
+  else if (bench == "scan")
+    hc::scan(vp, std::span<const float>(fin), fout, std::plus<>{});
+  else if (bench == "all_to_all")
+    hc::all_to_all(vp, std::span<const char>(in), out);
+  else if (bench == "gather")
+    hc::gather(vp, std::span<const char>(in.first(m)), out, 0);
+  else if (bench == "scatter")
+    hc::scatter(vp, std::span<const char>(in), out.first(m), 0);
+}
+
+struct Batch {
+  double per_op;   // what a line reports, seconds
+  double elapsed;  // the slowest VP's whole batch, seconds
+};
+
+Batch run_batch(hc::Machine& machine, const std::string& bench, const osu::Args& a,
+                std::vector<Buffers>& buffers, std::size_t m, long iters) {
+  const auto p = static_cast<std::size_t>(machine.topology().size());
+  std::vector<double> measured(p), elapsed(p);
+  machine.run([&](hc::Proc& vp) {
+    const auto me = static_cast<std::size_t>(vp.id());
+    Buffers& b = buffers[me];
+    const std::span<const char> in(b.in.data(), m);
+    const std::span<char> out(b.out.data(), m);
+    hc::barrier(vp);
+    const auto start = Clock::now();
+    double mine = 0;
+    if (bench == "latency") {
+      for (long i = 0; i < iters; ++i) {
+        if (me == 0) {
+          vp.send(1, in);
+          vp.recv(1, out);
+        } else if (me == 1) {
+          vp.recv(0, out);
+          vp.send(0, in);
+        }
+      }
+      mine = seconds_since(start) / (2.0 * static_cast<double>(iters));
+    } else if (bench == "bandwidth") {
+      for (long i = 0; i < iters; ++i) {
+        if (me == 0) {
+          for (int w = 0; w < a.window; ++w) vp.send(1, in);
+          vp.recv(1, std::span<char>(b.out.data(), 4));
+        } else if (me == 1) {
+          for (int w = 0; w < a.window; ++w) vp.recv(0, out);
+          vp.send(0, std::span<const char>(b.in.data(), 4));
+        }
+      }
+      mine = seconds_since(start) / (static_cast<double>(iters) * a.window);
+    } else if (a.mode == "latency") {
+      for (long i = 0; i < iters; ++i) {
+        hc::barrier(vp);
+        const auto t0 = Clock::now();
+        collective(vp, bench, b, m);
+        mine += seconds_since(t0);
+      }
+      mine /= static_cast<double>(iters);
+    } else {
+      for (long i = 0; i < iters; ++i) collective(vp, bench, b, m);
+      mine = seconds_since(start) / static_cast<double>(iters);
+    }
+    measured[me] = mine;
+    elapsed[me] = seconds_since(start);
+  });
+  Batch out{};
+  out.elapsed = *std::max_element(elapsed.begin(), elapsed.end());
+  if (osu::is_point_to_point(bench))
+    out.per_op = measured[0];
+  else if (a.mode == "latency")
+    out.per_op = std::accumulate(measured.begin(), measured.end(), 0.0) / static_cast<double>(p);
+  else
+    out.per_op = *std::max_element(measured.begin(), measured.end());
+  return out;
+}
+
+void measure(hc::Machine& machine, const std::string& bench, std::size_t bytes,
+             const osu::Args& a) {
+  const auto p = static_cast<std::size_t>(machine.topology().size());
+  std::vector<Buffers> buffers;
+  for (std::size_t i = 0; i < p; ++i) buffers.push_back(buffers_for(bench, bytes, p));
+  run_batch(machine, bench, a, buffers, bytes, 2);  // warm-up
+  long iters = 1;
+  Batch t = run_batch(machine, bench, a, buffers, bytes, iters);
+  while (t.elapsed < osu::kCalibrationSeconds && iters < osu::kMaxIterations) {
+    iters *= 2;
+    t = run_batch(machine, bench, a, buffers, bytes, iters);
+  }
+  iters = osu::iterations_for(t.elapsed / static_cast<double>(iters), a);
+  std::vector<double> per_op;
+  for (int k = 0; k < a.batches; ++k)
+    per_op.push_back(run_batch(machine, bench, a, buffers, bytes, iters).per_op);
+  osu::print_line(a, bench, bytes, osu::median(per_op), iters);
+}
+
+hc::Topology topology_for(int p) {
+  if (p < 2) throw std::invalid_argument("--p must be at least 2");
+  if (std::has_single_bit(static_cast<unsigned>(p)))
+    return hc::Topology::hypercube(std::countr_zero(static_cast<unsigned>(p)));
+  return hc::Topology::ring(p);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const osu::Args a = osu::parse(argc, argv, "hypercomm");
+    hc::Machine machine(topology_for(a.p));
+    for (const std::string& bench : a.benches)
+      for (const std::size_t bytes : osu::sizes(bench, a)) measure(machine, bench, bytes, a);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "osu_hypercomm: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
