@@ -21,13 +21,14 @@ Channel::Channel(std::size_t capacity)
     : capacity_(ring_capacity(capacity)),
       mask_(capacity_ - 1),
       max_slots_(capacity_ / 2),
-      slots_(std::make_unique<Slot[]>(capacity_)) {
-  for (std::size_t i = 0; i < capacity_; ++i)
-    slots_[i].sequence.store(i, std::memory_order_relaxed);
-}
+      producer_segment_(std::make_unique<Segment>(capacity_).release()),
+      consumer_segment_(producer_segment_) {}
 
 Channel::~Channel() {
-  drain();
+  drain();  // the consumer is in the producer's segment now
+  std::unique_ptr<Segment>(consumer_segment_).reset();
+  Segment* segment = nullptr;
+  while (returned_segments_.pop(segment)) std::unique_ptr<Segment>(segment).reset();
   Block* block = nullptr;
   while (returned_blocks_.pop(block)) std::unique_ptr<Block>(block).reset();
 }
@@ -54,7 +55,8 @@ std::size_t Channel::slots_for(std::size_t size) const noexcept {
 
 void Channel::fill(std::uint64_t position, std::size_t slots, const Envelope& envelope,
                    std::span<const std::byte> payload) {
-  Slot& slot = slots_[position & mask_];
+  Segment& segment = *producer_segment_;
+  Slot& slot = slot_at(segment, position);
   slot.envelope = envelope;
   slot.block = nullptr;
   if (payload.size() <= kInlineBytes) {
@@ -67,43 +69,32 @@ void Channel::fill(std::uint64_t position, std::size_t slots, const Envelope& en
     payload = payload.subspan(kInlineBytes);
     for (std::uint64_t next = position + 1; !payload.empty(); ++next) {
       const std::size_t n = std::min(payload.size(), kContinuationBytes);
-      std::memcpy(continuation(next), payload.data(), n);
+      std::memcpy(continuation(segment, next), payload.data(), n);
       payload = payload.subspan(n);
     }
   }
 }
 
 void Channel::push(const Envelope& envelope, std::span<const std::byte> payload) {
-  if (overflow_count_.load(std::memory_order_acquire) == 0) {
-    std::size_t slots = slots_for(payload.size());
-    if (head_ + slots - consumed_seen_ > capacity_)
-      consumed_seen_ = consumed_.load(std::memory_order_acquire);
-    // No room to continue it over its slots (a sender running ahead): a block in one slot.
-    if (head_ + slots - consumed_seen_ > capacity_) slots = 1;
-    if (head_ + slots - consumed_seen_ <= capacity_) {
-      fill(head_, slots, envelope, payload);
-      slots_[head_ & mask_].sequence.store(head_ + 1, std::memory_order_release);
-      head_ += slots;
-      ++enqueued_;
-      return;
-    }
+  const std::size_t slots = slots_for(payload.size());
+  if (!room_for(slots)) {
+    consumed_seen_ = consumed_.load(std::memory_order_acquire);
+    if (!room_for(slots)) next_segment();
   }
-  push_overflow(envelope, payload);
+  fill(head_, slots, envelope, payload);
+  slot_at(*producer_segment_, head_).sequence.store(head_ + 1, std::memory_order_release);
+  head_ += slots;
+  ++enqueued_;
 }
 
-void Channel::push_overflow(const Envelope& envelope, std::span<const std::byte> payload) {
-  Pending pending{envelope, {}, {}};
-  if (payload.size() <= kInlineBytes) {
-    if (!payload.empty()) std::memcpy(pending.small.data(), payload.data(), payload.size());
-  } else {
-    pending.large.assign(payload.begin(), payload.end());
-  }
-  {
-    const std::lock_guard lock(overflow_mutex_);
-    overflow_.push_back(std::move(pending));
-  }
-  overflow_count_.fetch_add(1, std::memory_order_release);
-  ++enqueued_;
+void Channel::next_segment() {
+  Segment* next = nullptr;
+  if (!returned_segments_.pop(next)) next = std::make_unique<Segment>(capacity_).release();
+  next->next.store(nullptr, std::memory_order_relaxed);
+  producer_segment_->end = head_;
+  producer_segment_->next.store(next, std::memory_order_release);  // publishes end too
+  producer_segment_ = next;
+  segment_start_ = head_;
 }
 
 bool Channel::try_hand_over(const Envelope& envelope, std::span<const std::byte> payload) noexcept {
@@ -115,56 +106,47 @@ bool Channel::try_hand_over(const Envelope& envelope, std::span<const std::byte>
 // ---------------------------------------------------------------- consumer side
 
 const Envelope* Channel::front() noexcept {
-  Slot& slot = slots_[tail_ & mask_];
-  if (slot.sequence.load(std::memory_order_acquire) == tail_ + 1) {
-    front_in_ring_ = true;
-    return &slot.envelope;
+  for (;;) {
+    Slot& slot = slot_at(*consumer_segment_, tail_);
+    if (slot.sequence.load(std::memory_order_acquire) == tail_ + 1) return &slot.envelope;
+    Segment* next = consumer_segment_->next.load(std::memory_order_acquire);
+    if (next == nullptr) return nullptr;
+    // The producer has moved on: every message before `end` is published (look again for it),
+    // and at `end` this segment is done.
+    if (tail_ == consumer_segment_->end) {
+      retire(consumer_segment_);
+      consumer_segment_ = next;
+    }
   }
-  if (overflow_count_.load(std::memory_order_acquire) == 0) return nullptr;
-  // The overflow list is non-empty, so the producer adds nothing more to the ring: look at the
-  // ring once more (it holds the older messages), then at the list.
-  if (slot.sequence.load(std::memory_order_acquire) == tail_ + 1) {
-    front_in_ring_ = true;
-    return &slot.envelope;
-  }
-  front_in_ring_ = false;
-  const std::lock_guard lock(overflow_mutex_);
-  return &overflow_.front().envelope;  // deque elements stay put while the producer appends
 }
 
 void Channel::take_front(std::span<std::byte> dest) noexcept {
-  if (front_in_ring_) {
-    Slot& slot = slots_[tail_ & mask_];
-    assert(slot.envelope.size == dest.size());
-    const std::size_t slots = slots_taken(slot);
-    if (dest.size() <= kInlineBytes) {
-      if (!dest.empty()) std::memcpy(dest.data(), slot.payload, dest.size());
-    } else if (slot.block != nullptr) {
-      std::memcpy(dest.data(), slot.block->data.get(), dest.size());
-      recycle(slot.block);
-      slot.block = nullptr;
-    } else {
-      std::memcpy(dest.data(), slot.payload, kInlineBytes);
-      std::span<std::byte> rest = dest.subspan(kInlineBytes);
-      for (std::uint64_t next = tail_ + 1; !rest.empty(); ++next) {
-        const std::size_t n = std::min(rest.size(), kContinuationBytes);
-        std::memcpy(rest.data(), continuation(next), n);
-        rest = rest.subspan(n);
-      }
-    }
-    tail_ += slots;
-    consumed_.store(tail_, std::memory_order_release);
+  Segment& segment = *consumer_segment_;
+  Slot& slot = slot_at(segment, tail_);
+  assert(slot.envelope.size == dest.size());
+  const std::size_t slots = slots_taken(slot);
+  if (dest.size() <= kInlineBytes) {
+    if (!dest.empty()) std::memcpy(dest.data(), slot.payload, dest.size());
+  } else if (slot.block != nullptr) {
+    std::memcpy(dest.data(), slot.block->data.get(), dest.size());
+    recycle(slot.block);
+    slot.block = nullptr;
   } else {
-    Pending pending;
-    {
-      const std::lock_guard lock(overflow_mutex_);
-      pending = std::move(overflow_.front());
-      overflow_.pop_front();
+    std::memcpy(dest.data(), slot.payload, kInlineBytes);
+    std::span<std::byte> rest = dest.subspan(kInlineBytes);
+    for (std::uint64_t next = tail_ + 1; !rest.empty(); ++next) {
+      const std::size_t n = std::min(rest.size(), kContinuationBytes);
+      std::memcpy(rest.data(), continuation(segment, next), n);
+      rest = rest.subspan(n);
     }
-    overflow_count_.fetch_sub(1, std::memory_order_release);
-    if (!dest.empty()) std::memcpy(dest.data(), pending.payload(), dest.size());
   }
+  tail_ += slots;
+  consumed_.store(tail_, std::memory_order_release);
   ++dequeued_;
+}
+
+void Channel::retire(Segment* segment) noexcept {
+  if (!returned_segments_.push(segment)) std::unique_ptr<Segment>(segment).reset();
 }
 
 void Channel::recycle(Block* block) noexcept {
@@ -207,19 +189,12 @@ std::vector<Envelope> Channel::drain() {
   std::vector<Envelope> discarded;
   while (const Envelope* envelope = front()) {
     discarded.push_back(*envelope);
-    if (front_in_ring_) {
-      Slot& slot = slots_[tail_ & mask_];
-      tail_ += slots_taken(slot);
-      recycle(slot.block);
-      slot.block = nullptr;
-      consumed_.store(tail_, std::memory_order_release);
-      ++dequeued_;
-    } else {
-      const std::lock_guard lock(overflow_mutex_);
-      overflow_.pop_front();
-      overflow_count_.fetch_sub(1, std::memory_order_release);
-      ++dequeued_;
-    }
+    Slot& slot = slot_at(*consumer_segment_, tail_);
+    tail_ += slots_taken(slot);
+    recycle(slot.block);
+    slot.block = nullptr;
+    consumed_.store(tail_, std::memory_order_release);
+    ++dequeued_;
   }
   // Counters restart in step so that a posted receive of the next run matches.
   enqueued_ = dequeued_ = 0;

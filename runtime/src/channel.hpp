@@ -2,30 +2,28 @@
 // slots whose consumer polls only the slot's own sequence word (Vyukov style) and whose producer
 // writes a slot without reading it first (it counts free slots from the consumer's published
 // position, read once per lap), so that a message moves one cache line, once; a message of up
-// to half the ring's slots lies in consecutive slots (no block, no second hand-off); an overflow
-// list so that send never waits for buffer space, and a posted receive through which a large
-// message is copied once, straight from the sender's buffer into the waiting receiver's.
+// to half the ring's slots lies in consecutive slots (no block, no second hand-off). When the
+// ring is full the producer goes on in a new ring linked behind it (a segment, recycled from the
+// consumer), so that send never waits for buffer space and a sender running ahead of its
+// receiver costs what the ring costs; and a posted receive through which a message is copied
+// once, straight from the sender's buffer into the waiting receiver's.
 //
 // Why not boost::lockfree::spsc_queue for the ring: its consumer reads the shared write index
 // as well as the slot, a second cache line per message; bench/bench_channel measures both (see
-// the README). spsc_queue is used where it fits: returning payload blocks to the producer.
+// the README). spsc_queue is used where it fits: returning payload blocks and segments to the
+// producer.
 #pragma once
 
-#include <sched.h>
-
-#include <array>
+#include <algorithm>
 #include <atomic>
 #include <boost/lockfree/spsc_queue.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <deque>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <vector>
 
-#include "futex.hpp"
 #include "message.hpp"
 #include "transport.hpp"
 
@@ -55,8 +53,9 @@ struct alignas(kSlotSize) Slot {
 };
 static_assert(sizeof(Slot) == kSlotSize && alignof(Slot) == kSlotSize);
 // A message longer than kInlineBytes continues in the slots after its first: everything of a
-// continuation slot but its sequence word, which only a message's first slot sets (a stale
-// one is always older than any position the consumer will look for, so it never reads as full).
+// continuation slot but its sequence word, which only a message's first slot sets. Positions
+// grow across segments, so a stale sequence word (position + 1 of an earlier message, or 0 in
+// a fresh segment) is always below any position the consumer will look for: never "full".
 inline constexpr std::size_t kContinuationBytes = kSlotSize - sizeof(std::atomic<std::uint64_t>);
 static_assert(kSlotSize - kInlineBytes + 16 <= kCacheLine,
               "a small message's header and first bytes share the slot's first cache line");
@@ -86,7 +85,7 @@ class Channel final : public Link {
   [[nodiscard]] bool receiver_posted() const noexcept override {
     return posted_.state.load(std::memory_order_acquire) == kPosted;
   }
-  // Appends to the ring, or to the overflow list when the ring is full; never waits.
+  // Appends to the ring, or to a new segment when the ring is full; never waits.
   void push(const Envelope& envelope, std::span<const std::byte> payload) override;
 
   // ---- consumer side (the receiving VP only)
@@ -112,63 +111,54 @@ class Channel final : public Link {
   bool hand_over(const Envelope& envelope, Write&& write);
 
   enum PostState : std::uint32_t { kIdle, kPosted, kClaimed, kDone };
-  // A message that found the ring full: a short payload kept inline (no allocation per message
-  // when a sender runs far ahead of its receiver with small messages).
-  struct Pending {
-    Envelope envelope;
-    std::array<std::byte, kInlineBytes> small;
-    std::vector<std::byte> large;
-    [[nodiscard]] const std::byte* payload() const noexcept {
-      return envelope.size <= kInlineBytes ? small.data() : large.data();
-    }
-  };
-  // The overflow list's lock: held for a push or a pop of a few words, so a waiter spins (a
-  // futex would cost a system call per contended message), yielding now and then in case the
-  // holder is preempted.
-  class SpinLock {
-   public:
-    void lock() noexcept {
-      for (unsigned i = 1; locked_.exchange(true, std::memory_order_acquire); ++i) {
-        while (locked_.load(std::memory_order_relaxed)) {
-          cpu_relax();
-          if ((++i & 127) == 0) sched_yield();
-        }
-      }
-    }
-    void unlock() noexcept { locked_.store(false, std::memory_order_release); }
-
-   private:
-    std::atomic<bool> locked_{false};
+  // One ring of slots. The producer leaves it for a new one when it is full: it sets `end`,
+  // then publishes `next`; the consumer moves on once it has taken every message before `end`.
+  struct Segment {
+    explicit Segment(std::size_t capacity) : slots(std::make_unique<Slot[]>(capacity)) {}
+    std::unique_ptr<Slot[]> slots;
+    std::atomic<Segment*> next{nullptr};
+    std::uint64_t end = 0;  // written before next, read after it
   };
 
   // How many ring slots a message of `size` bytes takes when continued over consecutive slots;
   // 1 when it is inline or too long for that (it goes in a block).
   [[nodiscard]] std::size_t slots_for(std::size_t size) const noexcept;
-  // The slots that the message in the slot at `position` takes.
+  // The slots that the message in `slot` takes.
   [[nodiscard]] std::size_t slots_taken(const Slot& slot) const noexcept {
     return slot.block != nullptr ? 1 : slots_for(slot.envelope.size);
+  }
+  [[nodiscard]] Slot& slot_at(Segment& segment, std::uint64_t position) const noexcept {
+    return segment.slots[position & mask_];
+  }
+  // The bytes after a slot's sequence word, where a continued message goes on.
+  [[nodiscard]] std::byte* continuation(Segment& segment, std::uint64_t position) const noexcept {
+    return reinterpret_cast<std::byte*>(&slot_at(segment, position)) +
+           sizeof(std::atomic<std::uint64_t>);
+  }
+  // Whether the producer's ring has `slots` free slots from head_ on, by consumed_seen_.
+  [[nodiscard]] bool room_for(std::size_t slots) const noexcept {
+    return head_ + slots - std::max(consumed_seen_, segment_start_) <= capacity_;
   }
   // slots == 1 and a payload longer than kInlineBytes: the payload goes in a block.
   void fill(std::uint64_t position, std::size_t slots, const Envelope& envelope,
             std::span<const std::byte> payload);
-  // The bytes after a slot's sequence word, where a continued message goes on.
-  [[nodiscard]] std::byte* continuation(std::uint64_t position) const noexcept {
-    return reinterpret_cast<std::byte*>(&slots_[position & mask_]) +
-           sizeof(std::atomic<std::uint64_t>);
-  }
-  void push_overflow(const Envelope& envelope, std::span<const std::byte> payload);
+  // Producer: leaves a full ring for a recycled or new one.
+  void next_segment();
+  // Consumer: hands a segment it has emptied back to the producer.
+  void retire(Segment* segment) noexcept;
   [[nodiscard]] Block* acquire_block(std::size_t size);
   void recycle(Block* block) noexcept;
 
   const std::size_t capacity_;
   const std::size_t mask_;
   const std::size_t max_slots_;  // the most slots one message may take: half the ring
-  std::unique_ptr<Slot[]> slots_;
 
   // Producer-only state.
   alignas(kCacheLine) std::uint64_t head_ = 0;
-  std::uint64_t enqueued_ = 0;       // messages put in the ring or the overflow list
+  std::uint64_t enqueued_ = 0;       // messages put in a ring or handed over
   std::uint64_t consumed_seen_ = 0;  // the last value of consumed_ the producer read
+  Segment* producer_segment_;        // the ring the producer writes
+  std::uint64_t segment_start_ = 0;  // the position at which it started writing it
 
   // The consumer's position: every slot before it is free again (release after its payload is
   // copied out). On its own line: the producer reads it only when its count of free slots ends.
@@ -177,7 +167,7 @@ class Channel final : public Link {
   // Consumer-only state.
   alignas(kCacheLine) std::uint64_t tail_ = 0;
   std::uint64_t dequeued_ = 0;
-  bool front_in_ring_ = true;
+  Segment* consumer_segment_;  // the ring the consumer reads: the producer's or an older one
 
   // The posted receive: written by the consumer before kPosted, by the claiming producer after.
   struct alignas(kCacheLine) Posted {
@@ -189,15 +179,12 @@ class Channel final : public Link {
     double arrival = 0;
   } posted_;
 
-  // Messages that found the ring full. While it is non-empty the producer appends here only,
-  // so FIFO order holds: everything in the ring is older than everything here.
-  alignas(kCacheLine) std::atomic<std::size_t> overflow_count_{0};
-  SpinLock overflow_mutex_;
-  std::deque<Pending> overflow_;
-
   // Payload blocks on their way back from consumer to producer.
   // As many as a full ring holds, so that a sender streaming block messages reuses them all.
   boost::lockfree::spsc_queue<Block*, boost::lockfree::capacity<64>> returned_blocks_;
+  // Emptied segments on their way back (a few: a receiver that fell far behind and caught up
+  // leaves the rest to be freed).
+  boost::lockfree::spsc_queue<Segment*, boost::lockfree::capacity<8>> returned_segments_;
 };
 
 template <class Write>

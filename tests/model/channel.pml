@@ -10,9 +10,10 @@
  * Spin explores every interleaving under sequential consistency: the model checks the
  * protocol's logic; the seq_cst fences of the code (store_load_fence in Proc::wait_until and
  * Fabric::notify) are what make the real memory behave so for the sleeping/published pair.
- * Messages take one slot or are continued over up to half the ring (every length explored, and
- * the fall-back to one slot when the ring has no room for the continuation).
- * Mirrors: push, fill, push_overflow, front, take_front, try_hand_over, post, cancel_post,
+ * Messages take one slot or are continued over up to half the ring (every length explored);
+ * when the ring is full the producer goes on in another segment, recycled from the consumer or
+ * new, and the consumer follows once it has taken every message before the segment's end.
+ * Mirrors: push, fill, next_segment, front, retire, take_front, try_hand_over, post, cancel_post,
  * take_posted_arrival (channel.cpp); Proc::receive and Proc::wait_until's sleep (proc.cpp);
  * Fabric::notify (machine.cpp). */
 
@@ -32,20 +33,26 @@
 #define CLAIMED 2
 #define DONE 3
 
-/* The ring: slot sequence words and payloads; producer and consumer positions. */
-byte seq[N];
-byte val[N];             /* the payload: every slot a message takes holds its value */
-byte slots[N];             /* a first slot's message: the slots it takes (1: inline or a block) */
+/* The segments: S rings of N slots (slot i of segment g at g*N + i), each with its link to the
+ * next and the position where the producer left it; the emptied ones on their way back. K + 1
+ * segments: more than a run can hold at once, so the producer never lacks one. */
+#define S (K + 1)
+byte seq[S * N];
+byte val[S * N];         /* the payload: every slot a message takes holds its value */
+byte slots[S * N];       /* a first slot's message: the slots it takes */
+byte seg_next[S];        /* 0: none yet; else the next segment + 1 */
+byte seg_end[S];
+chan returned = [S] of { byte };
+byte fresh = 1;          /* segments never used yet: fresh .. S-1 (segment 0 is the first) */
 byte head = 0;           /* producer */
 byte consumed_seen = 0;  /* producer: the last value of consumed it read */
-byte enqueued = 0;       /* producer: messages put in the ring or the overflow list */
+byte enqueued = 0;       /* producer: messages put in a ring or handed over */
+byte producer_seg = 0;
+byte seg_start = 0;      /* producer: where it started writing producer_seg */
 byte consumed = 0;       /* the consumer's published position */
 byte tail = 0;           /* consumer */
 byte dequeued = 0;       /* consumer */
-bool front_in_ring = true;
-/* The overflow list (a deque under a mutex: each operation atomic) and its counter. */
-chan overflow = [K] of { byte };
-byte overflow_count = 0;
+byte consumer_seg = 0;
 /* The posted receive. */
 byte post_state = IDLE;
 byte post_expected = 0;
@@ -63,7 +70,22 @@ inline notify() {       /* Fabric::notify: after publishing, wake the consumer i
   fi
 }
 
-inline push(v) {        /* Channel::push, fill and push_overflow */
+/* Channel::room_for: the producer's ring has `want` free slots from head on */
+#define ROOM(want) (head + want - (consumed_seen > seg_start -> consumed_seen : seg_start) <= N)
+
+inline next_segment() { /* Channel::next_segment */
+  if
+  :: nempty(returned) -> returned ? q
+  :: empty(returned) -> assert(fresh < S); q = fresh; fresh++
+  fi;
+  seg_next[q] = 0;
+  seg_end[producer_seg] = head;
+  seg_next[producer_seg] = q + 1;   /* publishes seg_end too */
+  producer_seg = q;
+  seg_start = head
+}
+
+inline push(v) {        /* Channel::push and fill */
   /* A message fits one slot, or is continued over up to MAXSLOTS (every length explored). */
   want = 1;
   do
@@ -71,26 +93,23 @@ inline push(v) {        /* Channel::push, fill and push_overflow */
   :: break
   od;
   if
-  :: overflow_count == 0 && head + want - consumed_seen > N -> consumed_seen = consumed
+  :: !ROOM(want) ->
+     consumed_seen = consumed;
+     if
+     :: !ROOM(want) -> next_segment()
+     :: else -> skip
+     fi
   :: else -> skip
   fi;
-  if   /* no room to continue it: a block in one slot */
-  :: head + want - consumed_seen > N -> want = 1
-  :: else -> skip
-  fi;
-  if
-  :: overflow_count == 0 && head + want - consumed_seen <= N ->
-       /* the continuation slots' payload, never their sequence words */
-       k = 1;
-       do
-       :: k < want -> val[(head + k) % N] = v; k++
-       :: else -> break
-       od;
-       val[head % N] = v; slots[head % N] = want; seq[head % N] = head + 1;
-       head = head + want; enqueued++
-  :: else ->
-       overflow ! v; overflow_count++; enqueued++
-  fi
+  /* the continuation slots' payload, never their sequence words */
+  k = 1;
+  do
+  :: k < want -> val[producer_seg * N + (head + k) % N] = v; k++
+  :: else -> break
+  od;
+  val[producer_seg * N + head % N] = v; slots[producer_seg * N + head % N] = want;
+  seq[producer_seg * N + head % N] = head + 1;
+  head = head + want; enqueued++
 }
 
 inline try_hand_over(v, delivered) {   /* Channel::try_hand_over */
@@ -110,40 +129,38 @@ inline try_hand_over(v, delivered) {   /* Channel::try_hand_over */
   fi
 }
 
-/* Channel::front: whether a message is there; sets front_in_ring. */
+/* Channel::front: whether a message is there; moves on to the next segment when this one is
+ * done (Channel::retire hands it back). */
 inline front(there) {
-  if
-  :: seq[tail % N] == tail + 1 -> front_in_ring = true; there = true
+  do
+  :: seq[consumer_seg * N + tail % N] == tail + 1 -> there = true; break
   :: else ->
+     next = seg_next[consumer_seg];   /* read once: a retired segment is the producer's again */
      if
-     :: overflow_count == 0 -> there = false
+     :: next == 0 -> there = false; break
      :: else ->
         if
-        :: seq[tail % N] == tail + 1 -> front_in_ring = true
-        :: else -> front_in_ring = false
-        fi;
-        there = true
+        :: tail == seg_end[consumer_seg] -> returned ! consumer_seg; consumer_seg = next - 1
+        :: else -> skip   /* published before the link: look again */
+        fi
      fi
-  fi
+  od
 }
 
 inline take_front(v) {  /* Channel::take_front */
-  if
-  :: front_in_ring ->
-     v = val[tail % N];
-     k = 1;
-     do   /* a continued message: every slot it takes holds its bytes */
-     :: k < slots[tail % N] -> assert(val[(tail + k) % N] == v); k++
-     :: else -> break
-     od;
-     tail = tail + slots[tail % N]; consumed = tail
-  :: else -> overflow ? v; overflow_count--
-  fi;
+  v = val[consumer_seg * N + tail % N];
+  k = 1;
+  do   /* a continued message: every slot it takes holds its bytes */
+  :: k < slots[consumer_seg * N + tail % N] ->
+     assert(val[consumer_seg * N + (tail + k) % N] == v); k++
+  :: else -> break
+  od;
+  tail = tail + slots[consumer_seg * N + tail % N]; consumed = tail;
   dequeued++
 }
 
 proctype producer() {
-  byte i = 1, want, k;
+  byte i = 1, want, k, q;
   bool delivered, claimed;
   do
   :: i <= K ->
@@ -170,7 +187,7 @@ proctype producer() {
 }
 
 proctype consumer() {
-  byte i = 1, v, ticket, k;
+  byte i = 1, v, ticket, k, next;
   bool there, posted, ready;
   do
   :: i <= K ->
