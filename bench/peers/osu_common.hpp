@@ -43,6 +43,25 @@ inline const std::vector<std::string> kCollectives{
     "broadcast", "reduce",     "all_reduce", "all_gather", "reduce_scatter",
     "scan",      "all_to_all", "gather",     "scatter",    "barrier"};
 
+// The collectives as a number, so that a timed loop does not compare strings on every call.
+enum class Op {
+  broadcast,
+  reduce,
+  all_reduce,
+  all_gather,
+  reduce_scatter,
+  scan,
+  all_to_all,
+  gather,
+  scatter,
+  barrier
+};
+inline Op op_of(std::string_view bench) {
+  for (std::size_t i = 0; i < kCollectives.size(); ++i)
+    if (kCollectives[i] == bench) return static_cast<Op>(i);
+  throw std::invalid_argument("no collective " + std::string(bench));
+}
+
 inline bool is_reduction(std::string_view b) {
   return b == "reduce" || b == "all_reduce" || b == "reduce_scatter" || b == "scan";
 }

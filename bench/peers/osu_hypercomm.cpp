@@ -46,29 +46,22 @@ Buffers buffers_for(const std::string& bench, std::size_t m, std::size_t p) {
   return b;
 }
 
-void collective(hc::Proc& vp, const std::string& bench, Buffers& b, std::size_t m) {
+void collective(hc::Proc& vp, osu::Op op, Buffers& b, std::size_t m) {
   const std::span<char> in(b.in), out(b.out);
-  const std::span<float> fin(b.fin), fout(b.fout);
-  if (bench == "barrier")
-    hc::barrier(vp);
-  else if (bench == "broadcast")
-    hc::broadcast(vp, in.first(m), 0);
-  else if (bench == "reduce")
-    hc::reduce(vp, std::span<const float>(fin), fout, std::plus<>{}, 0);
-  else if (bench == "all_reduce")
-    hc::all_reduce(vp, std::span<const float>(fin), fout, std::plus<>{});
-  else if (bench == "all_gather")
-    hc::all_gather(vp, std::span<const char>(in.first(m)), out);
-  else if (bench == "reduce_scatter")
-    hc::reduce_scatter(vp, std::span<const float>(fin), fout, std::plus<>{});
-  else if (bench == "scan")
-    hc::scan(vp, std::span<const float>(fin), fout, std::plus<>{});
-  else if (bench == "all_to_all")
-    hc::all_to_all(vp, std::span<const char>(in), out);
-  else if (bench == "gather")
-    hc::gather(vp, std::span<const char>(in.first(m)), out, 0);
-  else if (bench == "scatter")
-    hc::scatter(vp, std::span<const char>(in), out.first(m), 0);
+  const std::span<const float> fin(b.fin);
+  const std::span<float> fout(b.fout);
+  switch (op) {
+    case osu::Op::barrier: return hc::barrier(vp);
+    case osu::Op::broadcast: return hc::broadcast(vp, in.first(m), 0);
+    case osu::Op::reduce: return hc::reduce(vp, fin, fout, std::plus<>{}, 0);
+    case osu::Op::all_reduce: return hc::all_reduce(vp, fin, fout, std::plus<>{});
+    case osu::Op::all_gather: return hc::all_gather(vp, std::span<const char>(in.first(m)), out);
+    case osu::Op::reduce_scatter: return hc::reduce_scatter(vp, fin, fout, std::plus<>{});
+    case osu::Op::scan: return hc::scan(vp, fin, fout, std::plus<>{});
+    case osu::Op::all_to_all: return hc::all_to_all(vp, std::span<const char>(in), out);
+    case osu::Op::gather: return hc::gather(vp, std::span<const char>(in.first(m)), out, 0);
+    case osu::Op::scatter: return hc::scatter(vp, std::span<const char>(in), out.first(m), 0);
+  }
 }
 
 struct Batch {
@@ -80,6 +73,7 @@ Batch run_batch(hc::Machine& machine, const std::string& bench, const osu::Args&
                 std::vector<Buffers>& buffers, std::size_t m, long iters) {
   const auto p = static_cast<std::size_t>(machine.topology().size());
   std::vector<double> measured(p), elapsed(p);
+  const osu::Op op = osu::is_point_to_point(bench) ? osu::Op::barrier : osu::op_of(bench);
   machine.run([&](hc::Proc& vp) {
     const auto me = static_cast<std::size_t>(vp.id());
     Buffers& b = buffers[me];
@@ -114,12 +108,12 @@ Batch run_batch(hc::Machine& machine, const std::string& bench, const osu::Args&
       for (long i = 0; i < iters; ++i) {
         hc::barrier(vp);
         const auto t0 = Clock::now();
-        collective(vp, bench, b, m);
+        collective(vp, op, b, m);
         mine += seconds_since(t0);
       }
       mine /= static_cast<double>(iters);
     } else {
-      for (long i = 0; i < iters; ++i) collective(vp, bench, b, m);
+      for (long i = 0; i < iters; ++i) collective(vp, op, b, m);
       mine = seconds_since(start) / static_cast<double>(iters);
     }
     measured[me] = mine;

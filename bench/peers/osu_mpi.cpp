@@ -28,30 +28,34 @@ Buffers buffers_for(const std::string& bench, std::size_t m, std::size_t p) {
   return b;
 }
 
-void collective(const std::string& bench, Buffers& b, int m) {
+void collective(osu::Op op, Buffers& b, int m) {
   char* in = b.in.data();
   char* out = b.out.data();
   const int floats = m / 4;
-  if (bench == "barrier")
-    MPI_Barrier(MPI_COMM_WORLD);
-  else if (bench == "broadcast")
-    MPI_Bcast(in, m, MPI_CHAR, 0, MPI_COMM_WORLD);
-  else if (bench == "reduce")
-    MPI_Reduce(in, out, floats, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
-  else if (bench == "all_reduce")
-    MPI_Allreduce(in, out, floats, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  else if (bench == "all_gather")
-    MPI_Allgather(in, m, MPI_CHAR, out, m, MPI_CHAR, MPI_COMM_WORLD);
-  else if (bench == "reduce_scatter")
-    MPI_Reduce_scatter_block(in, out, floats, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  else if (bench == "scan")
-    MPI_Scan(in, out, floats, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  else if (bench == "all_to_all")
-    MPI_Alltoall(in, m, MPI_CHAR, out, m, MPI_CHAR, MPI_COMM_WORLD);
-  else if (bench == "gather")
-    MPI_Gather(in, m, MPI_CHAR, out, m, MPI_CHAR, 0, MPI_COMM_WORLD);
-  else if (bench == "scatter")
-    MPI_Scatter(in, m, MPI_CHAR, out, m, MPI_CHAR, 0, MPI_COMM_WORLD);
+  switch (op) {
+    case osu::Op::barrier: MPI_Barrier(MPI_COMM_WORLD); return;
+    case osu::Op::broadcast: MPI_Bcast(in, m, MPI_CHAR, 0, MPI_COMM_WORLD); return;
+    case osu::Op::reduce:
+      MPI_Reduce(in, out, floats, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+      return;
+    case osu::Op::all_reduce:
+      MPI_Allreduce(in, out, floats, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      return;
+    case osu::Op::all_gather:
+      MPI_Allgather(in, m, MPI_CHAR, out, m, MPI_CHAR, MPI_COMM_WORLD);
+      return;
+    case osu::Op::reduce_scatter:
+      MPI_Reduce_scatter_block(in, out, floats, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      return;
+    case osu::Op::scan: MPI_Scan(in, out, floats, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); return;
+    case osu::Op::all_to_all:
+      MPI_Alltoall(in, m, MPI_CHAR, out, m, MPI_CHAR, MPI_COMM_WORLD);
+      return;
+    case osu::Op::gather: MPI_Gather(in, m, MPI_CHAR, out, m, MPI_CHAR, 0, MPI_COMM_WORLD); return;
+    case osu::Op::scatter:
+      MPI_Scatter(in, m, MPI_CHAR, out, m, MPI_CHAR, 0, MPI_COMM_WORLD);
+      return;
+  }
 }
 
 struct Batch {
@@ -62,6 +66,7 @@ struct Batch {
 Batch run_batch(const std::string& bench, const osu::Args& a, Buffers& b, int m, long iters,
                 int rank, int p) {
   std::vector<MPI_Request> requests(static_cast<std::size_t>(a.window));
+  const osu::Op op = osu::is_point_to_point(bench) ? osu::Op::barrier : osu::op_of(bench);
   double measured = 0;
   MPI_Barrier(MPI_COMM_WORLD);
   const double start = MPI_Wtime();
@@ -97,12 +102,12 @@ Batch run_batch(const std::string& bench, const osu::Args& a, Buffers& b, int m,
     for (long i = 0; i < iters; ++i) {
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();
-      collective(bench, b, m);
+      collective(op, b, m);
       measured += MPI_Wtime() - t0;
     }
     measured /= static_cast<double>(iters);
   } else {
-    for (long i = 0; i < iters; ++i) collective(bench, b, m);
+    for (long i = 0; i < iters; ++i) collective(op, b, m);
     measured = (MPI_Wtime() - start) / static_cast<double>(iters);
   }
   const double elapsed = MPI_Wtime() - start;

@@ -45,26 +45,29 @@ class Waiter {
   template <class Poll, class Check, class Audit, class GiveCore>
   Outcome busy(Poll&& poll, Check&& check, Audit&& audit, GiveCore&& give_core) const {
     using Clock = std::chrono::steady_clock;
+    // Each phase reads the clock first at its first check, not on entry: most waits end within
+    // a few passes, and a clock read costs tens of them (more under a hypervisor).
     if (spin_.count() > 0) {
-      const auto spin_until = Clock::now() + spin_;
+      Clock::time_point spin_until{};
       for (unsigned i = 1;; ++i) {
         if (poll(Phase::spin)) return Outcome::done;
         cpu_relax();
         if ((i & 63) == 0) {
           if (check()) return Outcome::stopped;
-          if (Clock::now() >= spin_until) break;
+          const auto now = Clock::now();
+          if (i == 64) spin_until = now + spin_;
+          if (now >= spin_until) break;
         }
       }
     }
     if (yield_.count() > 0) {
-      const auto start = Clock::now();
-      const auto yield_until = start + yield_;
-      auto next_audit = start + yield_ / 4;
+      Clock::time_point yield_until{}, next_audit{};
       for (unsigned i = 1;; ++i) {
         if (poll(Phase::yield)) return Outcome::done;
         if ((i & 15) == 0) {
           if (check()) return Outcome::stopped;
           const auto now = Clock::now();
+          if (i == 16) yield_until = now + yield_, next_audit = now + yield_ / 4;
           if (now >= next_audit) {
             next_audit = now + yield_ / 4;
             if (audit()) return Outcome::stopped;
