@@ -1,9 +1,10 @@
 // Port::meet (runtime/port/port.hpp): when VPs outnumber cores, a barrier or a small hypercube
-// all_reduce runs as one meeting in shared memory. It must be indistinguishable from the rounds of
-// messages it stands in for: the same results bit for bit, the same model clocks, message and byte
-// counts and link traffic, and the same errors, never a hang. A machine that records operations
-// (Options::record) always sends the messages, so every case runs on two machines, recorded
-// (messages) and not (a meeting, where VPs outnumber cores), and the two must agree.
+// all_reduce, scan or exscan runs as one meeting in shared memory. It must be indistinguishable
+// from the rounds of messages it stands in for: the same results bit for bit, the same model
+// clocks, message and byte counts and link traffic, and the same errors, never a hang. A machine
+// that records operations (Options::record) always sends the messages, so every case runs on two
+// machines, recorded (messages) and not (a meeting, where VPs outnumber cores), and the two must
+// agree.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -77,6 +78,25 @@ Results run_mix(const hc::Topology& t, hc::Options o) {
         keep(mout);
         hc::barrier(vp);
         keep(std::vector<long>{hc::all_reduce(vp, long{me}, std::plus<>())});
+        // Prefix sums: a meeting on a hypercube (every VP its own result), messages elsewhere.
+        for (std::size_t n : {std::size_t{1}, std::size_t{512}, std::size_t{513}}) {
+          std::vector<double> x(n), y(n, -7.0);
+          for (std::size_t k = 0; k < n; ++k) x[k] = tricky(me, k);
+          hc::scan(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
+          keep(y);
+          std::fill(y.begin(), y.end(), -7.0);
+          hc::exscan(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
+          keep(y);  // VP 0's untouched
+          hc::scan(vp, std::span<const double>(x), std::span<double>(x), std::plus<>());
+          keep(x);  // in place
+        }
+        hc::scan(vp, std::span<const hctest::Mat>(m), std::span<hctest::Mat>(mout),
+                 hctest::MatMul{});
+        keep(mout);
+        hc::exscan(vp, std::span<const hctest::Mat>(m), std::span<hctest::Mat>(mout),
+                   hctest::MatMul{});
+        keep(mout);
+        keep(std::vector<long>{hc::scan(vp, long{me}, std::plus<>())});
         hc::barrier(vp);
       },
       o);
@@ -129,7 +149,7 @@ TEST_CASE("a meeting gives the results, clocks, counts and link traffic of its m
       const auto& last = meeting.per_vp.back();
       long total = 0;
       std::memcpy(&total, last.data() + last.size() - sizeof(long), sizeof(long));
-      CHECK(total == static_cast<long>(p) * (p - 1) / 2);
+      CHECK(total == static_cast<long>(p) * (p - 1) / 2);  // VP p-1's scan: every VP's id
     }
   }
 }

@@ -20,6 +20,10 @@
 // Iterations: doubled from 1 until one batch takes 2 ms, then set so that a batch lasts
 // --batch-ms; --batches batches, the median reported. Two warm-up calls before each.
 //
+// Options: --bench LIST, --mode latency|throughput, --min-bytes/--max-bytes (default 1 B to
+// 16 MiB) or --sizes LIST, --p P (osu_hypercomm's VPs; MPI: the ranks), --window W (64),
+// --batches B (3), --batch-ms T (10), --impl NAME.
+//
 // Output: one JSON line per measurement, e.g.
 //   {"impl":"openmpi","bench":"all_reduce","mode":"latency","p":2,"bytes":8,"time_us":0.21,
 //    "mbps":38.1,"iters":40960}
@@ -72,6 +76,7 @@ struct Args {
   std::string mode = "latency";  // latency | throughput (collectives only)
   std::size_t min_bytes = 1;
   std::size_t max_bytes = std::size_t{16} << 20;
+  std::vector<std::size_t> sizes;  // --sizes: these instead of the powers of two
   int p = 2;
   int window = 64;
   int batches = 3;
@@ -113,7 +118,9 @@ inline Args parse(int argc, char** argv, const char* default_impl) {
       a.min_bytes = parse_size(value);
     else if (key == "--max-bytes")
       a.max_bytes = parse_size(value);
-    else if (key == "--p")
+    else if (key == "--sizes") {
+      for (const std::string& v : split(value)) a.sizes.push_back(parse_size(v));
+    } else if (key == "--p")
       a.p = std::stoi(value);
     else if (key == "--window")
       a.window = std::max(1, std::stoi(value));
@@ -139,11 +146,16 @@ inline Args parse(int argc, char** argv, const char* default_impl) {
   return a;
 }
 
-// The sizes of one benchmark: powers of two from --min-bytes to --max-bytes (the reductions
-// from 4, one float), and 0 alone for the barrier.
+// The sizes of one benchmark: powers of two from --min-bytes to --max-bytes, or those of
+// --sizes (the reductions from 4, one float), and 0 alone for the barrier.
 inline std::vector<std::size_t> sizes(const std::string& bench, const Args& a) {
   if (bench == "barrier") return {0};
   std::vector<std::size_t> out;
+  if (!a.sizes.empty()) {
+    for (const std::size_t m : a.sizes)
+      if (m >= (is_reduction(bench) ? 4 : 1)) out.push_back(m);
+    return out;
+  }
   const std::size_t lowest =
       is_reduction(bench) ? std::max<std::size_t>(a.min_bytes, 4) : a.min_bytes;
   for (std::size_t m = 1; m <= a.max_bytes; m *= 2)

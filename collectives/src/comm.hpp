@@ -44,9 +44,9 @@ struct Comm {
   // whole machine: a smaller group sends its messages.
   [[nodiscard]] bool meet(const Port::Rounds& rounds, const void* input = nullptr,
                           Port::Combine combine = nullptr, const void* context = nullptr,
-                          Bytes out = {}) const {
+                          Bytes out = {}, Port::Results results = Port::Results::shared) const {
     if (group.shape != GroupInfo::Shape::world) return false;
-    return port.meet(tag, rounds, input, combine, context, out);
+    return port.meet(tag, rounds, input, combine, context, out, results);
   }
 };
 

@@ -20,6 +20,14 @@
 // with x0 .. x4; VP 0 never receives from a lower id and leaves its out untouched.
 // in may be out (msg takes a copy of in first).
 
+//
+// When VPs outnumber cores a small vector may instead be scanned in one meeting in shared memory
+// (Port::meet): the same rounds on the model clocks and the links as the all-reduce's butterfly,
+// and every VP's result bit for bit, since the last VP to arrive folds the inputs as these
+// rounds do (fold_prefixes).
+
+#include <bit>
+#include <cstring>
 #include <vector>
 
 #include "card.hpp"
@@ -27,10 +35,68 @@
 
 namespace hypercomm::detail {
 
+namespace {
+
+// Up to this many bytes a meeting beats the rounds of messages when VPs outnumber cores (as the
+// all-reduce's, all_reduce_hypercube.cpp).
+constexpr std::size_t kMeetingBytes = 4096;
+
+struct ScanMeeting {
+  const Reducer* op;
+  bool exclusive;
+};
+
+// Every VP's result as the rounds below compute it. After round k a VP's msg is the fold of its
+// aligned block of 2^(k+1) ids, lower half on the left (the butterfly's tree, level k+1); in
+// round k a VP whose bit k is set receives the fold of the block of 2^k ids below its own and
+// puts it on the left of its result (or starts its result with it, exclusive). Level k's blocks
+// are the inputs (k = 0) or lie in scratch, level after level.
+void fold_prefixes(const void* context, std::span<const void* const> inputs, Bytes results,
+                   Bytes scratch) {
+  const auto& [op, exclusive] = *static_cast<const ScanMeeting*>(context);
+  const std::size_t p = inputs.size();
+  const std::size_t m = results.size() / p;
+  if (m == 0) return;
+  const int d = std::countr_zero(p);
+  std::size_t level_start = 0;  // level k's first block, in blocks of m from scratch's start
+  auto block = [&](int k, std::size_t b) -> const std::byte* {
+    return k == 0 ? static_cast<const std::byte*>(inputs[b])
+                  : scratch.data() + (level_start + b) * m;
+  };
+  if (!exclusive)
+    for (std::size_t i = 0; i < p; ++i) std::memcpy(results.data() + i * m, inputs[i], m);
+  for (int k = 0; k < d; ++k) {
+    for (std::size_t i = std::size_t{1} << k; i < p; ++i) {
+      if ((i >> k & 1) == 0) continue;
+      std::byte* result = results.data() + i * m;
+      const std::byte* below = block(k, (i >> k) ^ 1);
+      if (exclusive && std::countr_zero(i) == k)
+        std::memcpy(result, below, m);
+      else
+        (*op)(result, below, result, m);
+    }
+    if (k + 1 == d) break;
+    // Level k+1: each pair of level-k blocks folded, lower on the left.
+    const std::size_t next_start = k == 0 ? 0 : level_start + (p >> k);
+    for (std::size_t b = 0; b < p >> (k + 1); ++b)
+      (*op)(scratch.data() + (next_start + b) * m, block(k, 2 * b), block(k, 2 * b + 1), m);
+    level_start = next_start;
+  }
+}
+
+}  // namespace
+
 void scan_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool exclusive) {
   const int my_id = c.id();
   const int d = log2_of(c.p());
   const std::size_t m = in.size();
+  if (m <= kMeetingBytes) {
+    const ScanMeeting context{&op, exclusive};
+    const Bytes mine = exclusive && my_id == 0 ? Bytes{} : out;  // VP 0's exscan out: untouched
+    if (c.meet({d, m, butterfly_partner, butterfly_partner}, in.data(), fold_prefixes, &context,
+               mine, Port::Results::per_vp))
+      return;
+  }
   Buffer msg(in.begin(), in.end());
   Buffer number(m);
   bool has_result = !exclusive;

@@ -77,8 +77,12 @@ class alignas(64) Port {
     int (*to)(int id, int round, int p) = nullptr;
     int (*from)(int id, int round, int p) = nullptr;
   };
-  // Folds every VP's input (inputs[i] is VP i's) into result; `context` is the caller's;
-  // scratch holds ceil(log2 p) * result.size() bytes, for the partial folds of a tree.
+  // What a meeting's combine makes: one result that every VP takes (an all-reduce), or one for
+  // each VP (a prefix sum: VP i takes bytes [i*m, (i+1)*m) of the result).
+  enum class Results : std::uint8_t { shared, per_vp };
+  // Folds every VP's input (inputs[i] is VP i's, rounds.bytes each) into result; `context` is
+  // the caller's. Results::shared: result holds m = rounds.bytes bytes and scratch
+  // ceil(log2 p) * m, for the partial folds of a tree; Results::per_vp: both hold p * m.
   using Combine = void (*)(const void* context, std::span<const void* const> inputs,
                            std::span<std::byte> result, std::span<std::byte> scratch);
   // When VPs outnumber cores, a small symmetric collective (a barrier, a small all-reduce) is
@@ -87,11 +91,13 @@ class alignas(64) Port {
   // it may: every VP calls it with the same tag; the last to arrive checks that the tags agree
   // (CollectiveMismatch), folds the inputs into one result, advances every VP's model clock and
   // counts the messages and link traffic exactly as the rounds would have, then releases the
-  // others; each VP copies the result into out. It returns false, having done nothing, when it
-  // may not: one VP per core (messages are cheaper there), or a run that records operations or
-  // traces (they show the book's messages). Every VP of a run decides alike.
+  // others; each VP copies the result, or its own (Results::per_vp), into out (nothing when out
+  // is empty). It returns false, having done nothing, when it may not: one VP per core
+  // (messages are cheaper there), or a run that records operations or traces (they show the
+  // book's messages). Every VP of a run decides alike.
   [[nodiscard]] bool meet(const MessageTag& tag, const Rounds& rounds, const void* input,
-                          Combine combine, const void* context, std::span<std::byte> out);
+                          Combine combine, const void* context, std::span<std::byte> out,
+                          Results results = Results::shared);
 
  private:
   friend class Fabric;
@@ -136,7 +142,7 @@ class alignas(64) Port {
   // links, which would cost a meeting more than the meeting itself.
   void count_meetings() noexcept;
   void conclude_meeting(const Rounds& rounds, Combine combine, const void* context,
-                        std::size_t result_bytes);
+                        Results results);
   void wait_for_meeting(std::uint32_t generation, const MessageTag& tag);
   void tally_meeting(const Rounds& rounds);
 

@@ -57,7 +57,7 @@ std::string vp_name(int id) { return "VP " + std::to_string(id); }
 }  // namespace
 
 bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, Combine combine,
-                const void* context, std::span<std::byte> out) {
+                const void* context, std::span<std::byte> out, Results results) {
   // A meeting plays the one-port rules; all ports send the messages.
   // Meetings are in one process's memory: a machine over several processes sends its messages.
   if (!options().meetings || options().model.all_port || !fabric_->oversubscribed() || recording_ ||
@@ -91,7 +91,7 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
   if (meeting.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == p) {
     me.status.store(detail::kRunning, std::memory_order_relaxed);  // the watchdog: it works
     meeting.arrived.store(0, std::memory_order_relaxed);
-    conclude_meeting(rounds, combine, context, out.size());
+    conclude_meeting(rounds, combine, context, results);
     meeting.released.store(generation + 1, std::memory_order_seq_cst);
     meeting.signal.fetch_add(1, std::memory_order_seq_cst);
     if (meeting.sleepers.load(std::memory_order_seq_cst) != 0)
@@ -102,7 +102,10 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
 
   // Released: this VP's share of what the rounds would have done.
   clock_ = seat.clock;
-  if (!out.empty()) std::memcpy(out.data(), meeting.result.data(), out.size());
+  if (!out.empty()) {
+    const std::size_t mine = results == Results::per_vp ? static_cast<std::size_t>(id_) : 0;
+    std::memcpy(out.data(), meeting.result.data() + mine * out.size(), out.size());
+  }
   tally_meeting(rounds);
   messages_sent_ += static_cast<std::uint64_t>(rounds.count);
   bytes_sent_ += static_cast<std::uint64_t>(rounds.count) * rounds.bytes;
@@ -133,7 +136,7 @@ void Port::count_meetings() noexcept {
 
 // The last arriver's work: every seat is written and no VP leaves before the release.
 void Port::conclude_meeting(const Rounds& rounds, Combine combine, const void* context,
-                            std::size_t result_bytes) {
+                            Results results) {
   detail::Meeting& meeting = fabric_->meeting();
   const std::span<detail::Meeting::Seat> seats(meeting.seats);
   bool agree = true;
@@ -158,11 +161,15 @@ void Port::conclude_meeting(const Rounds& rounds, Combine combine, const void* c
     meeting.inputs[static_cast<std::size_t>(i)] = seats[static_cast<std::size_t>(i)].input;
   // The result, then the scratch (Port::Combine): grown when needed, kept for the next meeting.
   const auto levels = static_cast<std::size_t>(std::bit_width(static_cast<unsigned>(size_ - 1)));
-  const std::size_t bytes = result_bytes * (1 + levels);
-  if (meeting.result.size() < bytes) meeting.result.resize(bytes);
+  const std::size_t result_bytes =
+      rounds.bytes * (results == Results::per_vp ? static_cast<std::size_t>(size_) : 1);
+  const std::size_t scratch_bytes =
+      results == Results::per_vp ? result_bytes : rounds.bytes * levels;
+  if (meeting.result.size() < result_bytes + scratch_bytes)
+    meeting.result.resize(result_bytes + scratch_bytes);
   const std::span<std::byte> shared(meeting.result);
   combine(context, meeting.inputs, shared.first(result_bytes),
-          shared.subspan(result_bytes, result_bytes * levels));
+          shared.subspan(result_bytes, scratch_bytes));
 }
 
 // Waits for the release of the meeting after `generation`: yields the core, to whichever VP on
