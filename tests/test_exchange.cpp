@@ -577,5 +577,14 @@ TEST_CASE("barrier algorithms directly: correctness and model time") {
   }
   check(Topology::mesh(3, 3), Links::routed, detail::barrier_dissemination, 4);
   for (auto [rows, cols] : {std::pair{1, 3}, {3, 1}, {2, 2}, {2, 3}, {3, 3}, {4, 4}, {2, 5}})
-    check(Topology::mesh(rows, cols), Links::strict, detail::barrier_mesh, rows + cols - 2);
+    check(
+        Topology::mesh(rows, cols), Links::strict,
+        [](const detail::Comm& c) { detail::barrier_mesh(c, detail::Grid::of(c.topology())); },
+        rows + cols - 2);
+  // The torus embedded in a hypercube by the Gray code: 2^floor(d/2) x 2^ceil(d/2).
+  for (int d = 2; d <= 5; ++d)
+    check(
+        Topology::hypercube(d), Links::strict,
+        [](const detail::Comm& c) { detail::barrier_mesh(c, detail::Grid::gray_code(c.p())); },
+        (1 << (d / 2)) + (1 << (d - d / 2)) - 2);
 }

@@ -49,8 +49,8 @@ bool ring_adjacent(const Topology& t) {
 enum class Operation { all_gather, reduce_scatter, all_reduce };
 
 // Which Algo each operation accepts (the brief's table; the cards' restrictions implement it).
-// On a hypercube of d >= 2 under Links::strict the ring runs embedded by the Gray code, folding
-// in ring order: the all-gather always, the reductions for a commutative operator.
+// On a hypercube of d >= 2 the ring and the mesh run embedded by the Gray code, folding
+// in Gray-code order: the all-gather always, the reductions for a commutative operator.
 bool valid(Operation op, Algo a, const Topology& t, Links links, bool commutative) {
   const bool routed = links == Links::routed;
   const bool gray_ring =
@@ -59,7 +59,7 @@ bool valid(Operation op, Algo a, const Topology& t, Links links, bool commutativ
     case Algo::automatic: return true;
     case Algo::hypercube: return power_of_two(t.size()) && (is_hypercube(t) || routed);
     case Algo::ring: return ring_adjacent(t) || routed || gray_ring;
-    case Algo::mesh: return is_mesh(t);
+    case Algo::mesh: return is_mesh(t) || gray_ring;  // the Gray-code mesh, alike
     case Algo::two_phase: return op == Operation::all_reduce;
     case Algo::reduce_broadcast:  // Algorithm 4.3 then 4.1
       return op == Operation::all_reduce && power_of_two(t.size()) && (is_hypercube(t) || routed);

@@ -21,19 +21,16 @@
 
 namespace hypercomm::detail {
 
-void all_gather_mesh(const Comm& c, Bytes buf, const Blocks& blocks) {
-  const Topology& t = c.topology();
+void all_gather_mesh(const Comm& c, Bytes buf, const Blocks& blocks, const Grid& grid) {
   const int my_id = c.id();
-  const int rows = t.rows();
-  const int cols = t.cols();
-  const int my_row = t.row_of(my_id);
+  const int rows = grid.rows;
+  const int cols = grid.cols;
+  const int my_row = grid.row_of(my_id);
 
   // Row phase: one block a part, the parts of my row.
-  all_gather_ring(c, buf, Blocks::grouped(blocks, my_row * cols, 1, cols), row_group(t, my_id));
+  all_gather_ring(c, buf, Blocks::grouped(blocks, my_row * cols, 1, cols), grid.row(my_id));
   // Column phase: a whole row of blocks a part.
-  if (rows > 1) {
-    all_gather_ring(c, buf, Blocks::grouped(blocks, 0, cols, rows), column_group(t, my_id));
-  }
+  if (rows > 1) all_gather_ring(c, buf, Blocks::grouped(blocks, 0, cols, rows), grid.column(my_id));
 }
 
 namespace {
@@ -54,7 +51,9 @@ double all_gatherv_mesh_cost(const CostQuery& q) {
 }
 
 namespace {
-void run(const Comm& c, const Args& a) { all_gather_mesh(c, a.out, *a.blocks); }
+void run(const Comm& c, const Args& a) {
+  all_gather_mesh(c, a.out, *a.blocks, Grid::of(c.topology()));
+}
 }  // namespace
 
 extern const AlgorithmCard all_gather_mesh_card{
@@ -75,5 +74,20 @@ extern const AlgorithmCard all_gatherv_mesh_card{
     needs_mesh,
     all_gatherv_mesh_cost,
     run};
+
+// The same on the torus embedded in a hypercube by the reflected Gray code (Grama et al. section
+// 2.7, Grid::gray_code): the row phase along the VPs of one id prefix, the column phase along
+// those of one id suffix, each in Gray-code order, every message one link.
+extern const AlgorithmCard all_gather_mesh_gray_card{
+    {Collective::all_gather, Algo::mesh,
+     "Grama et al., Algorithm 4.6 on the torus embedded in the hypercube by the reflected Gray "
+     "code (section 2.7)",
+     "(ts + th)*(rows+cols-2) + tw*m*(p-1), rows = 2^floor(d/2), cols = 2^ceil(d/2)",
+     kGrayMeshNeeds, "2 ts (sqrt p - 1) + tw m (p - 1)", "Gray-code mesh"},
+    needs_gray_mesh,
+    [](const CostQuery& q) { return on_gray_mesh(q, all_gather_mesh_cost); },
+    [](const Comm& c, const Args& a) {
+      all_gather_mesh(c, a.out, *a.blocks, Grid::gray_code(c.p()));
+    }};
 
 }  // namespace hypercomm::detail

@@ -67,10 +67,9 @@ void gather_and_fold(const Comm& c, Bytes result, const Ring& g, const Reducer& 
 
 }  // namespace
 
-void all_reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op) {
-  const Topology& t = c.topology();
+void all_reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, const Grid& grid) {
   copy_bytes(out, in);  // a no-op when in is out
-  for (const Ring& line : {row_group(t, c.id()), column_group(t, c.id())})
+  for (const Ring& line : {grid.row(c.id()), grid.column(c.id())})
     if (line.size > 1) gather_and_fold(c, out, line, op);
 }
 
@@ -89,7 +88,25 @@ extern const AlgorithmCard all_reduce_mesh_card{
      "(ts + tw*m + th)*(rows + cols - 2)", kMeshNeeds, nullptr},
     needs_mesh,
     all_reduce_mesh_cost,
-    [](const Comm& c, const Args& a) { all_reduce_mesh(c, a.in, a.out, *a.op); },
+    [](const Comm& c, const Args& a) {
+      all_reduce_mesh(c, a.in, a.out, *a.op, Grid::of(c.topology()));
+    },
     mesh_counts_hops};
+
+// The same on the torus embedded in a hypercube by the reflected Gray code (Grama et al. section
+// 2.7, Grid::gray_code): every message one link; it folds in Gray-code order.
+extern const AlgorithmCard all_reduce_mesh_gray_card{
+    {Collective::all_reduce, Algo::mesh,
+     "Grama et al., section 4.3 on a mesh (row, then column) on the torus embedded in the "
+     "hypercube by the reflected Gray code (section 2.7)",
+     "(ts + tw*m + th)*(rows + cols - 2), rows = 2^floor(d/2), cols = 2^ceil(d/2)",
+     kGrayMeshCommutativeNeeds, nullptr, "Gray-code mesh"},
+    needs_gray_mesh,
+    [](const CostQuery& q) { return on_gray_mesh(q, all_reduce_mesh_cost); },
+    [](const Comm& c, const Args& a) {
+      all_reduce_mesh(c, a.in, a.out, *a.op, Grid::gray_code(c.p()));
+    },
+    nullptr,
+    false};
 
 }  // namespace hypercomm::detail

@@ -23,8 +23,9 @@ int middle_of(const Topology& t) { return t.id_at((t.rows() - 1) / 2, (t.cols() 
 
 void all_reduce_open(const Comm& c, ConstBytes in, Bytes out, const Reducer& op) {
   const int middle = middle_of(c.topology());
-  reduce_mesh(c, in, out, op, middle, true);
-  broadcast_mesh(c, out, middle, true);
+  const Grid grid = Grid::of(c.topology());
+  reduce_mesh(c, in, out, op, middle, grid, true);
+  broadcast_mesh(c, out, middle, grid, true);
 }
 
 double all_reduce_open_cost(const CostQuery& q) {
@@ -67,7 +68,7 @@ extern const AlgorithmCard all_gather_mesh_open_card{
     [](const Comm& c, const Args& a) {
       const int middle = middle_of(c.topology());
       gather_mesh(c, a.blocks->block(ConstBytes(a.out), c.id()), a.out, *a.blocks, middle, true);
-      broadcast_mesh(c, a.out, middle, true);
+      broadcast_mesh(c, a.out, middle, Grid::of(c.topology()), true);
     }};
 
 extern const AlgorithmCard reduce_scatter_mesh_open_card{
@@ -81,7 +82,7 @@ extern const AlgorithmCard reduce_scatter_mesh_open_card{
     [](const Comm& c, const Args& a) {
       const int middle = middle_of(c.topology());
       Buffer whole(c.id() == middle ? a.in.size() : 0);
-      reduce_mesh(c, a.in, whole, *a.op, middle, true);
+      reduce_mesh(c, a.in, whole, *a.op, middle, Grid::of(c.topology()), true);
       scatter_mesh(c, whole, a.out, *a.blocks, middle, true);
     }};
 

@@ -37,8 +37,8 @@ void all_reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer
       all_gather_ring(c, out, blocks, Ring::all(p));
       break;
     case Family::mesh:
-      reduce_scatter_mesh(c, in, mine, blocks, op);
-      all_gather_mesh(c, out, blocks);
+      reduce_scatter_mesh(c, in, mine, blocks, op, Grid::of(c.topology()));
+      all_gather_mesh(c, out, blocks, Grid::of(c.topology()));
       break;
   }
 }

@@ -17,10 +17,9 @@
 
 namespace hypercomm::detail {
 
-void barrier_mesh(const Comm& c) {
-  const Topology& t = c.topology();
-  ring_barrier(c, row_group(t, c.id()));
-  ring_barrier(c, column_group(t, c.id()));
+void barrier_mesh(const Comm& c, const Grid& grid) {
+  ring_barrier(c, grid.row(c.id()));
+  ring_barrier(c, grid.column(c.id()));
 }
 
 namespace {
@@ -34,7 +33,19 @@ extern const AlgorithmCard barrier_mesh_card{
      "(ts + th)*(rows+cols-2)", kMeshNeeds, nullptr},
     needs_mesh,
     barrier_mesh_cost,
-    [](const Comm& c, const Args&) { barrier_mesh(c); },
+    [](const Comm& c, const Args&) { barrier_mesh(c, Grid::of(c.topology())); },
     mesh_counts_hops};
+
+// The same on the torus embedded in a hypercube by the reflected Gray code (Grama et al. section
+// 2.7, Grid::gray_code): every message one link.
+extern const AlgorithmCard barrier_mesh_gray_card{
+    {Collective::barrier, Algo::mesh,
+     "ring barrier along the rows, then the columns, of the torus embedded in the hypercube by "
+     "the reflected Gray code (Grama et al. section 2.7)",
+     "(ts + th)*(rows+cols-2), rows = 2^floor(d/2), cols = 2^ceil(d/2)", kGrayMeshNeeds, nullptr,
+     "Gray-code mesh"},
+    needs_gray_mesh,
+    [](const CostQuery& q) { return on_gray_mesh(q, barrier_mesh_cost); },
+    [](const Comm& c, const Args&) { barrier_mesh(c, Grid::gray_code(c.p())); }};
 
 }  // namespace hypercomm::detail

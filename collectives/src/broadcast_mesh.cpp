@@ -14,23 +14,23 @@
 
 namespace hypercomm::detail {
 
-void broadcast_mesh(const Comm& c, Bytes buf, int root, bool open) {
-  const Topology& t = c.topology();
+void broadcast_mesh(const Comm& c, Bytes buf, int root, const Grid& grid, bool open) {
   const int my_id = c.id();
-  const int root_row = t.row_of(root), root_col = t.col_of(root);
+  const int root_row = grid.row_of(root), root_col = grid.col_of(root);
   const auto arms = [open](int n, int r) {
     return open ? RingArms::line(n, r) : RingArms::balanced(n);
   };
-  if (t.row_of(my_id) == root_row)
-    broadcast_arms(c, buf, root, row_group(t, my_id), arms(t.cols(), root_col));
-  broadcast_arms(c, buf, t.id_at(root_row, t.col_of(my_id)), column_group(t, my_id),
-                 arms(t.rows(), root_row));
+  if (grid.row_of(my_id) == root_row)
+    broadcast_arms(c, buf, root, grid.row(my_id), arms(grid.cols, root_col));
+  broadcast_arms(c, buf, grid.id_at(root_row, grid.col_of(my_id)), grid.column(my_id),
+                 arms(grid.rows, root_row));
 }
 
 namespace {
 double broadcast_mesh_cost(const CostQuery& q) {
-  return q.ring_broadcast(q.t.cols(), q.m(), q.mesh_th()) +
-         q.ring_broadcast(q.t.rows(), q.m(), q.mesh_th());
+  const CostQuery::Arms arms = q.mesh_arms();
+  return q.ring_broadcast(q.t.cols(), q.m(), q.mesh_th(), arms) +
+         q.ring_broadcast(q.t.rows(), q.m(), q.mesh_th(), arms);
 }
 }  // namespace
 
@@ -41,13 +41,14 @@ extern const AlgorithmCard broadcast_mesh_card{
      "(ts + tw m) log p"},
     needs_mesh,
     broadcast_mesh_cost,
-    [](const Comm& c, const Args& a) { broadcast_mesh(c, a.out, a.root); },
+    [](const Comm& c, const Args& a) { broadcast_mesh(c, a.out, a.root, Grid::of(c.topology())); },
     mesh_counts_hops};
 
 // On an open mesh each phase is a line broadcast from the root's column / row.
 double open_mesh_broadcast(const CostQuery& q, int root, double size) {
-  return q.line_broadcast(q.t.cols(), q.t.col_of(root), size, q.th()) +
-         q.line_broadcast(q.t.rows(), q.t.row_of(root), size, q.th());
+  const CostQuery::Arms arms = q.mesh_arms();
+  return q.line_broadcast(q.t.cols(), q.t.col_of(root), size, q.th(), arms) +
+         q.line_broadcast(q.t.rows(), q.t.row_of(root), size, q.th(), arms);
 }
 
 namespace {
@@ -66,6 +67,20 @@ extern const AlgorithmCard broadcast_mesh_open_card{
      kOpenMeshNeeds, "2 (ts + tw m)(sqrt p - 1) (routed: (ts + tw m) log p)", "open mesh"},
     needs_open_mesh,
     broadcast_mesh_open_cost,
-    [](const Comm& c, const Args& a) { broadcast_mesh(c, a.out, a.root, true); }};
+    [](const Comm& c, const Args& a) {
+      broadcast_mesh(c, a.out, a.root, Grid::of(c.topology()), true);
+    }};
+
+// The same on the torus embedded in a hypercube by the reflected Gray code (Grama et al. section
+// 2.7, Grid::gray_code): every message one link, so it runs under Links::strict.
+extern const AlgorithmCard broadcast_mesh_gray_card{
+    {Collective::broadcast, Algo::mesh,
+     "CS 584 lecture: two-way ring broadcast along the root's row, then down every column, on the "
+     "torus embedded in the hypercube by the reflected Gray code (Grama et al. section 2.7)",
+     "(ts + tw*m + th)*(c(cols) + c(rows)), rows = 2^floor(d/2), cols = 2^ceil(d/2)",
+     kGrayMeshNeeds, "(ts + tw m) log p", "Gray-code mesh"},
+    needs_gray_mesh,
+    [](const CostQuery& q) { return on_gray_mesh(q, broadcast_mesh_cost); },
+    [](const Comm& c, const Args& a) { broadcast_mesh(c, a.out, a.root, Grid::gray_code(c.p())); }};
 
 }  // namespace hypercomm::detail

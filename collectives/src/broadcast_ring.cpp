@@ -43,7 +43,7 @@ void broadcast_arms(const Comm& c, Bytes buf, int root, const Ring& g, const Rin
 
 namespace {
 double broadcast_ring_cost(const CostQuery& q) {
-  return q.ring_broadcast(q.p(), q.m(), q.ring_th());
+  return q.ring_broadcast(q.p(), q.m(), q.ring_th(), q.ring_arms());
 }
 }  // namespace
 

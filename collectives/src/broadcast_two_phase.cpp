@@ -36,7 +36,7 @@ void broadcast_two_phase(const Comm& c, Bytes buf, std::size_t elem_size, int ro
       break;
     case Family::mesh:
       scatter_mesh(c, buf, own, blocks, root);
-      all_gather_mesh(c, buf, blocks);
+      all_gather_mesh(c, buf, blocks, Grid::of(c.topology()));
       break;
   }
 }
@@ -52,10 +52,12 @@ double broadcast_two_phase_cost(const CostQuery& q) {
     case Family::hypercube:
       return 2 * (q.d() * q.ts() + q.tw() * block * (p - 1) + q.dimension_hops());
     case Family::ring:
-      return q.ring_scatter(p, block, q.ring_th()) + (p - 1) * (q.w(block) + q.ring_th());
+      return q.ring_scatter(p, block, q.ring_th(), q.ring_arms()) +
+             (p - 1) * (q.w(block) + q.ring_th());
     case Family::mesh: {
       const int rows = q.t.rows(), cols = q.t.cols();
-      return q.ring_scatter(cols, rows * block, 0) + q.ring_scatter(rows, block, 0) +
+      const CostQuery::Arms arms = q.mesh_arms();
+      return q.ring_scatter(cols, rows * block, 0, arms) + q.ring_scatter(rows, block, 0, arms) +
              q.ts() * (rows + cols - 2) + q.tw() * block * (p - 1);
     }
   }

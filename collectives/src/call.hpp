@@ -77,6 +77,7 @@ class Call {
   void run(const Comm& c, Args args) const {
     args.family = choice_.family;
     args.chunks = choice_.chunks;
+    args.all_ports = choice_.all_ports;
     choice_.card->run(c, args);
   }
 

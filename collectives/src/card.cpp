@@ -89,6 +89,19 @@ const char* needs_gray_ring(const Topology& t, Links) noexcept {
   return nullptr;
 }
 
+const char* needs_gray_mesh(const Topology& t, Links) noexcept {
+  if (t.kind() != Topology::Kind::hypercube || t.dimension() < 2)
+    return "it needs a hypercube topology of d >= 2";
+  return nullptr;
+}
+
+double on_gray_mesh(const CostQuery& q, double (*mesh_cost)(const CostQuery&)) {
+  const Grid grid = Grid::gray_code(q.p());
+  const Topology torus = Topology::mesh(grid.rows, grid.cols);
+  return mesh_cost(CostQuery{torus, q.links, q.bytes, q.model, q.shape, q.selection, q.tc, q.total,
+                             q.chunks, q.gray_ring, q.all_port_lower, q.counts});
+}
+
 const char* needs_open_mesh(const Topology& t, Links) noexcept {
   if (t.kind() != Topology::Kind::mesh) return "it needs a mesh topology";
   if (t.wraps()) return "on a torus the mesh cards run";
@@ -101,24 +114,30 @@ const char* needs_line(const Topology& t, Links links) noexcept {
 }
 
 // Arms of a line rooted at r: the longer one first; a message of k parts costs ts + tw*k*part.
-double CostQuery::line_broadcast(int n, int r, double size, double h) const noexcept {
+// Arms together (all ports): the shorter arm's first send leaves at once too.
+double CostQuery::line_broadcast(int n, int r, double size, double h, Arms arms) const noexcept {
   const int up = n - 1 - r, down = r;
   const int longer = std::max(up, down), shorter = std::min(up, down);
   const double first = longer * (w(size) + h);
-  return shorter == 0 ? first : std::max(first, (shorter + 1) * w(size) + shorter * h);
+  if (shorter == 0 || arms == Arms::together) return first;
+  if (arms == Arms::unknown) return kNoClosedForm;
+  return std::max(first, (shorter + 1) * w(size) + shorter * h);
 }
 
 double CostQuery::line_reduce(int n, int r, double size, double h) const noexcept {
   return std::max(r, n - 1 - r) * (w(size) + h + tc * size);
 }
 
-double CostQuery::line_scatter(int n, int r, double part, double h) const noexcept {
-  // ring_scatter_parts: the up arm's message first (a parts), then the down arm's (b parts).
+double CostQuery::line_scatter(int n, int r, double part, double h, Arms arms) const noexcept {
+  // ring_scatter_parts: the up arm's message first (a parts), then the down arm's (b parts);
+  // arms together (all ports): both at once.
   const double a = n - 1 - r, b = r;
   const auto arm = [&](double x) { return x * (ts() + h) + tw() * part * x * (x + 1) / 2; };
   const double up = arm(a);
   if (b == 0) return up;
-  return std::max(up, (a > 0 ? w(a * part) : 0.0) + arm(b));
+  if (arms == Arms::together || a == 0) return std::max(up, arm(b));
+  if (arms == Arms::unknown) return kNoClosedForm;
+  return std::max(up, w(a * part) + arm(b));
 }
 
 double CostQuery::line_gather(int n, int r, double part, double h) const noexcept {
@@ -181,11 +200,72 @@ bool CostQuery::even(std::size_t whole, int parts) const noexcept {
   return b.size(0) == b.size(parts - 1);
 }
 
-double CostQuery::ring_scatter(int n, double part, double h) const noexcept {
+double CostQuery::ring_scatter(int n, double part, double h, Arms arms) const noexcept {
   if (n <= 1) return 0;
   const double a = n / 2;
-  if (n % 2 == 0) return a * (ts() + h) + tw() * part * a * (a + 1) / 2;
+  if (n % 2 == 0 || arms == Arms::together) return a * (ts() + h) + tw() * part * a * (a + 1) / 2;
+  if (arms == Arms::unknown) return kNoClosedForm;
   return (a + 1) * ts() + a * h + tw() * part * (a + a * (a + 1) / 2);
+}
+
+namespace {
+
+// Whether every VP's sends to the members of `targets(id)` leave on different first links.
+template <class Targets>
+bool first_links_apart(const Topology& t, Targets targets) {
+  for (int id = 0; id < t.size(); ++id) {
+    std::vector<int> first;
+    for (const int to : targets(id))
+      if (to != id) first.push_back(t.next_hop(id, to));
+    std::sort(first.begin(), first.end());
+    if (std::adjacent_find(first.begin(), first.end()) != first.end()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+CostQuery::Arms CostQuery::ring_arms() const {
+  if (!model.all_port) return Arms::in_turn;
+  if (links == Links::strict || gray_ring || all_port_lower || p() <= 2) return Arms::together;
+  const int n = p();
+  return first_links_apart(t,
+                           [n](int i) {
+                             return std::array{(i + 1) % n, (i + n - 1) % n};
+                           })
+             ? Arms::together
+             : Arms::unknown;
+}
+
+CostQuery::Arms CostQuery::line_arms() const {
+  if (!model.all_port) return Arms::in_turn;
+  if (links == Links::strict || all_port_lower || p() <= 2) return Arms::together;
+  const int n = p();
+  return first_links_apart(t,
+                           [n](int i) {
+                             return std::array{std::min(i + 1, n - 1), std::max(i - 1, 0)};
+                           })
+             ? Arms::together
+             : Arms::unknown;
+}
+
+CostQuery::Arms CostQuery::mesh_arms() const {
+  if (!model.all_port) return Arms::in_turn;
+  if (all_port_lower) return Arms::together;
+  const int rows = t.rows(), cols = t.cols();
+  // A row (column) of two has one neighbour: its "down arm" is empty.
+  return first_links_apart(t,
+                           [&](int i) {
+                             const int r = t.row_of(i), c = t.col_of(i);
+                             return std::array{
+                                 t.id_at(r, (c + 1) % cols),
+                                 cols > 2 ? t.id_at(r, (c + cols - 1) % cols) : i,
+                                 t.id_at((r + 1) % rows, c),
+                                 rows > 2 ? t.id_at((r + rows - 1) % rows, c) : i,
+                             };
+                           })
+             ? Arms::together
+             : Arms::unknown;
 }
 
 double CostQuery::ring_gather(int n, double part, double h) const noexcept {
@@ -336,6 +416,12 @@ TimeBounds cost_bounds(const AlgorithmCard& card, const CostQuery& q) {
   lower.bytes = q.counts.empty() ? round_down(q.bytes, unit) : fewest.front() * q.shape.elem_size;
   lower.model.th = 0;
   lower.shape.commutative = true;
+  // All ports: sends that may share a first link taken as leaving together (only faster), and
+  // the one-port time of the same schedule above (a send never leaves later under all ports
+  // than under one: every departure is the max of fewer terms). ESBT's all-port schedule is
+  // another schedule: its upper side is its own formula for the larger equal chunks.
+  lower.all_port_lower = q.model.all_port;
+  if (card.text.algo != Algo::esbt || !esbt_all_ports(q.t, q.model)) upper.model.all_port = false;
   upper.bytes = q.counts.empty() ? round_up(q.bytes, unit) : most.front() * q.shape.elem_size;
   // One hop a message under Links::strict, and for a card that runs on neighbour links here
   // (the split-message cards aside: routed, they may pick a family that does not).

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <hypercomm/cards.hpp>
 #include <hypercomm/options.hpp>
 #include <hypercomm/topology.hpp>
@@ -18,6 +19,9 @@
 #include "ring.hpp"
 
 namespace hypercomm::detail {
+
+// NaN: no closed form (kNoClosedForm, below, for the cards).
+inline constexpr double kNoClosedFormValue = NAN;
 
 // One call's arguments as an algorithm's entry point takes them.
 struct Args {
@@ -30,6 +34,7 @@ struct Args {
   std::size_t elem_size = 1;
   Family family = Family::ring;  // the composite algorithms' sub-algorithms (select.cpp)
   int chunks = 1;                // ESBT pipeline depth
+  bool all_ports = false;        // ESBT: the all-port schedule (esbt_all_ports)
 };
 
 // The family of the split-message algorithms' sub-algorithms on this machine: the hypercube
@@ -59,6 +64,10 @@ struct CostQuery {
   std::size_t total = 0;   // irregular selection: the bytes of all blocks
   int chunks = 0;          // ESBT's pipeline depth; 0: esbt_chunk_count's for bytes and model
   bool gray_ring = false;  // the ring algorithm runs on the Gray-code ring: every message one link
+  // cost_bounds' lower query under all ports (CostModel::all_port): sends that may share a first
+  // link are taken as leaving together (Arms::together), and a card without an all-port closed
+  // form gives a lower bound instead of NaN.
+  bool all_port_lower = false;
   // textbook_time_v (selection false): the irregular call's counts, in elements of
   // shape.elem_size: one per rank, all_to_allv's p x p row-major. Empty otherwise.
   std::span<const std::size_t> counts{};
@@ -93,21 +102,33 @@ struct CostQuery {
   [[nodiscard]] double mesh_th() const noexcept { return t.lines_ring_adjacent() ? model.th : 0.0; }
   // th per message of a line algorithm (VP i to i+1 and back, no wraparound).
   [[nodiscard]] double line_th() const noexcept { return line_adjacent(t) ? model.th : 0.0; }
+  // How a VP's sends to its two neighbours along a ring or line leave (the root's two arms, a
+  // mesh member's row and column sends): in turn under one port (CostModel::all_port false);
+  // together under all ports (Grama et al. section 4.7) where they go out on different first
+  // links, which neighbours always do; unknown where some share their first link (routed
+  // messages), for which the formulas state no closed form.
+  enum class Arms : std::uint8_t { in_turn, together, unknown };
+  // ... for the ring algorithms over the whole machine in id order (i -> i +- 1 mod p), the line
+  // algorithms (i -> i +- 1 inside [0, p)), and the mesh algorithms (the rows and columns).
+  [[nodiscard]] Arms ring_arms() const;
+  [[nodiscard]] Arms line_arms() const;
+  [[nodiscard]] Arms mesh_arms() const;
   // The line rooted at rank r (up arm r+1 .. p-1 first when not shorter, down arm r-1 .. 0):
   // its broadcast, reduction, scatter and gather of parts of `part` bytes.
   // Over n members with th = h per message (the whole machine: n = p, h = line_th()).
-  [[nodiscard]] double line_broadcast(int n, int r, double size, double h) const noexcept;
+  [[nodiscard]] double line_broadcast(int n, int r, double size, double h,
+                                      Arms arms) const noexcept;
   [[nodiscard]] double line_reduce(int n, int r, double size, double h) const noexcept;
-  [[nodiscard]] double line_scatter(int n, int r, double part, double h) const noexcept;
+  [[nodiscard]] double line_scatter(int n, int r, double part, double h, Arms arms) const noexcept;
   [[nodiscard]] double line_gather(int n, int r, double part, double h) const noexcept;
-  [[nodiscard]] double line_broadcast(int r, double size) const noexcept {
-    return line_broadcast(p(), r, size, line_th());
+  [[nodiscard]] double line_broadcast(int r, double size) const {
+    return line_broadcast(p(), r, size, line_th(), line_arms());
   }
   [[nodiscard]] double line_reduce(int r, double size) const noexcept {
     return line_reduce(p(), r, size, line_th());
   }
-  [[nodiscard]] double line_scatter(int r, double part) const noexcept {
-    return line_scatter(p(), r, part, line_th());
+  [[nodiscard]] double line_scatter(int r, double part) const {
+    return line_scatter(p(), r, part, line_th(), line_arms());
   }
   [[nodiscard]] double line_gather(int r, double part) const noexcept {
     return line_gather(p(), r, part, line_th());
@@ -138,14 +159,19 @@ struct CostQuery {
 
   // The ring building blocks of the algorithm files (rooted_util.hpp, ring.hpp), over n members
   // with th = h per message:
-  // the two-way ring broadcast: ceil(n/2) sends on the longer path, floor(n/2) hops;
-  [[nodiscard]] double ring_broadcast(int n, double size, double h) const noexcept {
-    return n <= 1 ? 0 : (n + 1) / 2 * w(size) + n / 2 * h;
+  // the two-way ring broadcast: ceil(n/2) sends on the longer path, floor(n/2) hops (arms
+  // together: floor(n/2) of each, the down arm no longer waiting for the up arm's send);
+  [[nodiscard]] double ring_broadcast(int n, double size, double h, Arms arms) const noexcept {
+    if (n <= 1) return 0;
+    if (arms == Arms::unknown) return kNoClosedFormValue;
+    return (arms == Arms::together ? n / 2 : (n + 1) / 2) * w(size) + n / 2 * h;
   }
   // S(n, part), the two-way ring scatter of n parts: the up arm's far end receives after
   // a*(ts + h) + tw*part*a(a+1)/2, the down arm's after (b+1)*ts + b*h + tw*part*(a + b(b+1)/2),
-  // a = floor(n/2), b = floor((n-1)/2): the up arm for even n, the down arm for odd n;
-  [[nodiscard]] double ring_scatter(int n, double part, double h) const noexcept;
+  // a = floor(n/2), b = floor((n-1)/2): the up arm for even n, the down arm for odd n (arms
+  // together: the down arm's first message leaves at once, b(ts + h) + tw*part*b(b+1)/2, and the
+  // up arm is the longer for every n);
+  [[nodiscard]] double ring_scatter(int n, double part, double h, Arms arms) const noexcept;
   // G(n, part), the two-way ring gather: the longer arm;
   [[nodiscard]] double ring_gather(int n, double part, double h) const noexcept;
   // the ring reduction's steps with the root at rank r (order-keeping when non-commutative);
@@ -178,7 +204,7 @@ struct CostQuery {
                                               double h) const noexcept;
 };
 
-inline constexpr double kNoClosedForm = NAN;
+inline constexpr double kNoClosedForm = kNoClosedFormValue;
 
 struct AlgorithmCard;
 // Bounds on the model time of a call for which `card` states no closed form (its cost is NaN:
@@ -205,6 +231,10 @@ struct AlgorithmCard {
   // Whether a non-commutative operator gets the left fold in id order (API.md); a card that folds
   // in another order (the Gray-code ring's) runs only for commutative ones.
   bool keeps_id_order = true;
+  // Whether it runs only on a group that is a ring embedded in a hypercube by the reflected Gray
+  // code (GroupInfo::gray_ring; textbook_time: CallShape::gray_ring), whose ring topology alone
+  // does not say so: the book's hypercube q-shift.
+  bool needs_gray_ring_group = false;
 };
 
 // The ring algorithms' formulas count th only where VP i and i+1 are neighbours: routed over a
@@ -229,6 +259,10 @@ inline constexpr double kReferenceTw = 1e-10;
 // the smaller (k + d)(ts + tw*m/k), in [1, max(m, 1)] (d = max(1, log p)); ts and tw from `model`
 // when it has tw > 0, else the reference machine's. The broadcast and its card use this one k.
 [[nodiscard]] int esbt_chunk_count(const Topology& t, std::size_t bytes, const CostModel& model);
+// Whether the ESBT broadcast feeds its d trees at once (CostModel::all_port on a hypercube
+// topology, where the source's d links and every tree's links are distinct links); elsewhere
+// it runs the one-port schedule, one chunk a step.
+[[nodiscard]] bool esbt_all_ports(const Topology& t, const CostModel& model) noexcept;
 
 // The restrictions most cards share, with the card texts that state them.
 [[nodiscard]] const char* needs_hypercube(const Topology& t, Links links) noexcept;  // p = 2^d
@@ -255,6 +289,21 @@ inline constexpr const char* kGrayRingCommutativeNeeds =
   g.gray_ring = true;
   return g;
 }
+
+// A hypercube of d >= 2 (the Gray-code mesh cards: the 2^floor(d/2) x 2^ceil(d/2) torus embedded
+// by the reflected Gray code, Grama et al. section 2.7; Grid::gray_code).
+[[nodiscard]] const char* needs_gray_mesh(const Topology& t, Links links) noexcept;
+inline constexpr const char* kGrayMeshNeeds =
+    "p = 2^d, d >= 2, a hypercube topology: the 2^floor(d/2) x 2^ceil(d/2) torus embedded by the "
+    "reflected Gray code (row i, column j at VP gray(i)*2^ceil(d/2) + gray(j)), every message one "
+    "link, Links::strict included";
+inline constexpr const char* kGrayMeshCommutativeNeeds =
+    "p = 2^d, d >= 2, a hypercube topology: the 2^floor(d/2) x 2^ceil(d/2) torus embedded by the "
+    "reflected Gray code (row i, column j at VP gray(i)*2^ceil(d/2) + gray(j)), every message one "
+    "link, Links::strict included; a commutative operator (it folds in Gray-code order)";
+// A mesh card's cost on the Gray-code mesh of a hypercube: the card's formula for the torus of
+// that shape (th counted on every message, as on a torus).
+[[nodiscard]] double on_gray_mesh(const CostQuery& q, double (*mesh_cost)(const CostQuery&));
 
 // A mesh without wraparound (the open-mesh cards: lines along its rows and columns).
 [[nodiscard]] const char* needs_open_mesh(const Topology& t, Links links) noexcept;

@@ -46,8 +46,9 @@ std::vector<std::size_t> equal_counts(Collective op, const Topology& t, std::siz
 // collectives: the largest block, of `total`), by the collectives' own rule (detail::choose).
 const AlgorithmCard& card_for(Collective op, Algo requested, const Topology& t, Links links,
                               std::size_t bytes, std::size_t total, int shift,
-                              bool commutative = true) {
-  return detail::choose(op, requested, t, links, bytes, total, shift, t.name(), {}, commutative);
+                              bool commutative = true, bool gray_ring = false) {
+  return detail::choose(op, requested, t, links, bytes, total, shift, t.name(), {}, commutative,
+                        gray_ring);
 }
 
 const AlgorithmCard& checked_v(Collective op, Algo algo, const Topology& t, Links links,
@@ -121,7 +122,13 @@ const Card* find_card(Collective op, Algo algo) noexcept {
 
 const Card* find_card(Collective op, Algo algo, const Topology& t, Links links, std::size_t bytes,
                       int shift) {
-  const AlgorithmCard& card = card_for(op, algo, t, links, bytes, 0, shift);
+  return find_card(op, algo, t, links, bytes, CallShape{.shift = shift});
+}
+
+const Card* find_card(Collective op, Algo algo, const Topology& t, Links links, std::size_t bytes,
+                      const CallShape& shape) {
+  const AlgorithmCard& card =
+      card_for(op, algo, t, links, bytes, 0, shape.shift, shape.commutative, shape.gray_ring);
   const auto all = detail::registry();
   const auto at = std::find(all.begin(), all.end(), &card) - all.begin();
   return &cards()[static_cast<std::size_t>(at)];
@@ -166,7 +173,7 @@ double textbook_time(Collective op, Algo algo, const Topology& t, Links links, s
     return textbook_time_v(op, algo, t, links, equal_counts(op, t, bytes, shape.elem_size), model,
                            shape);
   const AlgorithmCard& card =
-      card_for(op, algo, t, links, bytes, 0, shape.shift, shape.commutative);
+      card_for(op, algo, t, links, bytes, 0, shape.shift, shape.commutative, shape.gray_ring);
   if (t.size() == 1) return 0;
   return card.cost({.t = t, .links = links, .bytes = bytes, .model = model, .shape = shape});
 }
@@ -177,7 +184,7 @@ TimeBounds textbook_bounds(Collective op, Algo algo, const Topology& t, Links li
     return textbook_bounds_v(op, algo, t, links, equal_counts(op, t, bytes, shape.elem_size), model,
                              shape);
   const AlgorithmCard& card =
-      card_for(op, algo, t, links, bytes, 0, shape.shift, shape.commutative);
+      card_for(op, algo, t, links, bytes, 0, shape.shift, shape.commutative, shape.gray_ring);
   if (t.size() == 1) return {0, 0};
   return detail::cost_bounds(
       card, {.t = t, .links = links, .bytes = bytes, .model = model, .shape = shape});

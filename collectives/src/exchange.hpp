@@ -41,6 +41,6 @@ void circular_shift_mesh(const Comm& c, ConstBytes in, Bytes out, int shift);
 void barrier_hypercube(const Comm& c);      // butterfly, p = 2^d
 void barrier_dissemination(const Comm& c);  // any p, ceil(log p) rounds (routed)
 void barrier_ring(const Comm& c);
-void barrier_mesh(const Comm& c);
+void barrier_mesh(const Comm& c, const Grid& grid);
 
 }  // namespace hypercomm::detail

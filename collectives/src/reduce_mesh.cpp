@@ -17,11 +17,11 @@
 
 namespace hypercomm::detail {
 
-void reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root, bool open) {
-  const Topology& t = c.topology();
+void reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
+                 const Grid& grid, bool open) {
   const int my_id = c.id();
-  const int root_col = t.col_of(root);
-  const bool in_root_col = t.col_of(my_id) == root_col;
+  const int root_col = grid.col_of(root);
+  const bool in_root_col = grid.col_of(my_id) == root_col;
 
   // This row's result, kept by the row's member in the root's column: the root keeps it in out
   // (reduce_ring lets in alias out at the root), the others in a temporary.
@@ -33,17 +33,17 @@ void reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int
     row_storage.resize(in.size());
     row_result = row_storage;
   }
-  const int row_root = t.id_at(t.row_of(my_id), root_col);
+  const int row_root = grid.id_at(grid.row_of(my_id), root_col);
   if (open) {  // lines: the arms cut at the root keep the id order whatever the operator
-    reduce_arms(c, in, row_result, op, row_root, row_group(t, my_id),
-                RingArms::line(t.cols(), root_col));
+    reduce_arms(c, in, row_result, op, row_root, grid.row(my_id),
+                RingArms::line(grid.cols, root_col));
     if (in_root_col)
-      reduce_arms(c, row_result, out, op, root, column_group(t, my_id),
-                  RingArms::line(t.rows(), t.row_of(root)));
+      reduce_arms(c, row_result, out, op, root, grid.column(my_id),
+                  RingArms::line(grid.rows, grid.row_of(root)));
     return;
   }
-  reduce_ring(c, in, row_result, op, row_root, row_group(t, my_id));
-  if (in_root_col) reduce_ring(c, row_result, out, op, root, column_group(t, my_id));
+  reduce_ring(c, in, row_result, op, row_root, grid.row(my_id));
+  if (in_root_col) reduce_ring(c, row_result, out, op, root, grid.column(my_id));
 }
 
 namespace {
@@ -63,7 +63,9 @@ extern const AlgorithmCard reduce_mesh_card{
      kMeshNeeds, "(ts + tw m) log p"},
     needs_mesh,
     reduce_mesh_cost,
-    [](const Comm& c, const Args& a) { reduce_mesh(c, a.in, a.out, *a.op, a.root); },
+    [](const Comm& c, const Args& a) {
+      reduce_mesh(c, a.in, a.out, *a.op, a.root, Grid::of(c.topology()));
+    },
     mesh_counts_hops};
 
 double open_mesh_reduce(const CostQuery& q, int root, double size) {
@@ -83,6 +85,24 @@ extern const AlgorithmCard reduce_mesh_open_card{
      kOpenMeshNeeds, "2 (ts + tw m)(sqrt p - 1) (routed: (ts + tw m) log p)", "open mesh"},
     needs_open_mesh,
     reduce_mesh_open_cost,
-    [](const Comm& c, const Args& a) { reduce_mesh(c, a.in, a.out, *a.op, a.root, true); }};
+    [](const Comm& c, const Args& a) {
+      reduce_mesh(c, a.in, a.out, *a.op, a.root, Grid::of(c.topology()), true);
+    }};
+
+// The same on the torus embedded in a hypercube by the reflected Gray code (Grama et al. section
+// 2.7, Grid::gray_code): every message one link; it folds in Gray-code order.
+extern const AlgorithmCard reduce_mesh_gray_card{
+    {Collective::reduce, Algo::mesh,
+     "the mesh broadcast reversed, on the torus embedded in the hypercube by the reflected Gray "
+     "code (Grama et al. section 2.7)",
+     "(ts + tw*m + th)*(floor(cols/2) + floor(rows/2)), rows = 2^floor(d/2), cols = 2^ceil(d/2)",
+     kGrayMeshCommutativeNeeds, "(ts + tw m) log p", "Gray-code mesh"},
+    needs_gray_mesh,
+    [](const CostQuery& q) { return on_gray_mesh(q, reduce_mesh_cost); },
+    [](const Comm& c, const Args& a) {
+      reduce_mesh(c, a.in, a.out, *a.op, a.root, Grid::gray_code(c.p()));
+    },
+    nullptr,
+    false};
 
 }  // namespace hypercomm::detail

@@ -34,22 +34,21 @@
 namespace hypercomm::detail {
 
 void reduce_scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
-                         const Reducer& op) {
-  const Topology& t = c.topology();
+                         const Reducer& op, const Grid& grid) {
   const int my_id = c.id();
-  const int rows = t.rows();
-  const int cols = t.cols();
-  const int my_col = t.col_of(my_id);
+  const int rows = grid.rows;
+  const int cols = grid.cols;
+  const int my_col = grid.col_of(my_id);
 
   // Column phase parts: part r = block r*cols + my_col, packed in row order.
   const Blocks column_parts =
       Blocks::of_sizes(rows, [&](int r) { return blocks.size(r * cols + my_col); });
   if (rows == 1) {  // a single row: the row phase is the whole reduce-scatter, on in's blocks
-    reduce_scatter_ring_group(c, in, out, blocks, row_group(t, my_id), op);
+    reduce_scatter_ring_group(c, in, out, blocks, grid.row(my_id), op);
     return;
   }
   if (cols == 1) {  // a single column: no row phase
-    reduce_scatter_ring_group(c, in, out, column_parts, column_group(t, my_id), op);
+    reduce_scatter_ring_group(c, in, out, column_parts, grid.column(my_id), op);
     return;
   }
   // Row phase parts: part k = blocks k, cols + k, ..., (rows-1)*cols + k, in that order (the
@@ -58,8 +57,8 @@ void reduce_scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& 
   Buffer packed(in.size());
   bundles.pack(in, packed);
   Buffer row_result(column_parts.total());
-  reduce_scatter_ring_group(c, packed, row_result, bundles.layout(), row_group(t, my_id), op);
-  reduce_scatter_ring_group(c, row_result, out, column_parts, column_group(t, my_id), op);
+  reduce_scatter_ring_group(c, packed, row_result, bundles.layout(), grid.row(my_id), op);
+  reduce_scatter_ring_group(c, row_result, out, column_parts, grid.column(my_id), op);
 }
 
 double all_gatherv_mesh_cost(const CostQuery& q);  // the dual's: all_gather_mesh.cpp
@@ -80,7 +79,9 @@ double reduce_scatterv_mesh_cost(const CostQuery& q) {
   if (!q.equal_counts() || q.mesh_th() != q.th()) return kNoClosedForm;
   return reduce_scatter_mesh_cost(q.as_regular());
 }
-void run(const Comm& c, const Args& a) { reduce_scatter_mesh(c, a.in, a.out, *a.blocks, *a.op); }
+void run(const Comm& c, const Args& a) {
+  reduce_scatter_mesh(c, a.in, a.out, *a.blocks, *a.op, Grid::of(c.topology()));
+}
 }  // namespace
 
 extern const AlgorithmCard reduce_scatter_mesh_card{
@@ -103,5 +104,21 @@ extern const AlgorithmCard reduce_scatterv_mesh_card{
     needs_mesh,
     reduce_scatterv_mesh_cost,
     run};
+
+// The same on the torus embedded in a hypercube by the reflected Gray code (Grama et al. section
+// 2.7, Grid::gray_code): every message one link; it folds in Gray-code order.
+extern const AlgorithmCard reduce_scatter_mesh_gray_card{
+    {Collective::reduce_scatter, Algo::mesh,
+     "Grama et al., section 4.2: the dual of Algorithm 4.6, on the torus embedded in the "
+     "hypercube by the reflected Gray code (section 2.7)",
+     "(ts + th)*(rows+cols-2) + tw*m*(p-1), rows = 2^floor(d/2), cols = 2^ceil(d/2)",
+     kGrayMeshCommutativeNeeds, "2 ts (sqrt p - 1) + tw m (p - 1)", "Gray-code mesh"},
+    needs_gray_mesh,
+    [](const CostQuery& q) { return on_gray_mesh(q, reduce_scatter_mesh_cost); },
+    [](const Comm& c, const Args& a) {
+      reduce_scatter_mesh(c, a.in, a.out, *a.blocks, *a.op, Grid::gray_code(c.p()));
+    },
+    nullptr,
+    false};
 
 }  // namespace hypercomm::detail

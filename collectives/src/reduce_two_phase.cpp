@@ -40,7 +40,7 @@ void reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer& op
       gather_ring(c, own, out, blocks, root);
       break;
     case Family::mesh:
-      reduce_scatter_mesh(c, in, own, blocks, op);
+      reduce_scatter_mesh(c, in, own, blocks, op, Grid::of(c.topology()));
       gather_mesh(c, own, out, blocks, root);
       break;
   }

@@ -7,19 +7,21 @@
 namespace hypercomm::detail {
 
 extern const AlgorithmCard broadcast_hypercube_card, broadcast_esbt_card, broadcast_two_phase_card,
-    broadcast_mesh_card, broadcast_mesh_open_card, broadcast_ring_card, broadcast_ring_gray_card,
-    broadcast_line_card;
+    broadcast_mesh_card, broadcast_mesh_open_card, broadcast_mesh_gray_card, broadcast_ring_card,
+    broadcast_ring_gray_card, broadcast_line_card;
 extern const AlgorithmCard reduce_hypercube_card, reduce_two_phase_card, reduce_mesh_card,
-    reduce_mesh_open_card, reduce_ring_card, reduce_ring_gray_card, reduce_line_card;
+    reduce_mesh_open_card, reduce_mesh_gray_card, reduce_ring_card, reduce_ring_gray_card,
+    reduce_line_card;
 extern const AlgorithmCard all_reduce_hypercube_card, all_reduce_two_phase_card,
-    all_reduce_mesh_card, all_reduce_mesh_open_card, all_reduce_ring_card,
-    all_reduce_ring_gray_card, all_reduce_line_card, all_reduce_reduce_broadcast_card;
+    all_reduce_mesh_card, all_reduce_mesh_open_card, all_reduce_mesh_gray_card,
+    all_reduce_ring_card, all_reduce_ring_gray_card, all_reduce_line_card,
+    all_reduce_reduce_broadcast_card;
 extern const AlgorithmCard all_gather_hypercube_card, all_gather_mesh_card,
-    all_gather_mesh_open_card, all_gather_ring_card, all_gather_ring_gray_card,
-    all_gather_line_card;
+    all_gather_mesh_open_card, all_gather_mesh_gray_card, all_gather_ring_card,
+    all_gather_ring_gray_card, all_gather_line_card;
 extern const AlgorithmCard reduce_scatter_hypercube_card, reduce_scatter_mesh_card,
-    reduce_scatter_mesh_open_card, reduce_scatter_ring_card, reduce_scatter_ring_gray_card,
-    reduce_scatter_line_card;
+    reduce_scatter_mesh_open_card, reduce_scatter_mesh_gray_card, reduce_scatter_ring_card,
+    reduce_scatter_ring_gray_card, reduce_scatter_line_card;
 extern const AlgorithmCard scan_hypercube_card, scan_mesh_card, scan_ring_card;
 extern const AlgorithmCard exscan_hypercube_card, exscan_mesh_card, exscan_ring_card;
 extern const AlgorithmCard scatter_hypercube_card, scatter_mesh_card, scatter_mesh_open_card,
@@ -29,9 +31,9 @@ extern const AlgorithmCard gather_hypercube_card, gather_mesh_card, gather_mesh_
 extern const AlgorithmCard all_to_all_pairwise_card, all_to_all_dimension_exchange_card,
     all_to_all_mesh_card, all_to_all_ring_card;
 extern const AlgorithmCard circular_shift_e_cube_card, circular_shift_hypercube_card,
-    circular_shift_mesh_card, circular_shift_ring_card;
+    circular_shift_mesh_card, circular_shift_ring_card, circular_shift_gray_card;
 extern const AlgorithmCard barrier_hypercube_card, barrier_dissemination_card, barrier_mesh_card,
-    barrier_mesh_open_card, barrier_ring_card, barrier_line_card;
+    barrier_mesh_open_card, barrier_mesh_gray_card, barrier_ring_card, barrier_line_card;
 extern const AlgorithmCard all_gatherv_hypercube_card, all_gatherv_mesh_card, all_gatherv_ring_card;
 extern const AlgorithmCard gatherv_hypercube_card, gatherv_mesh_card, gatherv_ring_card;
 extern const AlgorithmCard scatterv_hypercube_card, scatterv_mesh_card, scatterv_ring_card;
@@ -49,6 +51,7 @@ constexpr std::array kRegistry{
     &broadcast_two_phase_card,
     &broadcast_mesh_card,
     &broadcast_mesh_open_card,
+    &broadcast_mesh_gray_card,
     &broadcast_ring_card,
     &broadcast_ring_gray_card,
     &broadcast_line_card,
@@ -57,6 +60,7 @@ constexpr std::array kRegistry{
     &reduce_two_phase_card,
     &reduce_mesh_card,
     &reduce_mesh_open_card,
+    &reduce_mesh_gray_card,
     &reduce_ring_card,
     &reduce_ring_gray_card,
     &reduce_line_card,
@@ -65,6 +69,7 @@ constexpr std::array kRegistry{
     &all_reduce_two_phase_card,
     &all_reduce_mesh_card,
     &all_reduce_mesh_open_card,
+    &all_reduce_mesh_gray_card,
     &all_reduce_ring_card,
     &all_reduce_ring_gray_card,
     &all_reduce_line_card,
@@ -73,6 +78,7 @@ constexpr std::array kRegistry{
     &all_gather_hypercube_card,
     &all_gather_mesh_card,
     &all_gather_mesh_open_card,
+    &all_gather_mesh_gray_card,
     &all_gather_ring_card,
     &all_gather_ring_gray_card,
     &all_gather_line_card,
@@ -80,6 +86,7 @@ constexpr std::array kRegistry{
     &reduce_scatter_hypercube_card,
     &reduce_scatter_mesh_card,
     &reduce_scatter_mesh_open_card,
+    &reduce_scatter_mesh_gray_card,
     &reduce_scatter_ring_card,
     &reduce_scatter_ring_gray_card,
     &reduce_scatter_line_card,
@@ -112,12 +119,14 @@ constexpr std::array kRegistry{
     &circular_shift_e_cube_card,
     &circular_shift_hypercube_card,
     &circular_shift_mesh_card,
+    &circular_shift_gray_card,  // before the ring's: a tie goes to the book's hypercube q-shift
     &circular_shift_ring_card,
     // barrier
     &barrier_hypercube_card,
     &barrier_dissemination_card,
     &barrier_mesh_card,
     &barrier_mesh_open_card,
+    &barrier_mesh_gray_card,
     &barrier_ring_card,
     &barrier_line_card,
     // all_gatherv

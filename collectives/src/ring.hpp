@@ -43,6 +43,31 @@ struct Ring {
   return {t.col_of(id), t.rows(), t.cols()};
 }
 
+// The rows and columns a mesh algorithm runs along: a mesh topology's own (id = r*cols + c), or
+// a 2^a x 2^b torus embedded in a hypercube of d = a + b dimensions by the reflected Gray code
+// (Grama et al. section 2.7: mesh node (i, j) is VP gray(i)*2^b + gray(j), dilation 1, the
+// wraparound included), a = floor(d/2). Either way a row is the VPs of one id prefix
+// (row_of(id) = id / cols, its blocks contiguous in id order) and a column the VPs of one id
+// suffix; the embedded rows and columns are Gray-code rings over them (Ring::gray_order), so
+// consecutive members, the last and the first too, are one link apart.
+struct Grid {
+  int rows;
+  int cols;
+  bool gray_order = false;
+
+  [[nodiscard]] static Grid of(const Topology& t) noexcept { return {t.rows(), t.cols()}; }
+  [[nodiscard]] static Grid gray_code(int p) noexcept {
+    int d = 0;
+    while ((1 << d) < p) ++d;
+    return {1 << (d / 2), 1 << (d - d / 2), true};
+  }
+  [[nodiscard]] int row_of(int id) const noexcept { return id / cols; }
+  [[nodiscard]] int col_of(int id) const noexcept { return id % cols; }
+  [[nodiscard]] int id_at(int r, int c) const noexcept { return r * cols + c; }
+  [[nodiscard]] Ring row(int id) const noexcept { return {row_of(id) * cols, cols, 1, gray_order}; }
+  [[nodiscard]] Ring column(int id) const noexcept { return {col_of(id), rows, cols, gray_order}; }
+};
+
 // The family of sub-algorithms a composite algorithm (two_phase, the mesh phases) uses on this
 // machine; select.cpp decides it (family_of, card.hpp), so every VP agrees.
 enum class Family : std::uint8_t { hypercube, ring, mesh };

@@ -10,8 +10,9 @@
 namespace hypercomm::detail {
 
 // Broadcast: buf holds the message at root on entry and at every VP on return.
-void broadcast_hypercube(const Comm& c, Bytes buf, int root);            // Alg 4.1/4.2, p = 2^d
-void broadcast_esbt(const Comm& c, Bytes buf, int root, int chunks);     // Johnsson-Ho, p = 2^d
+void broadcast_hypercube(const Comm& c, Bytes buf, int root);  // Alg 4.1/4.2, p = 2^d
+void broadcast_esbt(const Comm& c, Bytes buf, int root, int chunks,
+                    bool all_ports = false);                             // Johnsson-Ho, p = 2^d
 void broadcast_ring(const Comm& c, Bytes buf, int root, const Ring& g);  // two-way ring over g
 struct RingArms;                                                         // rooted_util.hpp
 // The broadcast and the reduction along the two arms `arms` of g from the root (a line's arms:
@@ -19,7 +20,7 @@ struct RingArms;                                                         // root
 void broadcast_arms(const Comm& c, Bytes buf, int root, const Ring& g, const RingArms& arms);
 void reduce_arms(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
                  const Ring& g, const RingArms& arms);
-void broadcast_mesh(const Comm& c, Bytes buf, int root,
+void broadcast_mesh(const Comm& c, Bytes buf, int root, const Grid& grid,
                     bool open = false);  // root's row, then columns
 void broadcast_two_phase(const Comm& c, Bytes buf, std::size_t elem_size, int root, Family f);
 
@@ -29,7 +30,7 @@ void reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op
 void reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
                  const Ring& g);  // over the members of g (root a member of g)
 void reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
-                 bool open = false);
+                 const Grid& grid, bool open = false);
 void reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
                       Family f);
 

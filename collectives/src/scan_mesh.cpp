@@ -70,7 +70,7 @@ namespace {
 double scan_mesh_cost(const CostQuery& q) {
   const int rows = q.t.rows(), cols = q.t.cols();
   return (rows + cols - 2) * (q.w(q.m()) + q.mesh_th()) +
-         (rows > 1 ? q.ring_broadcast(cols, q.m(), q.mesh_th()) : 0);
+         (rows > 1 ? q.ring_broadcast(cols, q.m(), q.mesh_th(), q.mesh_arms()) : 0);
 }
 }  // namespace
 

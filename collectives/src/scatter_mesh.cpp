@@ -57,7 +57,9 @@ void scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
 namespace {
 double scatter_mesh_cost(const CostQuery& q) {
   const int rows = q.t.rows(), cols = q.t.cols();
-  return q.ring_scatter(cols, rows * q.m(), q.mesh_th()) + q.ring_scatter(rows, q.m(), q.mesh_th());
+  const CostQuery::Arms arms = q.mesh_arms();
+  return q.ring_scatter(cols, rows * q.m(), q.mesh_th(), arms) +
+         q.ring_scatter(rows, q.m(), q.mesh_th(), arms);
 }
 // Selection: the capped arms; textbook_time_v: equal counts as scatter, uneven no closed form
 // (each column starts when its bundle arrives).
@@ -95,8 +97,9 @@ extern const AlgorithmCard scatterv_mesh_card{
     run};
 
 double open_mesh_scatter(const CostQuery& q, int root, double block) {
-  return q.line_scatter(q.t.cols(), q.t.col_of(root), q.t.rows() * block, q.th()) +
-         q.line_scatter(q.t.rows(), q.t.row_of(root), block, q.th());
+  const CostQuery::Arms arms = q.mesh_arms();
+  return q.line_scatter(q.t.cols(), q.t.col_of(root), q.t.rows() * block, q.th(), arms) +
+         q.line_scatter(q.t.rows(), q.t.row_of(root), block, q.th(), arms);
 }
 
 namespace {

@@ -31,7 +31,9 @@ void scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
 }
 
 namespace {
-double scatter_ring_cost(const CostQuery& q) { return q.ring_scatter(q.p(), q.m(), q.ring_th()); }
+double scatter_ring_cost(const CostQuery& q) {
+  return q.ring_scatter(q.p(), q.m(), q.ring_th(), q.ring_arms());
+}
 // Selection: the capped arms. textbook_time_v: the up arm's far end receives after the sum
 // over its members u = 1..a of their message (the blocks from u to the far end) and its hops;
 // the down arm's message leaves after the up arm's, then the same sum over its own members

@@ -141,7 +141,8 @@ std::string strict_note(Links links) { return links == Links::strict ? " with Li
 
 const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t, Links links,
                             std::size_t bytes, std::size_t total, int shift,
-                            const std::string& where, const std::string& prefix, bool commutative) {
+                            const std::string& where, const std::string& prefix, bool commutative,
+                            bool gray_ring) {
   const auto cards = cards_of(op);
   if (requested == Algo::automatic)
     if (const AlgorithmCard* agreed = automatic_without_sizes(op, t, links)) return *agreed;
@@ -151,6 +152,10 @@ const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t, Li
   for (const AlgorithmCard* card : cards) {
     if (requested != Algo::automatic && card->text.algo != requested) continue;
     const char* reason = card->restriction(t, links);
+    if (reason == nullptr && card->needs_gray_ring_group && !gray_ring)
+      reason =
+          "it needs a group whose ranks are a hypercube's VPs in reflected Gray-code order "
+          "(split(vp.world(), 0, hypercomm::gray_inverse(id)))";
     if (reason == nullptr && !commutative && !card->keeps_id_order)
       reason = "it folds in another order than the VPs' ids, so it needs a commutative operator";
     if (reason != nullptr) {
@@ -202,9 +207,13 @@ Choice select_uncached(Collective op, const GroupInfo& g, Links links, std::size
   if (const char* why = group_restriction(g, links))
     throw AlgorithmError(prefix + to_string(op) + " cannot run on " + where + ": " + why);
   Choice choice;
-  choice.card = &choose(op, requested, t, links, bytes, total, shift, where, prefix, commutative);
+  choice.card = &choose(op, requested, t, links, bytes, total, shift, where, prefix, commutative,
+                        g.gray_ring);
   choice.family = family_of(t, links);
-  if (choice.algo() == Algo::esbt) choice.chunks = esbt_chunk_count(t, bytes, model);
+  if (choice.algo() == Algo::esbt) {
+    choice.chunks = esbt_chunk_count(t, bytes, model);
+    choice.all_ports = esbt_all_ports(t, model);
+  }
   return choice;
 }
 
@@ -225,6 +234,7 @@ Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
     std::optional<Topology> topology;
     Links links = Links::routed;
     bool routed_group = false;
+    bool gray_ring = false;
     Algo requested = Algo::automatic;
     std::size_t bytes = 0;
     std::size_t total = 0;
@@ -232,20 +242,21 @@ Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
     bool commutative = true;
     double ts = 0;
     double tw = 0;
+    bool all_port = false;
     Choice choice{};
   };
   thread_local std::array<Memo, static_cast<std::size_t>(Collective::reduce_scatterv) + 1> memo;
   Memo& m = memo[static_cast<std::size_t>(op)];
   const bool routed_group = group_restriction(g, links) != nullptr;
   if (m.choice.card != nullptr && m.topology == g.topology && m.links == links &&
-      m.routed_group == routed_group && m.requested == requested && m.bytes == bytes &&
-      m.total == total && m.shift == shift && m.commutative == commutative && m.ts == model.ts &&
-      m.tw == model.tw)
+      m.routed_group == routed_group && m.gray_ring == g.gray_ring && m.requested == requested &&
+      m.bytes == bytes && m.total == total && m.shift == shift && m.commutative == commutative &&
+      m.ts == model.ts && m.tw == model.tw && m.all_port == model.all_port)
     return m.choice;
   const Choice choice = select_uncached(op, g, links, bytes, requested, vp_id, model, total, shift,
                                         commutative);  // may throw
-  m = Memo{g.topology, links,       routed_group, requested, bytes, total,
-           shift,      commutative, model.ts,     model.tw,  choice};
+  m = Memo{g.topology, links,       routed_group, g.gray_ring, requested,      bytes, total,
+           shift,      commutative, model.ts,     model.tw,    model.all_port, choice};
   return choice;
 }
 

@@ -15,6 +15,7 @@ struct Choice {
   const AlgorithmCard* card = nullptr;
   Family family = Family::ring;  // the composite algorithms' sub-algorithms (family_of)
   int chunks = 1;                // ESBT pipeline depth
+  bool all_ports = false;        // ESBT: the all-port schedule
   [[nodiscard]] Algo algo() const noexcept { return card->text.algo; }
 };
 
@@ -25,11 +26,14 @@ struct Choice {
 // what went wrong, naming `where` (the machine, or the group on it). `bytes` is what selection_cost
 // takes: for an irregular collective its largest block, with `total` the bytes of all its blocks
 // (0 for the regular collectives); `shift` the circular shift's q. A non-commutative operator
-// (commutative false) rules out the cards that do not fold in id order (keeps_id_order).
+// (commutative false) rules out the cards that do not fold in id order (keeps_id_order);
+// gray_ring says that t is a ring embedded in a hypercube by the Gray code (a split group's,
+// GroupInfo::gray_ring), which the cards that need one (needs_gray_ring_group) ask.
 [[nodiscard]] const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t,
                                           Links links, std::size_t bytes, std::size_t total,
                                           int shift, const std::string& where,
-                                          const std::string& prefix = {}, bool commutative = true);
+                                          const std::string& prefix = {}, bool commutative = true,
+                                          bool gray_ring = false);
 
 // Resolves `requested` for this call on group g (its topology; under Links::strict also whether
 // its members are machine neighbours), or throws AlgorithmError (on every member alike, before

@@ -13,8 +13,8 @@ namespace hypercomm::detail {
 // on return every block is. The ring form runs over the members of g with parts `parts`
 // (member k owns parts.of(buf, k)), so the mesh runs it along its row and then its column.
 void all_gather_hypercube(const Comm& c, Bytes buf, const Blocks& blocks);  // Alg 4.7, p = 2^d
-void all_gather_ring(const Comm& c, Bytes buf, const Blocks& parts, const Ring& g);  // 4.4
-void all_gather_mesh(const Comm& c, Bytes buf, const Blocks& blocks);                // 4.6
+void all_gather_ring(const Comm& c, Bytes buf, const Blocks& parts, const Ring& g);      // 4.4
+void all_gather_mesh(const Comm& c, Bytes buf, const Blocks& blocks, const Grid& grid);  // 4.6
 
 // Reduce-scatter: in holds p blocks laid out by `blocks`; out (blocks.size(id) bytes) receives
 // block id() of the fold over VP ids 0..p-1 of every VP's in.
@@ -23,12 +23,12 @@ void reduce_scatter_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blo
 void reduce_scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
                          const Reducer& op);  // Alg 4.5 (order-preserving when non-commutative)
 void reduce_scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
-                         const Reducer& op);
+                         const Reducer& op, const Grid& grid);
 
 // All-reduce: out = the fold over VP ids 0..p-1 of every VP's in, at every VP; in may be out.
 void all_reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op);  // butterfly
 void all_reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, const Ring& g);
-void all_reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op);
+void all_reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, const Grid& grid);
 void all_reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, Family f);
 
 // A reducer for calls that carry no data (the barriers built on an all-reduce): it folds nothing.

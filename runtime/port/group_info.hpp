@@ -30,6 +30,11 @@ struct GroupInfo {
   // Whether consecutive members (r, r+1 mod size) are machine neighbours: true for rows,
   // columns and subcubes (their topology's links are machine links); split groups compute it.
   bool neighbour_ring = true;
+  // Whether a split group is a ring embedded in the hypercube by the reflected Gray code
+  // (Grama et al. section 2.7): 2^k members, k >= 2, member r is VP members[0] XOR gray(r)
+  // with gray(r)'s bits put on k distinct dimensions of the machine in some order (split(world,
+  // 0, gray_inverse(id)) makes one). The book's hypercube q-shift runs on it.
+  bool gray_ring = false;
   std::uint32_t sequence = 0;  // this VP's collective calls on the group
   std::uint32_t splits = 0;    // this VP's split calls on the group
 

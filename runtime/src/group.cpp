@@ -1,10 +1,12 @@
 // Groups (API.md, "Groups"): the whole machine, a mesh row or column, a hypercube subcube and
 // the split groups, each with its ranks, its topology and its own call counters.
+#include <algorithm>
 #include <bit>
 #include <hypercomm/errors.hpp>
 #include <hypercomm/group.hpp>
 #include <hypercomm/proc.hpp>
 #include <string>
+#include <vector>
 
 #include "group_info.hpp"
 #include "port.hpp"
@@ -90,6 +92,35 @@ void GroupTable::reset(const Topology& machine, int id) {
   made.clear();
 }
 
+namespace {
+
+// Whether `members` (machine ids in rank order) are a ring embedded in a hypercube by the
+// reflected Gray code: member r+1 differs from member r in the dimension that gray(r+1) differs
+// from gray(r) in (bit ctz(r+1)), each of the ring's k bits mapped to one machine dimension, and
+// the last member from the first in the dimension of bit k-1.
+bool is_gray_ring(const Topology& machine, const std::vector<int>& members) {
+  const auto n = static_cast<unsigned>(members.size());
+  if (machine.kind() != Topology::Kind::hypercube || n < 4 || !std::has_single_bit(n)) return false;
+  const int k = std::countr_zero(n);
+  std::vector<int> dimension_of(static_cast<std::size_t>(k), 0);  // bit b -> 2^(machine dim)
+  for (unsigned r = 0; r < n; ++r) {
+    const int step = members[r] ^ members[(r + 1) % n];
+    const int bit = r + 1 == n ? k - 1 : std::countr_zero(r + 1);
+    if (!std::has_single_bit(static_cast<unsigned>(step))) return false;
+    int& dim = dimension_of[static_cast<std::size_t>(bit)];
+    if (dim == 0) {
+      if (std::find(dimension_of.begin(), dimension_of.end(), step) != dimension_of.end())
+        return false;  // another bit of the ring already took that dimension
+      dim = step;
+    } else if (dim != step) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 Group Port::split(GroupInfo& parent, int color, std::vector<int> members, int rank) {
   // Every member of the parent counts its splits alike, so the members of one new group agree
   // on its id; groups of other colors differ in the color bits.
@@ -111,6 +142,7 @@ Group Port::split(GroupInfo& parent, int color, std::vector<int> members, int ra
     const int b = members[static_cast<std::size_t>((r + 1) % g.size)];
     if (!machine.adjacent(a, b)) g.neighbour_ring = false;
   }
+  g.gray_ring = g.neighbour_ring && is_gray_ring(machine, members);
   g.members = std::move(members);
   return Group(proc_, groups_->made.emplace_back(std::move(g)));
 }

@@ -61,7 +61,16 @@ struct CallShape {
   int shift = 0;              // circular_shift (any integer; taken mod p)
   std::size_t elem_size = 1;  // bytes per element: where a vector is cut into p blocks
   bool commutative = true;    // the reduction operator (hypercomm::is_commutative_v<Op>)
+  // The ring is a group of a hypercube's VPs in reflected Gray-code order (rank r is VP
+  // gray(r), as split(vp.world(), 0, gray_inverse(id)) makes it; Grama et al. section 2.7):
+  // circular_shift's Algo::hypercube then names the book's q-shift on it (section 4.6.2).
+  bool gray_ring = false;
 };
+
+// find_card for a call of this shape: its shift, its operator (a non-commutative one rules out
+// the cards that fold in another order than the ids) and gray_ring.
+[[nodiscard]] const Card* find_card(Collective op, Algo algo, const Topology& t, Links links,
+                                    std::size_t bytes, const CallShape& shape);
 
 // The card's cost formula for this machine and message, exactly: it equals Report::model_time
 // of a run that makes this one call on every VP (tests/test_fidelity.cpp checks it), or NaN
