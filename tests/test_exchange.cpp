@@ -490,8 +490,16 @@ TEST_CASE("all_to_all algorithms directly: data and model time") {
     for (auto [rows, cols] : {std::pair{1, 4}, {4, 1}, {2, 2}, {2, 3}, {3, 2}, {3, 3}, {2, 5}}) {
       const Topology t = Topology::mesh(rows, cols);
       INFO(t.name(), " count=", count);
-      CHECK(check_all_to_all(t, Links::strict, detail::all_to_all_mesh, count) ==
+      const auto torus = [](const detail::Comm& c, detail::ConstBytes in, detail::Bytes out,
+                            std::size_t block) { detail::all_to_all_mesh(c, in, out, block); };
+      CHECK(check_all_to_all(t, Links::strict, torus, count) ==
             doctest::Approx((1 + 0.5 * m * rows * cols / 2) * (rows + cols - 2)).epsilon(1e-12));
+      // Without wraparound: the line's all-to-all along the rows, then the columns.
+      const auto open = [](const detail::Comm& c, detail::ConstBytes in, detail::Bytes out,
+                           std::size_t block) { detail::all_to_all_mesh(c, in, out, block, true); };
+      CHECK(check_all_to_all(Topology::mesh(rows, cols, hypercomm::Wrap::none), Links::strict, open,
+                             count) ==
+            doctest::Approx((2 + 0.5 * m * rows * cols) * (rows + cols - 2)).epsilon(1e-12));
     }
   }
   // Pairwise exchange over E-cube routes: step i crosses popcount(i) links, + th per hop.

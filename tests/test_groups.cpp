@@ -2321,9 +2321,9 @@ TEST_CASE("groups on an open mesh: rows are linear(cols), columns linear(rows)")
   // Strict links: a row's automatic collectives use neighbours only.
   // Links::strict: the ring all-gather (Algorithm 4.4) needs the wraparound link from rank n-1
   // to rank 0, which a linear array lacks, so Algo::ring runs the line all-gather (gather into
-  // the middle, broadcast back: all_gather_line.cpp); the all-to-all has no line form yet and
-  // throws AlgorithmError on every VP; automatic either runs correctly or (nothing can run)
-  // throws AlgorithmError on every VP.
+  // the middle, broadcast back: all_gather_line.cpp) and the line all-to-all (up the line, then
+  // down: all_to_all_line.cpp); automatic either runs correctly or (nothing can run) throws
+  // AlgorithmError on every VP.
   hc::Options opt = quick_options();
   opt.links = hc::Links::strict;
   std::vector<std::vector<Int>> gathered(12);
@@ -2341,15 +2341,25 @@ TEST_CASE("groups on an open mesh: rows are linear(cols), columns linear(rows)")
     for (int c = 0; c < 4; ++c) want.insert(want.end(), 2, (id / 4) * 4 + c);
     CHECK(gathered[static_cast<std::size_t>(id)] == want);
   }
-  CHECK_THROWS_AS(hc::run(
-                      t,
-                      [](Proc& vp) {
-                        Group row = vp.row();
-                        std::vector<Int> in(8, 1), out(8);
-                        hc::all_to_all(row, in, out, Algo::ring);
-                      },
-                      opt),
-                  hc::AlgorithmError);
+  // The line all-to-all (all_to_all_line.cpp) on every row at once: block c of (r, k)'s in goes
+  // to block k of (r, c)'s out.
+  std::vector<std::vector<Int>> exchanged(12);
+  REQUIRE(run_ok(
+      t,
+      [&](Proc& vp) {
+        Group row = vp.row();
+        std::vector<Int> in(8), out(8, -1);
+        for (int c = 0; c < 4; ++c)
+          for (int i = 0; i < 2; ++i) in[static_cast<std::size_t>(2 * c + i)] = vp.id() * 100 + c;
+        hc::all_to_all(row, in, out, Algo::ring);
+        exchanged[static_cast<std::size_t>(vp.id())] = out;
+      },
+      opt));
+  for (int id = 0; id < 12; ++id) {
+    std::vector<Int> want;
+    for (int k = 0; k < 4; ++k) want.insert(want.end(), 2, ((id / 4) * 4 + k) * 100 + id % 4);
+    CHECK(exchanged[static_cast<std::size_t>(id)] == want);
+  }
   std::vector<std::vector<Int>> got(12);
   std::vector<char> threw(12, 0);
   REQUIRE(run_ok(

@@ -1,12 +1,12 @@
 // The linear array and the mesh without wraparound (API.md, "linear:p", "mesh:RxC:open"): the
 // neighbour-only line algorithms (broadcast_line.cpp, reduce_line.cpp, scatter_line.cpp,
 // gather_line.cpp, all_reduce_line.cpp, all_gather_line.cpp, reduce_scatter_line.cpp,
-// barrier_line.cpp, and the scan pipeline) and the open-mesh ones (lines along the rows, then
-// the columns: broadcast_mesh.cpp, reduce_mesh.cpp, scatter_mesh.cpp, gather_mesh.cpp,
-// all_reduce_mesh_open.cpp) give the right data under Links::strict on every p, root and count,
-// a non-commutative operator included, and their model time is their card's formula
-// (textbook_time) with and without a hop term. What has no neighbour-only form there yet
-// (all_to_all, circular_shift; the scan on a 2-D open mesh) says so with AlgorithmError.
+// barrier_line.cpp, all_to_all_line.cpp, circular_shift_line.cpp, and the scan pipeline) and the
+// open-mesh ones (lines along the rows, then the columns: broadcast_mesh.cpp, reduce_mesh.cpp,
+// scatter_mesh.cpp, gather_mesh.cpp, all_reduce_mesh_open.cpp, all_to_all_mesh.cpp,
+// circular_shift_line.cpp, scan_mesh.cpp) give the right data under Links::strict on every p,
+// root, shift and count, a non-commutative operator included, and their model time is their
+// card's formula (textbook_time) with and without a hop term, one port and all ports.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -39,15 +39,14 @@ std::vector<Topology> lines() {
 }
 
 // Meshes without wraparound of more rows and columns than one: the open-mesh cards (lines along
-// the rows, then the columns). The scan has no neighbour-only form on them yet.
+// the rows, then the columns).
 std::vector<Topology> open_meshes() {
   std::vector<Topology> t;
-  for (const char* name : {"mesh:2x2:open", "mesh:2x3:open", "mesh:3x4:open", "mesh:4x4:open"})
+  for (const char* name :
+       {"mesh:2x2:open", "mesh:2x3:open", "mesh:3x4:open", "mesh:4x4:open", "mesh:4x3:open"})
     t.push_back(Topology::parse(name));
   return t;
 }
-
-bool is_line(const Topology& t) { return t.rows() == 1 || t.cols() == 1; }
 
 hc::Options strict_options(hc::CostModel model = {}) {
   hc::Options o = hctest::test_options();
@@ -87,14 +86,14 @@ TEST_CASE("line and open-mesh algorithms: data under Links::strict, every p, roo
   auto machines = lines();
   for (const Topology& t : open_meshes()) machines.push_back(t);
   for (const Topology& t : machines) {
-    const bool scans = is_line(t);
     const int p = t.size();
     hc::Machine m(t, strict_options());
     for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{100}}) {
       for (int root : roots_of(p)) {
         INFO(t.name(), " count=", n, " root=", root);
         std::vector<Vec> bcast(p), red(p), allred(p), inplace(p), gath(p), scat(p), ag(p), rs(p),
-            sc(p), ex(p);
+            sc(p), ex(p), a2a(p);
+        std::vector<std::vector<Vec>> shifted(p);
         std::vector<std::vector<Mat>> mred(p), mallred(p), mrs(p);
         m.run([&](hc::Proc& vp) {
           const int me = vp.id();
@@ -122,9 +121,13 @@ TEST_CASE("line and open-mesh algorithms: data under Links::strict, every p, roo
           hc::reduce_scatter(vp, blocks, rs[u], std::plus<>());
           sc[u].assign(n, 0);
           ex[u].assign(n, -7);
-          if (scans) {
-            hc::scan(vp, in, sc[u], std::plus<>());
-            hc::exscan(vp, in, ex[u], std::plus<>());
+          hc::scan(vp, in, sc[u], std::plus<>());
+          hc::exscan(vp, in, ex[u], std::plus<>());
+          a2a[u].assign(n * p, -1);
+          hc::all_to_all(vp, blocks, a2a[u]);
+          for (int shift = -1; shift <= p; ++shift) {
+            shifted[u].emplace_back(n, -1);
+            hc::circular_shift(vp, in, shifted[u].back(), shift);
           }
           hc::barrier(vp);
           // A non-commutative operator: the left fold over VP ids, whatever the root.
@@ -173,10 +176,20 @@ TEST_CASE("line and open-mesh algorithms: data under Links::strict, every p, roo
             return hctest::mat_of(vp, u * n + i);
           };
           CHECK(mrs[u] == fold<Mat>(0, p - 1, n, mblock_of, MatMul()));
-          if (!scans) continue;
           CHECK(sc[u] == fold<std::int64_t>(0, v, n, value, std::plus<>()));
           if (v > 0) CHECK(ex[u] == fold<std::int64_t>(0, v - 1, n, value, std::plus<>()));
           if (v == 0) CHECK(ex[u] == Vec(n, -7));
+          // all_to_all: block k of VP v's out is block v of VP k's in.
+          Vec want_a2a(n * p);
+          for (int k = 0; k < p; ++k)
+            for (std::size_t i = 0; i < n; ++i)
+              want_a2a[static_cast<std::size_t>(k) * n + i] = value(k, u * n + i);
+          CHECK(a2a[u] == want_a2a);
+          for (int shift = -1; shift <= p; ++shift) {
+            CAPTURE(shift);
+            const int from = ((v - shift) % p + p) % p;
+            CHECK(shifted[u][static_cast<std::size_t>(shift + 1)] == filled(n, from));
+          }
         }
       }
     }
@@ -188,90 +201,114 @@ TEST_CASE("line and open-mesh algorithms: model time is the card's formula, th =
   for (const Topology& t : open_meshes()) machines.push_back(t);
   for (const Topology& t : machines) {
     const int p = t.size();
-    for (double th : {0.0, 0.25}) {
-      const hc::CostModel model{.ts = 1.0, .tw = 0.01, .th = th};
-      hc::Machine m(t, strict_options(model));
-      for (std::size_t n : {std::size_t{1}, std::size_t{50}})
-        for (int root : roots_of(p)) {
-          const std::size_t bytes = n * sizeof(std::int64_t);
-          struct Op {
-            Collective op;
-            std::function<void(hc::Proc&)> body;
-          };
-          const std::vector<Op> ops{
-              {Collective::broadcast,
-               [&](hc::Proc& vp) {
-                 Vec b(n, 1);
-                 hc::broadcast(vp, b, root);
-               }},
-              {Collective::reduce,
-               [&](hc::Proc& vp) {
-                 Vec in(n, 1), out(vp.id() == root ? n : 0);
-                 hc::reduce(vp, in, out, std::plus<>(), root);
-               }},
-              {Collective::all_reduce,
-               [&](hc::Proc& vp) {
-                 Vec in(n, 1), out(n);
-                 hc::all_reduce(vp, in, out, std::plus<>());
-               }},
-              {Collective::scatter,
-               [&](hc::Proc& vp) {
-                 Vec in(vp.id() == root ? n * p : 0, 1), out(n);
-                 hc::scatter(vp, in, out, root);
-               }},
-              {Collective::gather,
-               [&](hc::Proc& vp) {
-                 Vec in(n, 1), out(vp.id() == root ? n * p : 0);
-                 hc::gather(vp, in, out, root);
-               }},
-              {Collective::all_gather,
-               [&](hc::Proc& vp) {
-                 Vec in(n, 1), out(n * p);
-                 hc::all_gather(vp, in, out);
-               }},
-              {Collective::reduce_scatter,
-               [&](hc::Proc& vp) {
-                 Vec in(n * p, 1), out(n);
-                 hc::reduce_scatter(vp, in, out, std::plus<>());
-               }},
-              {Collective::scan,
-               [&](hc::Proc& vp) {
-                 Vec in(n, 1), out(n);
-                 hc::scan(vp, in, out, std::plus<>());
-               }},
-              {Collective::barrier, [&](hc::Proc& vp) { hc::barrier(vp); }},
-          };
-          for (const Op& o : ops) {
-            if (o.op == Collective::scan && !is_line(t)) continue;
-            const std::size_t b = o.op == Collective::barrier ? 0 : bytes;
-            INFO(t.name(), " ", hc::to_string(o.op), " count=", n, " root=", root, " th=", th);
-            const hc::Report r = m.run(o.body);
-            const double formula =
-                hc::textbook_time(o.op, Algo::automatic, t, Links::strict, b, model,
-                                  hc::CallShape{.root = root, .elem_size = 8});
-            CHECK(hc::textbook_counts_hops(o.op, Algo::automatic, t, Links::strict, b));
-            CHECK(formula == doctest::Approx(r.model_time).epsilon(1e-12));
+    for (double th : {0.0, 0.25})
+      for (bool all_port : {false, true}) {
+        const hc::CostModel model{.ts = 1.0, .tw = 0.01, .th = th, .all_port = all_port};
+        hc::Machine m(t, strict_options(model));
+        for (std::size_t n : {std::size_t{1}, std::size_t{50}})
+          for (int root : roots_of(p)) {
+            const std::size_t bytes = n * sizeof(std::int64_t);
+            struct Op {
+              Collective op;
+              std::function<void(hc::Proc&)> body;
+            };
+            const std::vector<Op> ops{
+                {Collective::broadcast,
+                 [&](hc::Proc& vp) {
+                   Vec b(n, 1);
+                   hc::broadcast(vp, b, root);
+                 }},
+                {Collective::reduce,
+                 [&](hc::Proc& vp) {
+                   Vec in(n, 1), out(vp.id() == root ? n : 0);
+                   hc::reduce(vp, in, out, std::plus<>(), root);
+                 }},
+                {Collective::all_reduce,
+                 [&](hc::Proc& vp) {
+                   Vec in(n, 1), out(n);
+                   hc::all_reduce(vp, in, out, std::plus<>());
+                 }},
+                {Collective::scatter,
+                 [&](hc::Proc& vp) {
+                   Vec in(vp.id() == root ? n * p : 0, 1), out(n);
+                   hc::scatter(vp, in, out, root);
+                 }},
+                {Collective::gather,
+                 [&](hc::Proc& vp) {
+                   Vec in(n, 1), out(vp.id() == root ? n * p : 0);
+                   hc::gather(vp, in, out, root);
+                 }},
+                {Collective::all_gather,
+                 [&](hc::Proc& vp) {
+                   Vec in(n, 1), out(n * p);
+                   hc::all_gather(vp, in, out);
+                 }},
+                {Collective::reduce_scatter,
+                 [&](hc::Proc& vp) {
+                   Vec in(n * p, 1), out(n);
+                   hc::reduce_scatter(vp, in, out, std::plus<>());
+                 }},
+                {Collective::scan,
+                 [&](hc::Proc& vp) {
+                   Vec in(n, 1), out(n);
+                   hc::scan(vp, in, out, std::plus<>());
+                 }},
+                {Collective::exscan,
+                 [&](hc::Proc& vp) {
+                   Vec in(n, 1), out(n);
+                   hc::exscan(vp, in, out, std::plus<>());
+                 }},
+                {Collective::all_to_all,
+                 [&](hc::Proc& vp) {
+                   Vec in(n * p, 1), out(n * p);
+                   hc::all_to_all(vp, in, out);
+                 }},
+                {Collective::circular_shift,
+                 [&](hc::Proc& vp) {
+                   Vec in(n, 1), out(n);
+                   hc::circular_shift(vp, in, out, root + 1);  // shifts 1, p/2 + 1, p
+                 }},
+                {Collective::barrier, [&](hc::Proc& vp) { hc::barrier(vp); }},
+            };
+            for (const Op& o : ops) {
+              const std::size_t b = o.op == Collective::barrier      ? 0
+                                    : o.op == Collective::all_to_all ? bytes * p
+                                                                     : bytes;
+              INFO(t.name(), " ", hc::to_string(o.op), " count=", n, " root=", root, " th=", th,
+                   " all_port=", all_port);
+              const hc::Report r = m.run(o.body);
+              const double formula =
+                  hc::textbook_time(o.op, Algo::automatic, t, Links::strict, b, model,
+                                    hc::CallShape{.root = root, .shift = root + 1, .elem_size = 8});
+              CHECK(hc::textbook_counts_hops(o.op, Algo::automatic, t, Links::strict, b));
+              CHECK(formula == doctest::Approx(r.model_time).epsilon(1e-12));
+            }
           }
-        }
-    }
+      }
   }
 }
 
-TEST_CASE("line algorithms: what has no neighbour-only form on a line says so") {
+TEST_CASE("line algorithms: the cards that run on a line and an open mesh under Links::strict") {
   const Topology t = Topology::linear(5);
   const auto ring_card = hc::find_card(Collective::broadcast, Algo::ring, t, Links::strict, 8);
   REQUIRE(ring_card != nullptr);
   CHECK(std::string(ring_card->variant) == "linear array");
-  CHECK_THROWS_AS((void)hc::resolve(Collective::all_to_all, Algo::automatic, t, Links::strict, 40),
-                  hc::AlgorithmError);
-  CHECK_THROWS_AS(
-      (void)hc::resolve(Collective::circular_shift, Algo::automatic, t, Links::strict, 8),
-      hc::AlgorithmError);
+  for (const Collective op : {Collective::all_to_all, Collective::circular_shift}) {
+    CHECK(std::string(hc::find_card(op, Algo::automatic, t, Links::strict, 40, 2)->variant) ==
+          "linear array");
+  }
+  // The line shift takes p steps whatever the shift (the wrapped messages cross the line), the
+  // line all-to-all twice the ring's.
+  const hc::CostModel model{.ts = 1.0, .tw = 0.01, .th = 0.0};
+  CHECK(hc::textbook_time(Collective::circular_shift, Algo::automatic, t, Links::strict, 8, model,
+                          1) == doctest::Approx(5 * 1.08));
+  CHECK(hc::textbook_time(Collective::all_to_all, Algo::automatic, t, Links::strict, 40, model) ==
+        doctest::Approx(4 * (2 + 0.4)));
   const Topology open = Topology::parse("mesh:3x4:open");
-  CHECK(std::string(hc::find_card(Collective::all_reduce, Algo::automatic, open, Links::strict, 8)
-                        ->variant) == "open mesh");
-  CHECK_THROWS_AS((void)hc::resolve(Collective::scan, Algo::automatic, open, Links::strict, 8),
-                  hc::AlgorithmError);
+  for (const Collective op : {Collective::all_reduce, Collective::scan, Collective::exscan,
+                              Collective::all_to_all, Collective::circular_shift})
+    CHECK(std::string(hc::find_card(op, Algo::automatic, open, Links::strict, 96, 5)->variant) ==
+          "open mesh");
   // Under Links::routed the ring's own algorithms run (their wraparound message routed).
   CHECK(hc::find_card(Collective::broadcast, Algo::ring, t, Links::routed, 8)->variant == nullptr);
 }

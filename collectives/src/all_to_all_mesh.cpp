@@ -6,6 +6,8 @@
 //   square mesh (rows = cols = sqrt p): T = (2 ts + tw*m*p) * (sqrt p - 1), the book's formula.
 //
 // Restrictions: mesh topology, any rows x cols (1 x n included); neighbours only.
+// On a mesh without wraparound (neighbours only) each phase is the line's all-to-all
+// (all_to_all_line.cpp): T = (rows + cols - 2)*(2*ts + 2*th + tw*m*p).
 //
 // VP (r, c) has id r*cols + c.
 // 1. Row phase: group the p blocks by destination column; the bundle for column c' holds the
@@ -25,7 +27,7 @@
 
 namespace hypercomm::detail {
 
-void all_to_all_mesh(const Comm& c, ConstBytes in, Bytes out, std::size_t block) {
+void all_to_all_mesh(const Comm& c, ConstBytes in, Bytes out, std::size_t block, bool open) {
   const Topology& t = c.topology();
   const int rows = t.rows();
   const int cols = t.cols();
@@ -42,8 +44,8 @@ void all_to_all_mesh(const Comm& c, ConstBytes in, Bytes out, std::size_t block)
   }
   // from_row[c''][r'] = the block of (my row, c'') for (r', my column).
   Buffer from_row(in.size());
-  ring_all_to_all(c, row_group(t, c.id()), by_column, from_row,
-                  static_cast<std::size_t>(rows) * block);
+  const auto phase = open ? line_all_to_all : ring_all_to_all;
+  phase(c, row_group(t, c.id()), by_column, from_row, static_cast<std::size_t>(rows) * block);
 
   // by_row[r'][c''] = from_row[c''][r']: bundles for the column phase (by_column is free again).
   Buffer& by_row = by_column;
@@ -52,7 +54,7 @@ void all_to_all_mesh(const Comm& c, ConstBytes in, Bytes out, std::size_t block)
       copy_bytes(at(Bytes(by_row), r * cols + col), at(ConstBytes(from_row), col * rows + r));
     }
   }
-  ring_all_to_all(c, column_group(t, c.id()), by_row, out, static_cast<std::size_t>(cols) * block);
+  phase(c, column_group(t, c.id()), by_row, out, static_cast<std::size_t>(cols) * block);
 }
 
 namespace {
@@ -72,5 +74,21 @@ extern const AlgorithmCard all_to_all_mesh_card{
       all_to_all_mesh(c, a.in, a.out, a.in.size() / static_cast<std::size_t>(c.p()));
     },
     mesh_counts_hops};
+
+// On a mesh without wraparound: the phases along lines (all_to_all_line.cpp), each row's (and
+// each column's) finishing last at its end, so the phases add.
+extern const AlgorithmCard all_to_all_mesh_open_card{
+    {Collective::all_to_all, Algo::mesh,
+     "Grama et al., section 4.5.2 on a mesh without wraparound: row phase, then column phase, "
+     "each the line's all-to-all (up, then down)",
+     "(rows+cols-2)*(2*ts + 2*th + tw*m*p) (m = one block)", kOpenMeshNeeds,
+     "(2 ts + tw m p)(sqrt p - 1) (torus)", "open mesh"},
+    needs_open_mesh,
+    [](const CostQuery& q) {
+      return (q.t.rows() + q.t.cols() - 2) * (2 * q.ts() + 2 * q.th() + q.tw() * q.m());
+    },
+    [](const Comm& c, const Args& a) {
+      all_to_all_mesh(c, a.in, a.out, a.in.size() / static_cast<std::size_t>(c.p()), true);
+    }};
 
 }  // namespace hypercomm::detail

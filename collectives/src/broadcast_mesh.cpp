@@ -46,7 +46,7 @@ extern const AlgorithmCard broadcast_mesh_card{
 
 // On an open mesh each phase is a line broadcast from the root's column / row.
 double open_mesh_broadcast(const CostQuery& q, int root, double size) {
-  const CostQuery::Arms arms = q.mesh_arms();
+  const CostQuery::Arms arms = q.open_mesh_arms();
   return q.line_broadcast(q.t.cols(), q.t.col_of(root), size, q.th(), arms) +
          q.line_broadcast(q.t.rows(), q.t.row_of(root), size, q.th(), arms);
 }

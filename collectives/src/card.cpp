@@ -325,28 +325,48 @@ double CostQuery::capped_ring_all_to_allv(int n, int width) const noexcept {
 
 namespace {
 
-// Exact (every route walked) up to 256 VPs, else the average load over the used links, a lower
-// bound. Computed once per topology and x, shared by every thread.
-double xor_congestion_shared(const Topology& t, int x) {
+// The congestion of one step in which every VP sends one message of unit time to id XOR x:
+// `load`, the most messages that share one directed link (Grama et al. section 4.5), and
+// `chained`, when the step ends as CostModel::contention re-times it (replay.cpp: cut-through, a
+// directed link carries one message at a time, first come first served, ties to the smaller id):
+// where routes chain (message A's second link is B's first, and so on round a ring) the waits
+// add up beyond the load. Exact up to 256 VPs; above, both the average load over the used links
+// (a lower bound). Computed once per topology and x, shared by every thread.
+struct XorCongestion {
+  double load = 1.0;
+  double chained = 1.0;
+};
+
+XorCongestion xor_congestion_shared(const Topology& t, int x) {
   static std::mutex mutex;
-  static std::map<std::pair<std::string, int>, double> cache;
+  static std::map<std::pair<std::string, int>, XorCongestion> cache;
   const std::lock_guard lock(mutex);
   const auto key = std::make_pair(t.name(), x);
   if (const auto it = cache.find(key); it != cache.end()) return it->second;
   const int p = t.size();
-  double congestion = 1.0;
+  XorCongestion congestion;
   if (p <= 256) {
     std::map<std::pair<int, int>, int> load;
-    for (int id = 0; id < p; ++id)
+    std::map<std::pair<int, int>, double> free_from;  // directed link -> when it is free
+    std::vector<std::pair<int, int>> route;
+    for (int id = 0; id < p; ++id) {
+      route.clear();
       for (int at = id, to = id ^ x; at != to;) {
         const int next = t.next_hop(at, to);
-        congestion = std::max(congestion, static_cast<double>(++load[{at, next}]));
+        route.emplace_back(at, next);
+        congestion.load = std::max(congestion.load, static_cast<double>(++load[{at, next}]));
         at = next;
       }
+      double start = 0;
+      for (const auto& link : route) start = std::max(start, free_from[link]);
+      for (const auto& link : route) free_from[link] = start + 1;
+      congestion.chained = std::max(congestion.chained, start + 1);
+    }
   } else {
     double hops = 0;
     for (int id = 0; id < p; ++id) hops += t.distance(id, id ^ x);
-    congestion = std::max(1.0, hops / (static_cast<double>(p) * std::max(1, t.max_degree())));
+    congestion.load = congestion.chained =
+        std::max(1.0, hops / (static_cast<double>(p) * std::max(1, t.max_degree())));
   }
   cache.emplace(key, congestion);
   return congestion;
@@ -356,15 +376,16 @@ double xor_congestion_shared(const Topology& t, int x) {
 
 // The irregular collectives consult the table on most calls (their counts change from call to
 // call): this thread's last topology keeps its congestions of x = 2^k, without the shared lock.
-double xor_congestion(const Topology& t, int x) {
+double xor_congestion(const Topology& t, int x, bool chained) {
   if (t.kind() == Topology::Kind::hypercube) return 1.0;
-  if (!is_power_of_two(x)) return xor_congestion_shared(t, x);
+  const auto pick = [chained](const XorCongestion& c) { return chained ? c.chained : c.load; };
+  if (!is_power_of_two(x)) return pick(xor_congestion_shared(t, x));
   thread_local std::optional<Topology> topology;
-  thread_local std::array<double, 13> by_bit{};  // 0: not yet known
-  if (topology != t) topology = t, by_bit.fill(0.0);
-  double& c = by_bit[static_cast<std::size_t>(log2_of(x))];
-  if (c == 0.0) c = xor_congestion_shared(t, x);
-  return c;
+  thread_local std::array<std::optional<XorCongestion>, 13> by_bit{};
+  if (topology != t) topology = t, by_bit.fill(std::nullopt);
+  auto& c = by_bit[static_cast<std::size_t>(log2_of(x))];
+  if (!c) c = xor_congestion_shared(t, x);
+  return pick(*c);
 }
 
 namespace {

@@ -44,9 +44,11 @@ struct Args {
 // VP i and i+1 neighbours for every i < p-1 (a linear array, a ring, a 1 x n mesh).
 [[nodiscard]] bool line_adjacent(const Topology& t) noexcept;
 
-// The most messages that share one directed link when every VP sends to id XOR x along the
-// topology's routes (Grama et al. section 4.5: the congestion of the mapping); 1 on a hypercube.
-[[nodiscard]] double xor_congestion(const Topology& t, int x);
+// The congestion of the mapping (Grama et al. section 4.5) when every VP sends to id XOR x along
+// the topology's routes: the most messages that share one directed link, or (chained) how many
+// message times one such step takes under the contention model's rule (replay.cpp), where waits
+// add up along chains of routes; 1 on a hypercube.
+[[nodiscard]] double xor_congestion(const Topology& t, int x, bool chained);
 
 // What a card's cost is asked about one call. Two askers: textbook_time (the run's model,
 // exact: NaN where the card has no closed form for this call) and automatic's choice
@@ -113,6 +115,10 @@ struct CostQuery {
   [[nodiscard]] Arms ring_arms() const;
   [[nodiscard]] Arms line_arms() const;
   [[nodiscard]] Arms mesh_arms() const;
+  // ... for the open-mesh cards, whose lines along the rows and columns are neighbours.
+  [[nodiscard]] Arms open_mesh_arms() const noexcept {
+    return model.all_port ? Arms::together : Arms::in_turn;
+  }
   // The line rooted at rank r (up arm r+1 .. p-1 first when not shorter, down arm r-1 .. 0):
   // its broadcast, reduction, scatter and gather of parts of `part` bytes.
   // Over n members with th = h per message (the whole machine: n = p, h = line_th()).
@@ -152,9 +158,13 @@ struct CostQuery {
   // Whether `parts` blocks of `whole` bytes are equal (always, for selection).
   [[nodiscard]] bool even(std::size_t whole, int parts) const noexcept;
   // XOR-x exchange congestion, counted for selection only (CostModel::contention aside, the
-  // book's formulas assume none).
+  // book's formulas assume none): for equal blocks the step's time under the contention rule
+  // (chained); for uneven ones, whose capped estimate takes every message as large as the
+  // largest, the most messages on one link (chains of mostly small messages do not wait).
   [[nodiscard]] double congestion(int x) const {
-    return selection && is_power_of_two(p()) ? xor_congestion(t, x) : 1.0;
+    if (!selection || !is_power_of_two(p())) return 1.0;
+    const bool equal = total == 0 || static_cast<double>(total) >= m() * p();
+    return xor_congestion(t, x, equal);
   }
 
   // The ring building blocks of the algorithm files (rooted_util.hpp, ring.hpp), over n members

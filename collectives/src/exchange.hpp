@@ -14,7 +14,8 @@ namespace hypercomm::detail {
 void all_to_all_pairwise(const Comm& c, ConstBytes in, Bytes out, std::size_t block);  // Alg 4.10
 void all_to_all_dimension_exchange(const Comm& c, ConstBytes in, Bytes out, std::size_t block);
 void all_to_all_ring(const Comm& c, ConstBytes in, Bytes out, std::size_t block);
-void all_to_all_mesh(const Comm& c, ConstBytes in, Bytes out, std::size_t block);
+void all_to_all_mesh(const Comm& c, ConstBytes in, Bytes out, std::size_t block,
+                     bool open = false);  // open: line phases, a mesh without wraparound
 // all_to_allv: block j of in (laid out by `sent`) goes to rank j; block i of out (laid out by
 // `received`) comes from rank i.
 // The final receiver checks every block against `received` and throws SizeMismatch with

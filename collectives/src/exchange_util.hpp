@@ -22,6 +22,17 @@ namespace hypercomm::detail {
 // T = (ts + tw*bundle*g.size/2) * (g.size - 1).
 void ring_all_to_all(const Comm& c, const Ring& g, ConstBytes in, Bytes out, std::size_t bundle);
 
+// The same on a line of g's members without the wraparound (all_to_all_line.cpp): the bundles for
+// higher ranks travel up, one direction after the other, each stream the book's pipeline; sends
+// to and receives from members k+1 and k-1 only.
+// T = 2*(g.size - 1)*ts + tw*bundle*g.size*(g.size - 1).
+void line_all_to_all(const Comm& c, const Ring& g, ConstBytes in, Bytes out, std::size_t bundle);
+
+// Circular shift on a line of g's members without the wraparound (circular_shift_line.cpp):
+// the messages that stay below the top go up `shift` members, the others down, one stream
+// after the other. T = (ts + tw*m) * g.size for shift in (0, g.size).
+void line_shift(const Comm& c, const Ring& g, ConstBytes in, Bytes out, int shift);
+
 // Circular shift among g's members (circular_shift_ring.cpp): member k's in goes to member
 // (k + shift) mod g.size's out, shift in [0, g.size). min(shift, g.size - shift) neighbour
 // steps the shorter way round (ties go up). T = (ts + tw*m) * min(shift, g.size - shift).

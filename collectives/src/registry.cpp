@@ -22,16 +22,18 @@ extern const AlgorithmCard all_gather_hypercube_card, all_gather_mesh_card,
 extern const AlgorithmCard reduce_scatter_hypercube_card, reduce_scatter_mesh_card,
     reduce_scatter_mesh_open_card, reduce_scatter_mesh_gray_card, reduce_scatter_ring_card,
     reduce_scatter_ring_gray_card, reduce_scatter_line_card;
-extern const AlgorithmCard scan_hypercube_card, scan_mesh_card, scan_ring_card;
-extern const AlgorithmCard exscan_hypercube_card, exscan_mesh_card, exscan_ring_card;
+extern const AlgorithmCard scan_hypercube_card, scan_mesh_card, scan_mesh_open_card, scan_ring_card;
+extern const AlgorithmCard exscan_hypercube_card, exscan_mesh_card, exscan_mesh_open_card,
+    exscan_ring_card;
 extern const AlgorithmCard scatter_hypercube_card, scatter_mesh_card, scatter_mesh_open_card,
     scatter_ring_card, scatter_line_card;
 extern const AlgorithmCard gather_hypercube_card, gather_mesh_card, gather_mesh_open_card,
     gather_ring_card, gather_line_card;
 extern const AlgorithmCard all_to_all_pairwise_card, all_to_all_dimension_exchange_card,
-    all_to_all_mesh_card, all_to_all_ring_card;
+    all_to_all_mesh_card, all_to_all_mesh_open_card, all_to_all_ring_card, all_to_all_line_card;
 extern const AlgorithmCard circular_shift_e_cube_card, circular_shift_hypercube_card,
-    circular_shift_mesh_card, circular_shift_ring_card, circular_shift_gray_card;
+    circular_shift_mesh_card, circular_shift_mesh_open_card, circular_shift_ring_card,
+    circular_shift_line_card, circular_shift_gray_card;
 extern const AlgorithmCard barrier_hypercube_card, barrier_dissemination_card, barrier_mesh_card,
     barrier_mesh_open_card, barrier_mesh_gray_card, barrier_ring_card, barrier_line_card;
 extern const AlgorithmCard all_gatherv_hypercube_card, all_gatherv_mesh_card, all_gatherv_ring_card;
@@ -93,10 +95,12 @@ constexpr std::array kRegistry{
     // scan
     &scan_hypercube_card,
     &scan_mesh_card,
+    &scan_mesh_open_card,
     &scan_ring_card,
     // exscan
     &exscan_hypercube_card,
     &exscan_mesh_card,
+    &exscan_mesh_open_card,
     &exscan_ring_card,
     // scatter
     &scatter_hypercube_card,
@@ -114,13 +118,17 @@ constexpr std::array kRegistry{
     &all_to_all_pairwise_card,
     &all_to_all_dimension_exchange_card,
     &all_to_all_mesh_card,
+    &all_to_all_mesh_open_card,
     &all_to_all_ring_card,
+    &all_to_all_line_card,
     // circular_shift
     &circular_shift_e_cube_card,
     &circular_shift_hypercube_card,
     &circular_shift_mesh_card,
+    &circular_shift_mesh_open_card,
     &circular_shift_gray_card,  // before the ring's: a tie goes to the book's hypercube q-shift
     &circular_shift_ring_card,
+    &circular_shift_line_card,
     // barrier
     &barrier_hypercube_card,
     &barrier_dissemination_card,

@@ -12,15 +12,20 @@
 //
 // T = (ts + tw*m) * ((cols - 1) + (rows - 1) + ceil(cols / 2))  (the three phases in turn).
 // Restrictions: a mesh topology; any rows x cols.
+//
+// On a mesh without wraparound (neighbours only) step 3 is a line broadcast from the row's end,
+// one arm of cols - 1 members: T = (ts + tw*m + th) * ((cols - 1) + (rows - 1) + (cols - 1)).
 #include <vector>
 
 #include "card.hpp"
 #include "rooted.hpp"
+#include "rooted_util.hpp"
 #include "symmetric.hpp"
 
 namespace hypercomm::detail {
 
-void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool exclusive) {
+void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool exclusive,
+               bool open) {
   const Topology& t = c.topology();
   const int rows = t.rows(), cols = t.cols();
   const int my_row = t.row_of(c.id()), my_col = t.col_of(c.id());
@@ -48,7 +53,12 @@ void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool 
   }
 
   // 3. Every row but the first learns E_r from its last VP.
-  if (my_row > 0 && cols > 1) broadcast_ring(c, rows_above, last, row_group(t, c.id()));
+  if (my_row > 0 && cols > 1) {
+    if (open)
+      broadcast_arms(c, rows_above, last, row_group(t, c.id()), RingArms::line(cols, cols - 1));
+    else
+      broadcast_ring(c, rows_above, last, row_group(t, c.id()));
+  }
 
   // 4. Combine in id order: rows above, then my row's prefix.
   if (!exclusive) {
@@ -72,6 +82,11 @@ double scan_mesh_cost(const CostQuery& q) {
   return (rows + cols - 2) * (q.w(q.m()) + q.mesh_th()) +
          (rows > 1 ? q.ring_broadcast(cols, q.m(), q.mesh_th(), q.mesh_arms()) : 0);
 }
+// Open: the row broadcast is one arm of cols - 1 members.
+double scan_mesh_open_cost(const CostQuery& q) {
+  const int rows = q.t.rows(), cols = q.t.cols();
+  return (rows + cols - 2 + (rows > 1 ? cols - 1 : 0)) * (q.w(q.m()) + q.th());
+}
 }  // namespace
 
 extern const AlgorithmCard scan_mesh_card{
@@ -92,5 +107,23 @@ extern const AlgorithmCard exscan_mesh_card{
     scan_mesh_cost,
     [](const Comm& c, const Args& a) { scan_mesh(c, a.in, a.out, *a.op, true); },
     mesh_counts_hops};
+
+// On a mesh without wraparound: the same with a line broadcast from each row's end.
+extern const AlgorithmCard scan_mesh_open_card{
+    {Collective::scan, Algo::mesh,
+     "Algorithm 4.9 mapped on a mesh without wraparound: row chains, the last column's chain, "
+     "line broadcasts from the rows' ends",
+     "(ts + tw*m + th)*(rows+cols-2 + (rows > 1: cols-1))", kOpenMeshNeeds, nullptr, "open mesh"},
+    needs_open_mesh,
+    scan_mesh_open_cost,
+    [](const Comm& c, const Args& a) { scan_mesh(c, a.in, a.out, *a.op, false, true); }};
+
+extern const AlgorithmCard exscan_mesh_open_card{
+    {Collective::exscan, Algo::mesh,
+     "Algorithm 4.9 mapped on a mesh without wraparound (exclusive)",
+     "(ts + tw*m + th)*(rows+cols-2 + (rows > 1: cols-1))", kOpenMeshNeeds, nullptr, "open mesh"},
+    needs_open_mesh,
+    scan_mesh_open_cost,
+    [](const Comm& c, const Args& a) { scan_mesh(c, a.in, a.out, *a.op, true, true); }};
 
 }  // namespace hypercomm::detail

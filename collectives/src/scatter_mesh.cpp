@@ -97,7 +97,7 @@ extern const AlgorithmCard scatterv_mesh_card{
     run};
 
 double open_mesh_scatter(const CostQuery& q, int root, double block) {
-  const CostQuery::Arms arms = q.mesh_arms();
+  const CostQuery::Arms arms = q.open_mesh_arms();
   return q.line_scatter(q.t.cols(), q.t.col_of(root), q.t.rows() * block, q.th(), arms) +
          q.line_scatter(q.t.rows(), q.t.row_of(root), block, q.th(), arms);
 }

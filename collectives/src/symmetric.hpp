@@ -40,6 +40,7 @@ void scan_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op,
 void scan_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool exclusive);
 // The mesh prefix (row chains, then the last column, then the rows again), for meshes where VP i
 // and i+1 are not all neighbours.
-void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool exclusive);
+void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool exclusive,
+               bool open = false);  // open: a mesh without wraparound, neighbours only
 
 }  // namespace hypercomm::detail
