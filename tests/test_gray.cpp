@@ -336,3 +336,31 @@ TEST_CASE("the book's q-shift: p = 8, q = 4 in two steps where the ring takes fo
                               Links::strict, 32, {}, hc::CallShape{.shift = 4}),
       hc::AlgorithmError);
 }
+
+TEST_CASE("the book's q-shift on Gray-code rings of subcubes, every subcube at once") {
+  // hypercube:4 split by bit 0: two rings of 8 VPs on dimensions 1..3, rank k = VP
+  // gray(k)*2 + color, each a Gray-code ring; a shift by 4 takes the book's 2 steps there.
+  const Topology t = Topology::hypercube(4);
+  hc::Machine machine(t, strict_options(0.25));
+  std::vector<char> good(16, 0);
+  std::vector<double> span(16, 0);
+  machine.run([&](hc::Proc& vp) {
+    const int color = vp.id() & 1;
+    hc::Group g = hc::split(
+        vp.world(), color, static_cast<int>(hc::gray_inverse(static_cast<unsigned>(vp.id() >> 1))));
+    Vec in(3, vp.id()), out(3, -1);
+    const double before = vp.clock();
+    hc::circular_shift(g, in, out, 4);
+    span[static_cast<std::size_t>(vp.id())] = vp.clock() - before;
+    const int from = g.vp((g.rank() + 4) % 8);  // rank r - 4 = r + 4 (mod 8)
+    good[static_cast<std::size_t>(vp.id())] =
+        g.size() == 8 && g.vp(g.rank()) == vp.id() && out == Vec(3, from) ? 1 : 0;
+  });
+  CHECK(std::count(good.begin(), good.end(), 1) == 16);
+  const double step = 1 + 0.01 * 24 + 0.25;
+  for (const double s : span) CHECK(close(s, 2 * step));
+  CHECK(close(hc::textbook_time(Collective::circular_shift, Algo::automatic, Topology::ring(8),
+                                Links::strict, 24, {.ts = 1, .tw = 0.01, .th = 0.25},
+                                hc::CallShape{.shift = 4, .gray_ring = true}),
+              2 * step));
+}

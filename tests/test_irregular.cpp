@@ -341,8 +341,9 @@ enum class Op { all_gatherv, gatherv, scatterv, all_to_allv, reduce_scatterv };
 
 // Whether a neighbour-only algorithm runs `op` on g under Links::strict (API.md: a split group's
 // collectives need consecutive members to be machine neighbours; the ring algorithms need VPs
-// i and i+1 mod n adjacent, the mesh ones a torus or no line longer than 2, the hypercube ones
-// a hypercube; all_to_allv's pairwise exchange talks to every rank).
+// i and i+1 mod n adjacent, the line ones i and i+1 for i < n-1, the mesh ones a torus or no
+// line longer than 2, the hypercube ones a hypercube; all_to_allv's pairwise exchange talks to
+// every rank).
 bool strict_runs(Op op, const Topology& machine, const Group& g, Kind kind) {
   const int n = g.size();
   bool ring_of_neighbours = true;
@@ -356,8 +357,11 @@ bool strict_runs(Op op, const Topology& machine, const Group& g, Kind kind) {
   switch (t.kind()) {
     case Topology::Kind::hypercube:
     case Topology::Kind::ring: return true;
-    case Topology::Kind::linear: return n <= 2;
-    case Topology::Kind::mesh: return t.wraps() || (t.rows() <= 2 && t.cols() <= 2);
+    // A line (and a 1 x n or n x 1 open mesh): the line cards, all but all_to_allv.
+    case Topology::Kind::linear: return op != Op::all_to_allv || n <= 2;
+    case Topology::Kind::mesh:
+      return t.wraps() || (t.rows() <= 2 && t.cols() <= 2) ||
+             ((t.rows() == 1 || t.cols() == 1) && op != Op::all_to_allv);
   }
   return false;
 }

@@ -29,6 +29,12 @@ double all_gather_line_cost(const CostQuery& q) {
   return q.line_gather(middle, q.m()) + q.line_broadcast(middle, q.m() * q.p());
 }
 
+// Uneven blocks: the gather of the blocks into the middle, then the broadcast of all of them.
+double all_gatherv_line_cost(const CostQuery& q) {
+  const int middle = (q.p() - 1) / 2;
+  return q.line_gatherv(middle) + q.line_broadcast(middle, q.all_bytes());
+}
+
 }  // namespace
 
 extern const AlgorithmCard all_gather_line_card{
@@ -41,5 +47,16 @@ extern const AlgorithmCard all_gather_line_card{
     all_gather_line_cost,
     [](const Comm& c, const Args& a) { all_gather_line(c, a.out, *a.blocks); },
     line_counts_hops};
+
+extern const AlgorithmCard all_gatherv_line_card{
+    {Collective::all_gatherv, Algo::ring,
+     "Grama et al., section 4.2 on a linear array with uneven blocks: gather into the middle VP, "
+     "then broadcast",
+     "c = floor((p-1)/2): gatherv / ring (linear array) into c plus the line broadcast of all the "
+     "blocks from c",
+     kLineNeeds, "(ts + tw m)(p - 1) (ring)", "linear array"},
+    needs_line,
+    all_gatherv_line_cost,
+    [](const Comm& c, const Args& a) { all_gather_line(c, a.out, *a.blocks); }};
 
 }  // namespace hypercomm::detail

@@ -203,6 +203,16 @@ struct CostQuery {
   // carry j parts, j = a .. 1 (a = floor(n/2)); the other arm (floor((n-1)/2)) leaves after the
   // first.
   [[nodiscard]] double capped_ring_scatter(int n, double part) const noexcept;
+  // The line gather and scatter (rooted at rank r, arms cut there) of the call's counts:
+  // selection, the capped arms (a message of j blocks at most min(j*b, total)); textbook_time_v,
+  // the arms' exact sums, each message carrying the blocks from it to the arm's far end (NaN
+  // where the line's neighbours are not the machine's, routed elsewhere with th > 0).
+  [[nodiscard]] double line_gatherv(int r) const noexcept;
+  // The bytes of all the blocks: selection's total, else the sum of the counts.
+  [[nodiscard]] double all_bytes() const noexcept {
+    return selection ? static_cast<double>(total) : rank_bytes(0, p());
+  }
+  [[nodiscard]] double line_scatterv(int r) const noexcept;
   [[nodiscard]] double capped_ring_gather(int n, double part) const noexcept;
   // The ring all-to-allv of n members with bundles of `width` blocks (all_to_allv_ring.cpp): the
   // sizes step (8 bytes a block), then n-1 steps of the travelling bundles and the next step's

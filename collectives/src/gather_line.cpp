@@ -23,4 +23,15 @@ extern const AlgorithmCard gather_line_card{
     [](const Comm& c, const Args& a) { gather_ring(c, a.in, a.out, *a.blocks, a.root, true); },
     line_counts_hops};
 
+// Uneven blocks: each arm's message carries the blocks from it to the arm's far end.
+extern const AlgorithmCard gatherv_line_card{
+    {Collective::gatherv, Algo::ring,
+     "Grama et al., section 4.4 on a linear array with uneven blocks: both arms",
+     "the longer of the two arms, each the sum over its members v from the far end in of (ts + "
+     "tw*B(v..far end) + th); equal blocks of m: as gather / ring (linear array)",
+     kLineNeeds, "ts log p + tw m (p - 1) (routed)", "linear array"},
+    needs_line,
+    [](const CostQuery& q) { return q.line_gatherv(q.root()); },
+    [](const Comm& c, const Args& a) { gather_ring(c, a.in, a.out, *a.blocks, a.root, true); }};
+
 }  // namespace hypercomm::detail

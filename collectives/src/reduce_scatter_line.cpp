@@ -28,6 +28,12 @@ double reduce_scatter_line_cost(const CostQuery& q) {
   return q.line_reduce(middle, q.m() * q.p()) + q.line_scatter(middle, q.m());
 }
 
+// Uneven blocks: the reduction of the whole vector into the middle, then its scatter.
+double reduce_scatterv_line_cost(const CostQuery& q) {
+  const int middle = (q.p() - 1) / 2;
+  return q.line_reduce(middle, q.all_bytes()) + q.line_scatterv(middle);
+}
+
 }  // namespace
 
 extern const AlgorithmCard reduce_scatter_line_card{
@@ -40,5 +46,16 @@ extern const AlgorithmCard reduce_scatter_line_card{
     reduce_scatter_line_cost,
     [](const Comm& c, const Args& a) { reduce_scatter_line(c, a.in, a.out, *a.blocks, *a.op); },
     line_counts_hops};
+
+extern const AlgorithmCard reduce_scatterv_line_card{
+    {Collective::reduce_scatterv, Algo::ring,
+     "Grama et al., section 4.2 on a linear array with uneven blocks: reduce into the middle VP, "
+     "then scatter",
+     "c = floor((p-1)/2): the line reduction of the whole vector into c plus scatterv / ring "
+     "(linear array) from c",
+     kLineNeeds, "(ts + tw m)(p - 1) (ring)", "linear array"},
+    needs_line,
+    reduce_scatterv_line_cost,
+    [](const Comm& c, const Args& a) { reduce_scatter_line(c, a.in, a.out, *a.blocks, *a.op); }};
 
 }  // namespace hypercomm::detail

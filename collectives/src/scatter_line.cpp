@@ -27,4 +27,16 @@ extern const AlgorithmCard scatter_line_card{
     [](const Comm& c, const Args& a) { scatter_ring(c, a.in, a.out, *a.blocks, a.root, true); },
     line_counts_hops};
 
+// Uneven blocks: the root's message to each arm carries all its blocks, each member keeps its own.
+extern const AlgorithmCard scatterv_line_card{
+    {Collective::scatterv, Algo::ring,
+     "Grama et al., section 4.4 on a linear array with uneven blocks: one message per arm",
+     "up arm: the sum over its members u of (ts + tw*B(u..p-1) + th); down arm: the same from "
+     "the root's other side, after the up arm's first message (one port); the longer; equal "
+     "blocks of m: as scatter / ring (linear array)",
+     kLineNeeds, "ts log p + tw m (p - 1) (routed)", "linear array"},
+    needs_line,
+    [](const CostQuery& q) { return q.line_scatterv(q.root()); },
+    [](const Comm& c, const Args& a) { scatter_ring(c, a.in, a.out, *a.blocks, a.root, true); }};
+
 }  // namespace hypercomm::detail
