@@ -95,16 +95,17 @@ constexpr std::array kRegistry{
     &reduce_scatter_ring_card,
     &reduce_scatter_ring_gray_card,
     &reduce_scatter_line_card,
-    // scan
+    // scan (the ring's pipeline first: where it ties, p = 2, one message beats an exchange, and
+    // back-to-back calls pipeline)
+    &scan_ring_card,
     &scan_hypercube_card,
     &scan_mesh_card,
     &scan_mesh_open_card,
-    &scan_ring_card,
     // exscan
+    &exscan_ring_card,
     &exscan_hypercube_card,
     &exscan_mesh_card,
     &exscan_mesh_open_card,
-    &exscan_ring_card,
     // scatter
     &scatter_hypercube_card,
     &scatter_mesh_card,
