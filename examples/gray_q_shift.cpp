@@ -62,15 +62,17 @@ int main(int argc, char** argv) {
   if (!picture.empty()) {
     // Draw the shift alone: keep its span and what ran inside it (not the split's all-gather
     // of keys before it), its model times counted from its start.
+    struct Span {
+      double begin = 0, end = -1;
+    };
+    std::vector<Span> shift_span(static_cast<std::size_t>(p));  // each VP's circular_shift
+    for (const hc::Event& e : report.events)
+      if (e.kind == hc::Event::Kind::collective && std::string(e.name) == "circular_shift")
+        shift_span[static_cast<std::size_t>(e.vp)] = {e.wall_begin, e.wall_end};
     std::vector<hc::Event> kept;
     for (const hc::Event& e : report.events) {
-      const bool in_shift =
-          std::any_of(report.events.begin(), report.events.end(), [&](const hc::Event& s) {
-            return s.kind == hc::Event::Kind::collective &&
-                   std::string(s.name) == "circular_shift" && s.vp == e.vp &&
-                   s.wall_begin <= e.wall_begin && e.wall_end <= s.wall_end;
-          });
-      if (in_shift) kept.push_back(e);
+      const Span& s = shift_span[static_cast<std::size_t>(e.vp)];
+      if (s.begin <= e.wall_begin && e.wall_end <= s.end) kept.push_back(e);
     }
     double start = took;
     for (const hc::Event& e : kept) start = std::min(start, e.model_begin);

@@ -298,27 +298,33 @@ double CostQuery::capped_ring_scatter(int n, double part) const noexcept {
 // The up arm holds ranks r+1 .. p-1, the down arm r-1 .. 0; the far end's message carries its
 // own block, the next one's two, ... (gather), or the root's message all the arm's blocks (the
 // scatter, up arm first: one port, the down arm's first message waits for it).
+namespace {
+// The two arms' exact sums of a line rooted at rank r: each message, from the far end in, carries
+// the blocks from it to the far end, and crosses one link.
+std::pair<double, double> line_arm_sums(const CostQuery& q, int r) {
+  double up = 0, down = 0;
+  for (int u = r + 1; u < q.p(); ++u) up += q.w(q.rank_bytes(u, q.p() - u)) + q.th();
+  for (int v = 0; v < r; ++v) down += q.w(q.rank_bytes(0, v + 1)) + q.th();
+  return {up, down};
+}
+}  // namespace
+
 double CostQuery::line_gatherv(int r) const noexcept {
   const int up = p() - 1 - r, down = r;
   if (selection) return std::max(capped_arm(*this, up, m()), capped_arm(*this, down, m()));
   if (line_th() != th()) return kNoClosedForm;
-  double up_time = 0, down_time = 0;
-  for (int u = r + 1; u < p(); ++u) up_time += w(rank_bytes(u, p() - u)) + th();
-  for (int v = 0; v < r; ++v) down_time += w(rank_bytes(0, v + 1)) + th();
+  const auto [up_time, down_time] = line_arm_sums(*this, r);
   return std::max(up_time, down_time);
 }
 
 double CostQuery::line_scatterv(int r) const noexcept {
   const int up = p() - 1 - r, down = r;
   const bool together = model.all_port || up == 0;
-  if (selection)
-    return std::max(capped_arm(*this, up, m()),
-                    (together ? 0.0 : w(cap(up))) + capped_arm(*this, down, m()));
+  const double wait = together ? 0.0 : w(selection ? cap(up) : rank_bytes(r + 1, up));
+  if (selection) return std::max(capped_arm(*this, up, m()), wait + capped_arm(*this, down, m()));
   if (line_th() != th()) return kNoClosedForm;
-  double up_time = 0, down_time = together ? 0.0 : w(rank_bytes(r + 1, up));
-  for (int u = r + 1; u < p(); ++u) up_time += w(rank_bytes(u, p() - u)) + th();
-  for (int v = 0; v < r; ++v) down_time += w(rank_bytes(0, v + 1)) + th();
-  return down == 0 ? up_time : std::max(up_time, down_time);
+  const auto [up_time, down_time] = line_arm_sums(*this, r);
+  return down == 0 ? up_time : std::max(up_time, wait + down_time);
 }
 
 double CostQuery::capped_ring_gather(int n, double part) const noexcept {

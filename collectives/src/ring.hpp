@@ -35,14 +35,6 @@ struct Ring {
   [[nodiscard]] int left(int k) const noexcept { return member((k - 1 + size) % size); }
 };
 
-// The row and the column of a mesh VP (ring and hypercube: one row of p).
-[[nodiscard]] inline Ring row_group(const Topology& t, int id) noexcept {
-  return {t.row_of(id) * t.cols(), t.cols(), 1};
-}
-[[nodiscard]] inline Ring column_group(const Topology& t, int id) noexcept {
-  return {t.col_of(id), t.rows(), t.cols()};
-}
-
 // The rows and columns a mesh algorithm runs along: a mesh topology's own (id = r*cols + c), or
 // a 2^a x 2^b torus embedded in a hypercube of d = a + b dimensions by the reflected Gray code
 // (Grama et al. section 2.7: mesh node (i, j) is VP gray(i)*2^b + gray(j), dilation 1, the
@@ -67,6 +59,15 @@ struct Grid {
   [[nodiscard]] Ring row(int id) const noexcept { return {row_of(id) * cols, cols, 1, gray_order}; }
   [[nodiscard]] Ring column(int id) const noexcept { return {col_of(id), rows, cols, gray_order}; }
 };
+
+// The row and the column of a mesh VP in the topology's own layout (ring and hypercube: one row
+// of p).
+[[nodiscard]] inline Ring row_group(const Topology& t, int id) noexcept {
+  return Grid::of(t).row(id);
+}
+[[nodiscard]] inline Ring column_group(const Topology& t, int id) noexcept {
+  return Grid::of(t).column(id);
+}
 
 // The family of sub-algorithms a composite algorithm (two_phase, the mesh phases) uses on this
 // machine; select.cpp decides it (family_of, card.hpp), so every VP agrees.
