@@ -1,6 +1,7 @@
 // hypercomm::mpi: the cost of a collective when the machine is spread over processes, and the
 // layer's overhead over plain MPI (scripts/bench-mpi runs it):
-//   mpirun -np N mpi_layer_bench --vps P [--peer] [--iters K] [--bytes 8|1048576] [--funneled]
+//   mpirun -np N mpi_layer_bench --vps P [--peer] [--iters K] [--bytes 8|1048576] [--op NAME]
+//                                [--funneled]
 // runs all_reduce, broadcast and all_gather of 8 B and 1 MiB on hypercube(log2 P) spread over
 // the N processes (P/N VPs each) and prints one markdown row per measurement: microseconds per
 // call, the median of 5 batches of K calls each. --peer (with P == N: one VP per process) also
@@ -92,11 +93,13 @@ int main(int argc, char** argv) {
   int vps = 16, iters = 0;
   bool peer = false;
   long only_bytes = 0;  // --bytes N: only that size
+  std::string only_op;  // --op NAME: only that collective
   for (int k = 1; k < argc; ++k) {
     if (std::strcmp(argv[k], "--vps") == 0 && k + 1 < argc) vps = std::atoi(argv[++k]);
     if (std::strcmp(argv[k], "--iters") == 0 && k + 1 < argc) iters = std::atoi(argv[++k]);
     if (std::strcmp(argv[k], "--peer") == 0) peer = true;
     if (std::strcmp(argv[k], "--bytes") == 0 && k + 1 < argc) only_bytes = std::atol(argv[++k]);
+    if (std::strcmp(argv[k], "--op") == 0 && k + 1 < argc) only_op = argv[++k];
   }
   int d = 0;
   while ((1 << d) < vps) ++d;
@@ -104,6 +107,7 @@ int main(int argc, char** argv) {
   options.deadlock_timeout = std::chrono::seconds(60);
   hc::mpi::Machine machine(MPI_COMM_WORLD, hc::Topology::hypercube(d), options);
   for (const Op op : {Op::all_reduce, Op::broadcast, Op::all_gather}) {
+    if (!only_op.empty() && only_op != name(op)) continue;
     for (const std::size_t bytes : {std::size_t{8}, std::size_t{1} << 20}) {
       if (only_bytes > 0 && bytes != static_cast<std::size_t>(only_bytes)) continue;
       const int k = iters > 0 ? iters : bytes <= 8 ? 200 : 10;

@@ -23,8 +23,21 @@ using hypercomm::detail::Envelope;
 using hypercomm::detail::kFinished;
 using Clock = std::chrono::steady_clock;
 
-// Every protocol message carries this tag on the duplicated communicator.
+// Every protocol message carries this tag on the duplicated communicator; a large message's
+// payload and a spilled message, which follow their header from the same process, carry the
+// payload tag (MPI keeps the order of a sender's messages on each tag, so the n-th header that
+// announces a payload goes with the n-th payload), so that no pre-posted receive takes them.
 constexpr int kTag = 7;
+constexpr int kPayloadTag = 8;
+// Receives posted ahead and their size: a protocol message longer than this spills (its header,
+// then the message on the payload tag).
+constexpr std::size_t kPostedReceives = 32;
+constexpr std::size_t kPostedBytes = 16 * 1024;
+// How long a large message whose receiver is about to post its receive may wait for it, holding
+// up what came after it, before it goes onto the channel, copied twice more instead of once: a
+// broadcast called back to back sends the next call's message before the receiver has taken the
+// last one (two in three of 1 MiB were copied so).
+constexpr std::chrono::microseconds kHoldLarge{100};
 // After an abort, how long the VPs of this process may take to leave before MPI_Abort ends every
 // process: the last resort when a VP does not come back from the body (a long computation
 // that never communicates) while the others are gone.
@@ -57,9 +70,30 @@ MpiRemote::MpiRemote(MPI_Comm comm, Blocks blocks, int rank, bool vps_drive)
       rank_(rank),
       first_(blocks.first(rank)),
       last_(blocks.first(rank + 1)),
-      vps_drive_(vps_drive) {}
+      vps_drive_(vps_drive),
+      posted_(kPostedReceives) {
+  for (Posted& slot : posted_) {
+    slot.bytes = std::make_unique_for_overwrite<std::byte[]>(kPostedBytes);
+    post_receive(slot);
+  }
+}
 
-MpiRemote::~MpiRemote() = default;
+MpiRemote::~MpiRemote() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized != 0) return;  // MPI_Finalize came first: the requests went with it
+  for (Posted& slot : posted_) {
+    if (slot.request == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&slot.request);
+    MPI_Wait(&slot.request, MPI_STATUS_IGNORE);
+  }
+}
+
+void MpiRemote::post_receive(Posted& slot) {
+  check(MPI_Irecv(slot.bytes.get(), static_cast<int>(kPostedBytes), MPI_BYTE, MPI_ANY_SOURCE, kTag,
+                  comm_, &slot.request),
+        "MPI_Irecv");
+}
 
 void MpiRemote::wake_server() noexcept {
   outbox_.fetch_add(1, std::memory_order_seq_cst);
@@ -111,8 +145,8 @@ bool MpiRemote::send(int src, int dst, Link& /*channel*/, const Envelope& envelo
   const int process = blocks_.owner(dst);
   post(process, message(&header, sizeof(Header)));
   MPI_Request request = MPI_REQUEST_NULL;
-  check(MPI_Isend(payload.data(), static_cast<int>(payload.size()), MPI_BYTE, process, kTag, comm_,
-                  &request),
+  check(MPI_Isend(payload.data(), static_cast<int>(payload.size()), MPI_BYTE, process, kPayloadTag,
+                  comm_, &request),
         "MPI_Isend");
   // The buffer is the VP's: wait until MPI is done with it, moving the others' messages meanwhile
   // and letting other threads at MPI between looks.
@@ -174,10 +208,16 @@ void MpiRemote::post(int process, Buffer data) {
   if (data.size > static_cast<std::size_t>(INT_MAX))
     throw Error("hypercomm::mpi: a message of " + std::to_string(data.size) +
                 " bytes is larger than one MPI message carries here (2^31 - 1 bytes)");
+  int tag = kTag;
+  if (data.size > kPostedBytes) {  // longer than a pre-posted receive: announce it, then send
+    const Header spill{Kind::spill, -1, -1, static_cast<std::uint32_t>(data.size), {}};
+    post(process, message(&spill, sizeof(Header)));
+    tag = kPayloadTag;
+  }
   InFlight& sending = in_flight_.emplace_back();
   sending.data = std::move(data);
   check(MPI_Isend(sending.data.bytes.get(), static_cast<int>(sending.data.size), MPI_BYTE, process,
-                  kTag, comm_, &sending.request),
+                  tag, comm_, &sending.request),
         "MPI_Isend");
 }
 
@@ -221,35 +261,63 @@ bool MpiRemote::forward_outgoing(Fabric& fabric) {
 bool MpiRemote::receive_all(Fabric& fabric) {
   bool any = false;
   for (;;) {
-    // A matched probe: the message found is the one received, whichever thread probes next.
-    int flag = 0;
-    MPI_Message found = MPI_MESSAGE_NULL;
-    MPI_Status status;
-    check(MPI_Improbe(MPI_ANY_SOURCE, kTag, comm_, &flag, &found, &status), "MPI_Improbe");
-    if (flag == 0) return any;
-    int count = 0;
-    check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
-    const auto size = static_cast<std::size_t>(count);
-    if (staging_.size() < size) staging_.resize(size);  // kept at its largest: no refill
-    check(MPI_Mrecv(staging_.data(), count, MPI_BYTE, &found, MPI_STATUS_IGNORE), "MPI_Mrecv");
+    Posted& slot = posted_[next_posted_];
+    if (!slot.held) {
+      int flag = 0;
+      MPI_Status status;
+      check(MPI_Test(&slot.request, &flag, &status), "MPI_Test");
+      if (flag == 0) return any;
+      slot.source = status.MPI_SOURCE;
+      check(MPI_Get_count(&status, MPI_BYTE, &slot.count), "MPI_Get_count");
+    }
+    const std::span<const std::byte> data(slot.bytes.get(), static_cast<std::size_t>(slot.count));
     Header header;
-    std::memcpy(&header, staging_.data(), sizeof(Header));
-    if (header.kind == Kind::large)
-      receive_large(fabric, status.MPI_SOURCE, header);
-    else
-      handle(fabric, status.MPI_SOURCE, std::span(staging_).first(size));
+    std::memcpy(&header, data.data(), sizeof(Header));
+    // Taken before the slot is posted again (a receive posted now would come after the others).
+    bool straight = false;
+    if (header.kind == Kind::large) {
+      const Large taken = receive_large(fabric, slot, header);
+      if (taken == Large::held) return any;  // what follows waits too
+      straight = taken == Large::straight;
+    } else if (header.kind == Kind::spill) {
+      MPI_Message found = MPI_MESSAGE_NULL;
+      const int size = probe_payload(slot.source, found);
+      if (static_cast<std::size_t>(size) != header.aux)
+        throw Error("hypercomm::mpi: a spilled message from process " +
+                    std::to_string(slot.source) + " has " + std::to_string(size) +
+                    " bytes where its header says " + std::to_string(header.aux));
+      if (staging_.size() < static_cast<std::size_t>(size))
+        staging_.resize(static_cast<std::size_t>(size));  // kept at its largest: no refill
+      check(MPI_Mrecv(staging_.data(), size, MPI_BYTE, &found, MPI_STATUS_IGNORE), "MPI_Mrecv");
+      handle(fabric, slot.source, std::span(staging_).first(static_cast<std::size_t>(size)));
+    } else {
+      handle(fabric, slot.source, data);
+    }
+    post_receive(slot);
+    next_posted_ = (next_posted_ + 1) % posted_.size();
     any = true;
+    // Its receiver has yet to take it and post the next receive: a sender that runs ahead (a
+    // broadcast called back to back) has the next one on its way, found by the next pass.
+    if (straight) return any;
   }
 }
 
-// The payload of a large message follows its header from the same process: into the receiver's
-// posted buffer when it waits for it (no copy here), else onto the channel.
-void MpiRemote::receive_large(Fabric& fabric, int from, const Header& header) {
-  MPI_Message found = MPI_MESSAGE_NULL;
+int MpiRemote::probe_payload(int from, MPI_Message& found) {
   MPI_Status status;
-  check(MPI_Mprobe(from, kTag, comm_, &found, &status), "MPI_Mprobe");
+  check(MPI_Mprobe(from, kPayloadTag, comm_, &found, &status), "MPI_Mprobe");
   int count = 0;
   check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
+  return count;
+}
+
+// The payload of a large message follows its header from the same process: into the receiver's
+// posted buffer when it waits for it (no copy here), else onto the channel. A receiver that runs
+// (it has not yet posted its receive, but will soon) is waited for a little, the payload probed
+// and held in the slot, the passes meanwhile taking nothing after it.
+MpiRemote::Large MpiRemote::receive_large(Fabric& fabric, Posted& slot, const Header& header) {
+  const int from = slot.source;
+  MPI_Message found = slot.payload;
+  const int count = slot.held ? static_cast<int>(header.envelope.size) : probe_payload(from, found);
   const auto size = static_cast<std::size_t>(count);
   if (size != header.envelope.size)
     throw Error("hypercomm::mpi: a large message from process " + std::to_string(from) + " has " +
@@ -268,12 +336,29 @@ void MpiRemote::receive_large(Fabric& fabric, int from, const Header& header) {
       },
       &matched);
   if (!straight) {
+    const auto now = Clock::now();
+    if (!slot.held) slot.held_since = now;
+    // The receiver will soon post (it runs) or take the message it was handed (it still waits
+    // for this sender: a sender that runs ahead found it so two times in three).
+    const auto& receiver = fabric.state(header.dst);
+    const std::uint32_t status = receiver.status.load(std::memory_order_acquire);
+    const bool soon = status == hypercomm::detail::kRunning ||
+                      (status == hypercomm::detail::kBlocked &&
+                       receiver.waiting_for.load(std::memory_order_relaxed) == header.src);
+    if (soon && !fabric.aborted() && now - slot.held_since < kHoldLarge) {
+      slot.held = true;
+      slot.payload = found;
+      return Large::held;
+    }
     if (staging_.size() < size) staging_.resize(size);
     check(MPI_Mrecv(staging_.data(), count, MPI_BYTE, &found, MPI_STATUS_IGNORE), "MPI_Mrecv");
     channel.push(header.envelope, std::span(staging_).first(size));
   }
+  slot.held = false;
+  slot.payload = MPI_MESSAGE_NULL;
   fabric.notify(header.dst);
   ++delivered_;
+  return straight ? Large::straight : Large::staged;
 }
 
 void MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data) {
@@ -328,8 +413,8 @@ void MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data
                   Clock::now());
       return;
     }
-    case Kind::large:  // receive_all takes these, with the payload that follows
-      return;
+    case Kind::large:  // receive_all takes these, with what follows on the payload tag
+    case Kind::spill: return;
   }
 }
 

@@ -4,7 +4,9 @@
 // processes (one MPI message each: a header, the envelope, the payload), puts what arrives on the
 // channels from the senders, and tells the other processes when a VP of its own finishes and when
 // its run aborts. Every protocol message travels on one tag of a duplicated communicator, so
-// MPI's non-overtaking rule keeps a sender's messages, its finish and its abort in order.
+// MPI's non-overtaking rule keeps a sender's messages, its finish and its abort in order; they
+// land in receives posted ahead (a pass tests the oldest), and what is too long for those, a
+// large message's payload or a long protocol message, follows its header on a second tag.
 //
 // Who runs the passes depends on the thread level MPI grants. MPI_THREAD_FUNNELED: only the
 // thread that called run (the server) talks MPI, and every message crosses from a VP to it and
@@ -37,8 +39,8 @@
 
 namespace hypercomm::mpi::detail {
 
-using hypercomm::detail::Link;
 using hypercomm::detail::Fabric;
+using hypercomm::detail::Link;
 
 // Contiguous blocks: process k runs VPs [first(k), first(k + 1)), the first p mod n one more.
 struct Blocks {
@@ -72,9 +74,10 @@ class MpiRemote final : public hypercomm::detail::Remote {
   Report combine(Report local, std::exception_ptr error, const std::string& problem) override;
 
  private:
-  // large: a message's header alone; its payload follows as the next MPI message from the same
-  // process (MpiRemote::send), received straight into a posted receive where there is one.
-  enum class Kind : std::uint32_t { message, finished, abort, status, large };
+  // large: a message's header alone; its payload follows on the payload tag (MpiRemote::send),
+  // received straight into a posted receive where there is one. spill: a protocol message too
+  // long for a pre-posted receive (aux: its length) follows whole on the payload tag.
+  enum class Kind : std::uint32_t { message, finished, abort, status, large, spill };
   enum AbortKind : std::uint32_t { kVpError, kDeadlock, kMismatch };
   struct Header {
     Kind kind = Kind::message;
@@ -104,6 +107,18 @@ class MpiRemote final : public hypercomm::detail::Remote {
     MPI_Request request;
     Buffer data;
   };
+  // A receive posted ahead on the protocol tag, from any process, into its own buffer. held: it
+  // has received a large message's header whose payload (payload, probed) waits for its
+  // receiver to post a receive (MpiRemote::receive_large).
+  struct Posted {
+    MPI_Request request = MPI_REQUEST_NULL;
+    std::unique_ptr<std::byte[]> bytes;
+    bool held = false;
+    int source = 0;
+    int count = 0;
+    MPI_Message payload = MPI_MESSAGE_NULL;
+    std::chrono::steady_clock::time_point held_since{};
+  };
 
   [[nodiscard]] Buffer buffer(std::size_t size);
   [[nodiscard]] Buffer message(const void* header, std::size_t header_size,
@@ -123,9 +138,15 @@ class MpiRemote final : public hypercomm::detail::Remote {
   [[nodiscard]] bool remote_sleeper(const Fabric& fabric) const noexcept;
   [[nodiscard]] bool forward_outgoing(Fabric& fabric);
   void add_outgoing(Fabric& fabric);
+  void post_receive(Posted& slot);
   [[nodiscard]] bool receive_all(Fabric& fabric);
+  // The next message on the payload tag from `from` (a large message's payload or a spill).
+  [[nodiscard]] int probe_payload(int from, MPI_Message& found);
   void handle(Fabric& fabric, int from, std::span<const std::byte> data);
-  void receive_large(Fabric& fabric, int from, const Header& header);
+  // held: the payload waits, in slot, for a receiver about to post its receive; straight: it
+  // went into the receiver's posted buffer; staged: onto the channel.
+  enum class Large : std::uint8_t { held, straight, staged };
+  [[nodiscard]] Large receive_large(Fabric& fabric, Posted& slot, const Header& header);
   void complete_sends(bool wait);
   void announce_abort(Fabric& fabric);
   void watch(Fabric& fabric, std::chrono::steady_clock::time_point now);
@@ -166,6 +187,11 @@ class MpiRemote final : public hypercomm::detail::Remote {
   bool abort_announced_ = false;  // an abort was sent or received
   std::chrono::steady_clock::time_point abort_since_{};
   std::vector<std::byte> staging_;
+  // Receives posted ahead, matched in the order posted (MPI's rule), so taken in that order:
+  // next_posted_ is the oldest. A pass tests it rather than probe (a matched probe that finds
+  // nothing costs several times a test, and a posted receive saves the copy out of MPI).
+  std::vector<Posted> posted_;
+  std::size_t next_posted_ = 0;
   // The deadlock watch (statuses go only to process 0, and only while this process has a VP
   // whose finish it has not sent: so none is left unreceived when process 0's run ends).
   std::chrono::steady_clock::time_point next_tick_{};
