@@ -1,5 +1,6 @@
 // Port::meet (runtime/port/port.hpp): when VPs outnumber cores, a barrier or a small hypercube
-// all_reduce, scan or exscan runs as one meeting in shared memory. It must be indistinguishable
+// all_reduce, scan, exscan, all_gather, reduce_scatter or all_to_all runs as one meeting in
+// shared memory. It must be indistinguishable
 // from the rounds of messages it stands in for: the same results bit for bit, the same model
 // clocks, message and byte counts and link traffic, and the same errors, never a hang. A machine
 // that records operations (Options::record) always sends the messages, so every case runs on two
@@ -96,6 +97,46 @@ Results run_mix(const hc::Topology& t, hc::Options o) {
         hc::exscan(vp, std::span<const hctest::Mat>(m), std::span<hctest::Mat>(mout),
                    hctest::MatMul{});
         keep(mout);
+        // All-gathers, all-to-alls and reduce-scatters: a meeting on a hypercube up to 4 KiB of
+        // a VP's p blocks, messages beyond and elsewhere.
+        const std::size_t widest = std::max<std::size_t>(1, 4096 / (sizeof(double) * p));
+        for (std::size_t n : {std::size_t{1}, widest, widest + 1}) {
+          std::vector<double> x(n * static_cast<std::size_t>(p)), y(x.size(), -7.0);
+          for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(me, k);
+          hc::all_gather(vp, std::span<const double>(x).first(n), std::span<double>(y));
+          keep(y);
+          hc::all_to_all(vp, std::span<const double>(x), std::span<double>(y));
+          keep(y);
+          hc::all_to_all(vp, std::span<const double>(x), std::span<double>(x));  // in place
+          keep(x);
+          std::vector<double> z(n, -7.0);
+          hc::reduce_scatter(vp, std::span<const double>(y), std::span<double>(z), std::plus<>());
+          keep(z);  // the sums' bits show the order of the additions
+          hc::reduce_scatter(vp, std::span<const double>(y),
+                             std::span<double>(y).subspan(static_cast<std::size_t>(me) * n, n),
+                             std::plus<>());
+          keep(y);  // in place: out is in's own block
+        }
+        {  // non-commutative: the order-preserving form's tree
+          std::vector<hctest::Mat> blocks(static_cast<std::size_t>(p) * 2), mine(2);
+          for (std::size_t k = 0; k < blocks.size(); ++k) blocks[k] = hctest::mat_of(me, k);
+          hc::reduce_scatter(vp, std::span<const hctest::Mat>(blocks), std::span<hctest::Mat>(mine),
+                             hctest::MatMul{});
+          keep(mine);
+        }
+        keep(hc::all_gather(vp, long{me}));
+        if (cube) {  // a reduce-scatter or all-gather as a phase of a two-phase call: messages
+          std::vector<double> x(static_cast<std::size_t>(p) * 2), y(x.size());
+          for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(me, k);
+          hc::all_reduce(vp, std::span<const double>(x), std::span<double>(y), std::plus<>(),
+                         hc::Algo::two_phase);
+          keep(y);
+          hc::reduce(vp, std::span<const double>(x), std::span<double>(y), std::plus<>(), p - 1,
+                     hc::Algo::two_phase);
+          if (me == p - 1) keep(y);
+          hc::broadcast(vp, std::span<double>(x), 0, hc::Algo::two_phase);
+          keep(x);
+        }
         keep(std::vector<long>{hc::scan(vp, long{me}, std::plus<>())});
         hc::barrier(vp);
       },

@@ -15,15 +15,48 @@
 //
 // Step i moves 2^i blocks each way, so the bandwidth term sums to tw*m*(1 + 2 + ... + p/2).
 // Blocks may be uneven (the all-reduce two-phase split): ranges are taken by Blocks.
+//
+// When VPs outnumber cores, equal blocks of a small result may instead be gathered in one
+// meeting in shared memory (Port::meet): the same rounds, 2^i blocks in step i, on the model
+// clocks and the links, and the same bytes, the last VP to arrive laying every VP's block in
+// its place.
+
+#include <cstring>
 
 #include "card.hpp"
 #include "symmetric.hpp"
 
 namespace hypercomm::detail {
 
+namespace {
+
+// Up to this many bytes of result (all p blocks) a meeting beats the rounds of messages when
+// VPs outnumber cores (as the all-reduce's, all_reduce_hypercube.cpp).
+constexpr std::size_t kMeetingBytes = 4096;
+
+// Step i's message: 2^i blocks.
+std::size_t doubling(int round, int /*p*/) noexcept { return std::size_t{1} << round; }
+
+// The result every VP holds after the last step: block i is VP i's.
+void concatenate(const void* /*context*/, std::span<const void* const> inputs, Bytes result,
+                 Bytes /*scratch*/) {
+  const std::size_t m = result.size() / inputs.size();
+  if (m == 0) return;
+  for (std::size_t i = 0; i < inputs.size(); ++i) std::memcpy(result.data() + i * m, inputs[i], m);
+}
+
+}  // namespace
+
 void all_gather_hypercube(const Comm& c, Bytes buf, const Blocks& blocks) {
   const int my_id = c.id();
   const int d = log2_of(c.p());
+  const Bytes all = blocks.range(buf, 0, c.p());
+  if ((c.is_call(Collective::all_gather) || c.is_call(Collective::all_gatherv)) &&
+      all.size() <= kMeetingBytes && blocks.all_equal() &&
+      c.meet({d, blocks.size(0), butterfly_partner, butterfly_partner, doubling},
+             blocks.block(buf, my_id).data(), concatenate, nullptr, all, Port::Results::shared,
+             all.size()))
+    return;
   for (int i = 0; i < d; ++i) {
     const int size = 1 << i;  // blocks each side holds before this step
     const int partner = my_id ^ size;

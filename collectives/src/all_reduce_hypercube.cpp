@@ -35,6 +35,8 @@ namespace {
 // one VP folds p vectors while log p rounds would each cost every VP a switch.
 constexpr std::size_t kMeetingBytes = 4096;
 
+}  // namespace
+
 // The butterfly's tree, folded by one VP: after step i every VP holds the fold of its aligned
 // block of 2^(i+1) ids, (left half) op (right half). Walked as a binary counter over the ids:
 // pending[l] is the finished left block of 2^l ids waiting for its right neighbour.
@@ -59,8 +61,6 @@ void fold_butterfly_tree(const void* context, std::span<const void* const> input
     pending[level] = keep;
   }
 }
-
-}  // namespace
 
 void all_reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op) {
   const int my_id = c.id();

@@ -20,7 +20,12 @@
 //   k=2, with 4  0>0 0>1 0>2 0>3 4>0 4>1 4>2 4>3   (sent positions 4..7)
 //   k=1, with 2  0>0 0>1 2>0 2>1 4>0 4>1 6>0 6>1   (sent positions 2,3,6,7)
 //   k=0, with 1  0>0 1>0 2>0 3>0 4>0 5>0 6>0 7>0   (sent positions 1,3,5,7) = out
+//
+// When VPs outnumber cores a small exchange may instead run as one meeting in shared memory
+// (Port::meet): the same steps, p/2 blocks each, on the model clocks and the links, and the
+// same bytes, the last VP to arrive putting every block where the steps would have taken it.
 
+#include <cstring>
 #include <vector>
 
 #include "card.hpp"
@@ -28,11 +33,37 @@
 
 namespace hypercomm::detail {
 
+namespace {
+
+// A meeting when a VP's blocks take at most this many bytes and every VP's together at most
+// kMeetingTotal (the last VP to arrive moves them all).
+constexpr std::size_t kMeetingBytes = 4096;
+constexpr std::size_t kMeetingTotal = std::size_t{1} << 20;
+
+// Every VP's out: block i of VP j's is block j of VP i's in.
+void transpose(const void* context, std::span<const void* const> inputs, Bytes result,
+               Bytes /*scratch*/) {
+  const std::size_t block = *static_cast<const std::size_t*>(context);
+  const std::size_t p = inputs.size();
+  if (block == 0) return;
+  for (std::size_t j = 0; j < p; ++j)
+    for (std::size_t i = 0; i < p; ++i)
+      std::memcpy(result.data() + (j * p + i) * block,
+                  static_cast<const std::byte*>(inputs[i]) + j * block, block);
+}
+
+}  // namespace
+
 void all_to_all_dimension_exchange(const Comm& c, ConstBytes in, Bytes out, std::size_t block) {
   const int p = c.p();
   const int d = log2_of(p);
   const int my_id = c.id();
   const std::size_t half = static_cast<std::size_t>(p / 2) * block;
+  if (c.is_call(Collective::all_to_all) && out.size() <= kMeetingBytes &&
+      out.size() * static_cast<std::size_t>(p) <= kMeetingTotal &&
+      c.meet({d, half, descending_partner, descending_partner}, in.data(), transpose, &block, out,
+             Port::Results::per_vp, out.size()))
+    return;
 
   copy_bytes(out, in);  // out is the working buffer: position = destination for now
   Buffer outgoing(half);

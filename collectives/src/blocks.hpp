@@ -58,6 +58,11 @@ class Blocks {
   }
   [[nodiscard]] std::size_t size(int i) const noexcept { return offset(i + 1) - offset(i); }
   [[nodiscard]] std::size_t total() const noexcept { return offset(p_); }
+  [[nodiscard]] bool all_equal() const noexcept {
+    for (int i = 1; i < p_; ++i)
+      if (size(i) != size(0)) return false;
+    return true;
+  }
   // Bytes of blocks first .. last-1 of buf.
   [[nodiscard]] Bytes range(Bytes buf, int first, int last) const noexcept {
     return buf.subspan(start_ + offset(first), offset(last) - offset(first));

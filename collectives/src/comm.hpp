@@ -39,14 +39,22 @@ struct Comm {
     if (receiving != nullptr) *receiving = src;
     port.sendrecv_bytes(group.vp_of(dest), out, group.vp_of(src), in, tag);
   }
+  // Whether this call is `op` itself, not a phase of another collective (a two-phase broadcast's
+  // all-gather, a two-phase reduce's reduce-scatter): a meeting may stand only for a whole call,
+  // since a VP that has left it would send the next phase's messages, of the same call, to VPs
+  // still in it.
+  [[nodiscard]] bool is_call(Collective op) const noexcept {
+    return tag.kind == static_cast<decltype(tag.kind)>(op);
+  }
   // The whole collective as one meeting in shared memory, when the runtime finds that cheaper
   // than these rounds of messages (Port::meet; false: send the messages). Meetings are of the
   // whole machine: a smaller group sends its messages.
   [[nodiscard]] bool meet(const Port::Rounds& rounds, const void* input = nullptr,
                           Port::Combine combine = nullptr, const void* context = nullptr,
-                          Bytes out = {}, Port::Results results = Port::Results::shared) const {
+                          Bytes out = {}, Port::Results results = Port::Results::shared,
+                          std::size_t result_bytes = 0) const {
     if (group.shape != GroupInfo::Shape::world) return false;
-    return port.meet(tag, rounds, input, combine, context, out, results);
+    return port.meet(tag, rounds, input, combine, context, out, results, result_bytes);
   }
 };
 
@@ -61,6 +69,11 @@ struct Comm {
 // algorithms that exchange with my_id XOR 2^i).
 [[nodiscard]] inline int butterfly_partner(int my_id, int round, int /*p*/) noexcept {
   return my_id ^ (1 << round);
+}
+// The partner in round i of the exchanges that take the dimensions from the highest down (the
+// dimension-exchange all-to-all, Algorithm 4.8's recursive halving).
+[[nodiscard]] inline int descending_partner(int my_id, int round, int p) noexcept {
+  return my_id ^ (p >> (round + 1));
 }
 
 }  // namespace hypercomm::detail

@@ -28,8 +28,16 @@
 //   step i = 2: partner 1  sends block 1          keeps block 5
 //
 // Blocks may be uneven (the all-reduce two-phase split). out may be in's own block (in place).
+//
+// When VPs outnumber cores, equal blocks of a small vector may instead be reduced in one meeting
+// in shared memory (Port::meet): the same rounds on the model clocks and the links, and every
+// VP's block bit for bit, since the last VP to arrive folds each block in the tree its rounds
+// fold it in: the butterfly's over the ids in order (the order-preserving form), over the ids
+// bit-reversed (the book's form: its first split is by bit 0, evens on the left, then by bit 1
+// ...).
 
 #include <algorithm>
+#include <bit>
 #include <utility>
 #include <vector>
 
@@ -38,6 +46,46 @@
 
 namespace hypercomm::detail {
 namespace {
+
+// Up to this many bytes of in (all p blocks) a meeting beats the rounds of messages when VPs
+// outnumber cores (as the all-reduce's, all_reduce_hypercube.cpp).
+constexpr std::size_t kMeetingBytes = 4096;
+
+// Either form's round i sends p/2^(i+1) blocks.
+std::size_t halving(int round, int p) noexcept {
+  return static_cast<std::size_t>(p >> (round + 1));
+}
+
+struct ScatterMeeting {
+  const Reducer* op;
+  bool bit_reversed;  // the book's form
+};
+
+int bit_reversed(int k, int d) noexcept {
+  int r = 0;
+  for (int b = 0; b < d; ++b) r |= ((k >> b) & 1) << (d - 1 - b);
+  return r;
+}
+
+// Every VP's result: block j of the fold, for VP j.
+void fold_blocks(const void* context, std::span<const void* const> inputs, Bytes result,
+                 Bytes scratch) {
+  const auto& [op, reversed] = *static_cast<const ScatterMeeting*>(context);
+  const std::size_t p = inputs.size();
+  const std::size_t m = result.size() / p;
+  if (m == 0) return;
+  const int d = std::countr_zero(p);
+  thread_local std::vector<const void*> column;  // block j of each input, in the tree's order
+  column.resize(p);
+  for (std::size_t j = 0; j < p; ++j) {
+    for (std::size_t k = 0; k < p; ++k) {
+      const auto from = static_cast<std::size_t>(reversed ? bit_reversed(static_cast<int>(k), d)
+                                                          : static_cast<int>(k));
+      column[k] = static_cast<const std::byte*>(inputs[from]) + j * m;
+    }
+    fold_butterfly_tree(op, column, result.subspan(j * m, m), scratch);
+  }
+}
 
 // Algorithm 4.8: contiguous halves, dimensions d-1 down to 0.
 void recursive_halving(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
@@ -132,6 +180,15 @@ void recursive_halving_in_order(const Comm& c, ConstBytes in, Bytes out, const B
 
 void reduce_scatter_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
                               const Reducer& op) {
+  if ((c.is_call(Collective::reduce_scatter) || c.is_call(Collective::reduce_scatterv)) &&
+      in.size() <= kMeetingBytes && blocks.all_equal()) {
+    const ScatterMeeting context{&op, op.commutative};
+    const Port::Rounds rounds{log2_of(c.p()), blocks.size(0),
+                              op.commutative ? descending_partner : butterfly_partner,
+                              op.commutative ? descending_partner : butterfly_partner, halving};
+    if (c.meet(rounds, in.data(), fold_blocks, &context, out, Port::Results::per_vp, out.size()))
+      return;
+  }
   if (op.commutative) {
     recursive_halving(c, in, out, blocks, op);
   } else {

@@ -31,6 +31,12 @@ void all_reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op,
 void all_reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, const Grid& grid);
 void all_reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, Family f);
 
+// The butterfly's tree folded by one VP (a meeting's Port::Combine; context: the Reducer):
+// result = the fold of inputs[0..n) as the butterfly's rounds fold them, after round i the
+// aligned blocks of 2^(i+1) inputs, (left half) op (right half). scratch: log2(n) results.
+void fold_butterfly_tree(const void* context, std::span<const void* const> inputs, Bytes result,
+                         Bytes scratch);
+
 // A reducer for calls that carry no data (the barriers built on an all-reduce): it folds nothing.
 [[nodiscard]] const Reducer& no_data_reducer() noexcept;
 

@@ -69,20 +69,27 @@ class alignas(64) Port {
   // Names the operation a blocked VP is in, for Deadlock reports (a static string).
   void set_operation(const char* name) noexcept { operation_ = name; }
 
-  // A symmetric collective's exchange rounds: in round k VP id sends `bytes` bytes to
-  // to(id, k, p) and receives as many from from(id, k, p), all VPs at once.
+  // A symmetric collective's exchange rounds: in round k VP id sends bytes * scale(k, p) bytes
+  // (scale null: `bytes`) to to(id, k, p) and receives as many from from(id, k, p), all VPs at
+  // once.
   struct Rounds {
     int count = 0;
     std::size_t bytes = 0;
     int (*to)(int id, int round, int p) = nullptr;
     int (*from)(int id, int round, int p) = nullptr;
+    std::size_t (*scale)(int round, int p) = nullptr;  // an all-gather's doubling messages
+    [[nodiscard]] std::size_t bytes_in(int round, int p) const noexcept {
+      return scale == nullptr ? bytes : bytes * scale(round, p);
+    }
   };
-  // What a meeting's combine makes: one result that every VP takes (an all-reduce), or one for
-  // each VP (a prefix sum: VP i takes bytes [i*m, (i+1)*m) of the result).
+  // What a meeting's combine makes: one result that every VP takes (an all-reduce, an
+  // all-gather), or one for each VP (a prefix sum, an all-to-all: VP i takes bytes
+  // [i*n, (i+1)*n) of the result, n = out.size()).
   enum class Results : std::uint8_t { shared, per_vp };
-  // Folds every VP's input (inputs[i] is VP i's, rounds.bytes each) into result; `context` is
-  // the caller's. Results::shared: result holds m = rounds.bytes bytes and scratch
-  // ceil(log2 p) * m, for the partial folds of a tree; Results::per_vp: both hold p * m.
+  // Folds every VP's input (inputs[i] is VP i's) into result; `context` is the caller's.
+  // Results::shared: result holds n bytes (meet's result_bytes, else rounds.bytes) and scratch
+  // ceil(log2 p) * rounds.bytes, for the partial folds of a tree; Results::per_vp: both hold
+  // p * n.
   using Combine = void (*)(const void* context, std::span<const void* const> inputs,
                            std::span<std::byte> result, std::span<std::byte> scratch);
   // When VPs outnumber cores, a small symmetric collective (a barrier, a small all-reduce) is
@@ -92,12 +99,12 @@ class alignas(64) Port {
   // (CollectiveMismatch), folds the inputs into one result, advances every VP's model clock and
   // counts the messages and link traffic exactly as the rounds would have, then releases the
   // others; each VP copies the result, or its own (Results::per_vp), into out (nothing when out
-  // is empty). It returns false, having done nothing, when it may not: one VP per core
-  // (messages are cheaper there), or a run that records operations or traces (they show the
-  // book's messages). Every VP of a run decides alike.
+  // is empty; out holds n bytes, the same on every VP). It returns false, having done nothing, when
+  // it may not: one VP per core (messages are cheaper there), or a run that records operations or
+  // traces (they show the book's messages). Every VP of a run decides alike.
   [[nodiscard]] bool meet(const MessageTag& tag, const Rounds& rounds, const void* input,
                           Combine combine, const void* context, std::span<std::byte> out,
-                          Results results = Results::shared);
+                          Results results = Results::shared, std::size_t result_bytes = 0);
 
  private:
   friend class Fabric;
@@ -142,7 +149,7 @@ class alignas(64) Port {
   // links, which would cost a meeting more than the meeting itself.
   void count_meetings() noexcept;
   void conclude_meeting(const Rounds& rounds, Combine combine, const void* context,
-                        Results results);
+                        std::size_t out_bytes, Results results);
   void wait_for_meeting(std::uint32_t generation, const MessageTag& tag);
   void tally_meeting(const Rounds& rounds);
 
@@ -178,8 +185,11 @@ class alignas(64) Port {
   std::vector<CommOp> operations_;
   bool recording_ = false;
   std::vector<std::size_t> open_spans_;
-  struct MeetingTally {  // `times` meetings of `count` rounds to to(id, k, p), `bytes` in all
+  // `times` meetings of `count` rounds to to(id, k, p), their Rounds::bytes `bytes` in all
+  // (round k's messages: bytes * scale(k, p)).
+  struct MeetingTally {
     int (*to)(int id, int round, int p);
+    std::size_t (*scale)(int round, int p);
     int count;
     std::uint64_t times;
     std::uint64_t bytes;

@@ -35,8 +35,8 @@ namespace {
 void play_rounds(const Port::Rounds& rounds, const CostModel& model, const Topology& topology,
                  std::span<detail::Meeting::Seat> seats, std::span<double> next) {
   const int p = static_cast<int>(seats.size());
-  const auto m = static_cast<double>(rounds.bytes);
   for (int k = 0; k < rounds.count; ++k) {
+    const auto m = static_cast<double>(rounds.bytes_in(k, p));
     for (int j = 0; j < p; ++j) {
       const int src = rounds.from(j, k, p);
       const double sent = seats[static_cast<std::size_t>(src)].clock;
@@ -57,7 +57,8 @@ std::string vp_name(int id) { return "VP " + std::to_string(id); }
 }  // namespace
 
 bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, Combine combine,
-                const void* context, std::span<std::byte> out, Results results) {
+                const void* context, std::span<std::byte> out, Results results,
+                std::size_t result_bytes) {
   // A meeting plays the one-port rules; all ports send the messages.
   // Meetings are in one process's memory: a machine over several processes sends its messages.
   if (!options().meetings || options().model.all_port || !fabric_->oversubscribed() || recording_ ||
@@ -91,7 +92,8 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
   if (meeting.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == p) {
     me.status.store(detail::kRunning, std::memory_order_relaxed);  // the watchdog: it works
     meeting.arrived.store(0, std::memory_order_relaxed);
-    conclude_meeting(rounds, combine, context, results);
+    conclude_meeting(rounds, combine, context, result_bytes != 0 ? result_bytes : rounds.bytes,
+                     results);
     meeting.released.store(generation + 1, std::memory_order_seq_cst);
     meeting.signal.fetch_add(1, std::memory_order_seq_cst);
     if (meeting.sleepers.load(std::memory_order_seq_cst) != 0)
@@ -108,20 +110,20 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
   }
   tally_meeting(rounds);
   messages_sent_ += static_cast<std::uint64_t>(rounds.count);
-  bytes_sent_ += static_cast<std::uint64_t>(rounds.count) * rounds.bytes;
+  for (int k = 0; k < rounds.count; ++k) bytes_sent_ += rounds.bytes_in(k, size_);
   note_received();  // the watchdog's sign of progress
   return true;
 }
 
 void Port::tally_meeting(const Rounds& rounds) {
   for (MeetingTally& tally : meetings_) {
-    if (tally.to == rounds.to && tally.count == rounds.count) {
+    if (tally.to == rounds.to && tally.scale == rounds.scale && tally.count == rounds.count) {
       ++tally.times;
       tally.bytes += rounds.bytes;
       return;
     }
   }
-  meetings_.push_back({rounds.to, rounds.count, 1, rounds.bytes});  // a new pattern
+  meetings_.push_back({rounds.to, rounds.scale, rounds.count, 1, rounds.bytes});  // a new pattern
 }
 
 void Port::count_meetings() noexcept {
@@ -129,14 +131,16 @@ void Port::count_meetings() noexcept {
   for (const MeetingTally& tally : meetings_) {
     for (int k = 0; k < tally.count; ++k) {
       const int dest = tally.to(id_, k, size_);
-      count_route(dest, topo.link_slot(id_, dest), tally.bytes, tally.times);
+      const std::uint64_t bytes =
+          tally.scale == nullptr ? tally.bytes : tally.bytes * tally.scale(k, size_);
+      count_route(dest, topo.link_slot(id_, dest), bytes, tally.times);
     }
   }
 }
 
 // The last arriver's work: every seat is written and no VP leaves before the release.
 void Port::conclude_meeting(const Rounds& rounds, Combine combine, const void* context,
-                            Results results) {
+                            std::size_t out_bytes, Results results) {
   detail::Meeting& meeting = fabric_->meeting();
   const std::span<detail::Meeting::Seat> seats(meeting.seats);
   bool agree = true;
@@ -162,7 +166,7 @@ void Port::conclude_meeting(const Rounds& rounds, Combine combine, const void* c
   // The result, then the scratch (Port::Combine): grown when needed, kept for the next meeting.
   const auto levels = static_cast<std::size_t>(std::bit_width(static_cast<unsigned>(size_ - 1)));
   const std::size_t result_bytes =
-      rounds.bytes * (results == Results::per_vp ? static_cast<std::size_t>(size_) : 1);
+      out_bytes * (results == Results::per_vp ? static_cast<std::size_t>(size_) : 1);
   const std::size_t scratch_bytes =
       results == Results::per_vp ? result_bytes : rounds.bytes * levels;
   if (meeting.result.size() < result_bytes + scratch_bytes)
