@@ -136,7 +136,8 @@ class MpiRemote final : public hypercomm::detail::Remote {
   // Whether a VP of this process sleeps waiting for a VP of another process (the server then
   // polls MPI for it rather than nap).
   [[nodiscard]] bool remote_sleeper(const Fabric& fabric) const noexcept;
-  [[nodiscard]] bool forward_outgoing(Fabric& fabric);
+  // True when something moved; `drained`: nothing is left queued (see kInFlight).
+  [[nodiscard]] bool forward_outgoing(Fabric& fabric, bool& drained);
   void add_outgoing(Fabric& fabric);
   void post_receive(Posted& slot);
   [[nodiscard]] bool receive_all(Fabric& fabric);

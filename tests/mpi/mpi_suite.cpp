@@ -19,6 +19,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace hc = hypercomm;
@@ -254,6 +255,49 @@ void run_suites() {
   }
 }
 
+// ---------------------------------------------------------------- floods
+
+// One-way traffic far past what the Remote keeps in flight (mpi_remote.cpp, kInFlight): each VP
+// of the lower half sends thousands of small messages, and now and then a large one, to the VP
+// half the machine away (another process) and finishes at once, its messages still queued, and
+// the VPs of the upper half, which start late, take them in order (a finish announced before
+// its VP's last messages have left would make them see a VP gone). Then a broadcast called
+// back to back, the root running ahead.
+void flood_suite() {
+  const hc::Topology t = hc::Topology::hypercube(3);
+  if (t.size() < processes_) return;
+  const int messages = 3000;
+  auto body = [&](hc::Proc& vp) {
+    const int p = vp.size(), me = vp.id();
+    auto size_of = [](int k) { return k % 500 == 499 ? 5000 : 1; };  // 40 KB: spilled
+    if (me < p / 2) {
+      for (int k = 0; k < messages; ++k)
+        vp.send(me + p / 2, std::vector<long>(size_of(k), me * 100000L + k));
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // past the spin, asleep
+    const int from = me - p / 2;
+    for (int k = 0; k < messages; ++k) {
+      std::vector<long> got(size_of(k));
+      vp.recv(from, got);
+      CHECK(got.front() == from * 100000L + k && got.back() == from * 100000L + k);
+    }
+  };
+  const hc::Report r = hc::mpi::run(MPI_COMM_WORLD, t, body, quick());
+  CHECK(r.messages == static_cast<std::uint64_t>(t.size() / 2) * messages);
+  (void)hc::mpi::run(
+      MPI_COMM_WORLD, t,
+      [](hc::Proc& vp) {
+        std::vector<long> buf(1);
+        for (long k = 0; k < 5000; ++k) {
+          if (vp.id() == 0) buf[0] = k;
+          hc::broadcast(vp, std::span<long>(buf), 0);
+          CHECK(buf[0] == k);
+        }
+      },
+      quick());
+}
+
 // ---------------------------------------------------------------- against MPI's own collectives
 
 // One VP per process: hypercomm over MPI and MPI itself on the same inputs.
@@ -475,7 +519,8 @@ int main(int argc, char** argv) {
     void (*run)();
   };
   for (const Stage& stage :
-       {Stage{"collective suites", run_suites}, Stage{"against MPI's collectives", against_mpi},
+       {Stage{"collective suites", run_suites}, Stage{"floods", flood_suite},
+        Stage{"against MPI's collectives", against_mpi},
         Stage{"failures across processes", failures_suite}, Stage{"misuse", misuse}}) {
     const double t0 = MPI_Wtime();
     stage.run();
