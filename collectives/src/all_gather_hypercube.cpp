@@ -30,10 +30,6 @@ namespace hypercomm::detail {
 
 namespace {
 
-// Up to this many bytes of result (all p blocks) a meeting beats the rounds of messages when
-// VPs outnumber cores (as the all-reduce's, all_reduce_hypercube.cpp).
-constexpr std::size_t kMeetingBytes = 4096;
-
 // Step i's message: 2^i blocks.
 std::size_t doubling(int round, int /*p*/) noexcept { return std::size_t{1} << round; }
 

@@ -29,14 +29,6 @@
 
 namespace hypercomm::detail {
 
-namespace {
-
-// Up to this many bytes a meeting beats the rounds of messages when VPs outnumber cores: its
-// one VP folds p vectors while log p rounds would each cost every VP a switch.
-constexpr std::size_t kMeetingBytes = 4096;
-
-}  // namespace
-
 // The butterfly's tree, folded by one VP: after step i every VP holds the fold of its aligned
 // block of 2^(i+1) ids, (left half) op (right half). Walked as a binary counter over the ids:
 // pending[l] is the finished left block of 2^l ids waiting for its right neighbour.

@@ -35,9 +35,8 @@ namespace hypercomm::detail {
 
 namespace {
 
-// A meeting when a VP's blocks take at most this many bytes and every VP's together at most
-// kMeetingTotal (the last VP to arrive moves them all).
-constexpr std::size_t kMeetingBytes = 4096;
+// A meeting up to kMeetingBytes a VP (comm.hpp) and kMeetingTotal all told (the last VP to
+// arrive moves them all).
 constexpr std::size_t kMeetingTotal = std::size_t{1} << 20;
 
 // Every VP's out: block i of VP j's is block j of VP i's in.

@@ -10,6 +10,11 @@
 
 namespace hypercomm::detail {
 
+// Up to this many bytes a VP passes (its vector, or all p of its blocks) a collective may run as
+// one meeting when VPs outnumber cores (Comm::meet): the one VP that arrives last folds or moves
+// every VP's data, while the rounds of messages would each cost every VP a switch.
+inline constexpr std::size_t kMeetingBytes = 4096;
+
 // One collective call as its algorithm sees it: the group's ranks, size and topology, and the
 // header every message of the call carries. Algorithms talk only through this (which talks only
 // through the VP's call port, port.hpp): no mailbox, thread or atomic, and no machine id: a rank

@@ -47,10 +47,6 @@
 namespace hypercomm::detail {
 namespace {
 
-// Up to this many bytes of in (all p blocks) a meeting beats the rounds of messages when VPs
-// outnumber cores (as the all-reduce's, all_reduce_hypercube.cpp).
-constexpr std::size_t kMeetingBytes = 4096;
-
 // Either form's round i sends p/2^(i+1) blocks.
 std::size_t halving(int round, int p) noexcept {
   return static_cast<std::size_t>(p >> (round + 1));

@@ -37,10 +37,6 @@ namespace hypercomm::detail {
 
 namespace {
 
-// Up to this many bytes a meeting beats the rounds of messages when VPs outnumber cores (as the
-// all-reduce's, all_reduce_hypercube.cpp).
-constexpr std::size_t kMeetingBytes = 4096;
-
 struct ScanMeeting {
   const Reducer* op;
   bool exclusive;
