@@ -16,155 +16,109 @@
 #include <thread>
 #include <vector>
 
-#include "pinning.hpp"
-#include "support.hpp"
+#include "meeting_support.hpp"
 
 namespace hc = hypercomm;
+using hctest::check_same;
 using hctest::kSanitized;
+using hctest::meets;
+using hctest::mismatch_text;
+using hctest::model_options;
 using hctest::test_options;
+using hctest::tricky;
 
 namespace {
 
-// Whether a machine of p VPs holds meetings (Fabric: more VPs than allowed cores).
-bool meets(int p) { return static_cast<std::size_t>(p) > hc::detail::allowed_cpus().size(); }
-
-// Values whose double sum depends on the order of the additions.
-double tricky(int vp, std::size_t k) {
-  const double big = std::ldexp(1.0, 53 + static_cast<int>(k % 3));
-  return (vp % 3 == 0 ? big : vp % 3 == 1 ? -big : 1.0) + 0.1 * vp + static_cast<double>(k);
-}
-
-struct Results {
-  std::vector<std::vector<std::byte>> per_vp;  // every VP's results, byte for byte
-  hc::Report report;
-};
-
 // Uneven clocks, then barriers and all-reduces of every path: a few bytes, the largest a
 // meeting takes (4 KiB), one more element (messages), in place, non-commutative.
-Results run_mix(const hc::Topology& t, hc::Options o) {
+hctest::MeetingResults run_mix(const hc::Topology& t, hc::Options o) {
   const int p = t.size();
-  Results r;
-  r.per_vp.resize(static_cast<std::size_t>(p));
-  r.report = hc::run(
-      t,
-      [&](hc::Proc& vp) {
-        const int me = vp.id();
-        std::vector<std::byte>& mine = r.per_vp[static_cast<std::size_t>(me)];
-        auto keep = [&](const auto& values) {
-          const auto bytes = std::as_bytes(std::span(values));
-          mine.insert(mine.end(), bytes.begin(), bytes.end());
-        };
-        // Point-to-point messages of VP-dependent sizes first: every clock differs.
-        // (Neighbours, so that Links::strict allows them: along the row, or across dimension 0.)
-        const bool cube = t.kind() == hc::Topology::Kind::hypercube;
-        const int row = t.row_of(me), col = t.col_of(me);
-        const int right = cube ? me ^ 1 : t.id_at(row, col + 1);
-        const int left = cube ? me ^ 1 : t.id_at(row, col - 1);
-        std::vector<char> out(static_cast<std::size_t>(me % 5) * 24 + 8, 'x');
-        std::vector<char> in(static_cast<std::size_t>(left % 5) * 24 + 8);
-        if (p > 1) vp.sendrecv(right, out, left, in);
-        hc::barrier(vp);
-        for (std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{512}, std::size_t{513}}) {
-          std::vector<double> x(n), y(n);
-          for (std::size_t k = 0; k < n; ++k) x[k] = tricky(me, k);
-          hc::all_reduce(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
-          keep(y);
-          hc::all_reduce(vp, std::span<const double>(x), std::span<double>(x), std::plus<>());
-          keep(x);  // in place
-        }
-        std::vector<hctest::Mat> m(5), mout(5);
-        for (std::size_t k = 0; k < m.size(); ++k) m[k] = hctest::mat_of(me, k);
-        hc::all_reduce(vp, std::span<const hctest::Mat>(m), std::span<hctest::Mat>(mout),
-                       hctest::MatMul{});
-        keep(mout);
-        hc::barrier(vp);
-        keep(std::vector<long>{hc::all_reduce(vp, long{me}, std::plus<>())});
-        // Prefix sums: a meeting on a hypercube (every VP its own result), messages elsewhere.
-        for (std::size_t n : {std::size_t{1}, std::size_t{512}, std::size_t{513}}) {
-          std::vector<double> x(n), y(n, -7.0);
-          for (std::size_t k = 0; k < n; ++k) x[k] = tricky(me, k);
-          hc::scan(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
-          keep(y);
-          std::fill(y.begin(), y.end(), -7.0);
-          hc::exscan(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
-          keep(y);  // VP 0's untouched
-          hc::scan(vp, std::span<const double>(x), std::span<double>(x), std::plus<>());
-          keep(x);  // in place
-        }
-        hc::scan(vp, std::span<const hctest::Mat>(m), std::span<hctest::Mat>(mout),
-                 hctest::MatMul{});
-        keep(mout);
-        hc::exscan(vp, std::span<const hctest::Mat>(m), std::span<hctest::Mat>(mout),
+  return hctest::run_keeping(t, o, [&](hc::Proc& vp, auto& keep) {
+    const int me = vp.id();
+    // Point-to-point messages of VP-dependent sizes first: every clock differs.
+    // (Neighbours, so that Links::strict allows them: along the row, or across dimension 0.)
+    const bool cube = t.kind() == hc::Topology::Kind::hypercube;
+    const int row = t.row_of(me), col = t.col_of(me);
+    const int right = cube ? me ^ 1 : t.id_at(row, col + 1);
+    const int left = cube ? me ^ 1 : t.id_at(row, col - 1);
+    std::vector<char> out(static_cast<std::size_t>(me % 5) * 24 + 8, 'x');
+    std::vector<char> in(static_cast<std::size_t>(left % 5) * 24 + 8);
+    if (p > 1) vp.sendrecv(right, out, left, in);
+    hc::barrier(vp);
+    for (std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{512}, std::size_t{513}}) {
+      std::vector<double> x(n), y(n);
+      for (std::size_t k = 0; k < n; ++k) x[k] = tricky(me, k);
+      hc::all_reduce(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
+      keep(y);
+      hc::all_reduce(vp, std::span<const double>(x), std::span<double>(x), std::plus<>());
+      keep(x);  // in place
+    }
+    std::vector<hctest::Mat> m(5), mout(5);
+    for (std::size_t k = 0; k < m.size(); ++k) m[k] = hctest::mat_of(me, k);
+    hc::all_reduce(vp, std::span<const hctest::Mat>(m), std::span<hctest::Mat>(mout),
                    hctest::MatMul{});
-        keep(mout);
-        // All-gathers, all-to-alls and reduce-scatters: a meeting on a hypercube up to 4 KiB of
-        // a VP's p blocks, messages beyond and elsewhere.
-        const std::size_t widest = std::max<std::size_t>(1, 4096 / (sizeof(double) * p));
-        for (std::size_t n : {std::size_t{1}, widest, widest + 1}) {
-          std::vector<double> x(n * static_cast<std::size_t>(p)), y(x.size(), -7.0);
-          for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(me, k);
-          hc::all_gather(vp, std::span<const double>(x).first(n), std::span<double>(y));
-          keep(y);
-          hc::all_to_all(vp, std::span<const double>(x), std::span<double>(y));
-          keep(y);
-          hc::all_to_all(vp, std::span<const double>(x), std::span<double>(x));  // in place
-          keep(x);
-          std::vector<double> z(n, -7.0);
-          hc::reduce_scatter(vp, std::span<const double>(y), std::span<double>(z), std::plus<>());
-          keep(z);  // the sums' bits show the order of the additions
-          hc::reduce_scatter(vp, std::span<const double>(y),
-                             std::span<double>(y).subspan(static_cast<std::size_t>(me) * n, n),
-                             std::plus<>());
-          keep(y);  // in place: out is in's own block
-        }
-        {  // non-commutative: the order-preserving form's tree
-          std::vector<hctest::Mat> blocks(static_cast<std::size_t>(p) * 2), mine(2);
-          for (std::size_t k = 0; k < blocks.size(); ++k) blocks[k] = hctest::mat_of(me, k);
-          hc::reduce_scatter(vp, std::span<const hctest::Mat>(blocks), std::span<hctest::Mat>(mine),
-                             hctest::MatMul{});
-          keep(mine);
-        }
-        keep(hc::all_gather(vp, long{me}));
-        if (cube) {  // a reduce-scatter or all-gather as a phase of a two-phase call: messages
-          std::vector<double> x(static_cast<std::size_t>(p) * 2), y(x.size());
-          for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(me, k);
-          hc::all_reduce(vp, std::span<const double>(x), std::span<double>(y), std::plus<>(),
-                         hc::Algo::two_phase);
-          keep(y);
-          hc::reduce(vp, std::span<const double>(x), std::span<double>(y), std::plus<>(), p - 1,
+    keep(mout);
+    hc::barrier(vp);
+    keep(std::vector<long>{hc::all_reduce(vp, long{me}, std::plus<>())});
+    // Prefix sums: a meeting on a hypercube (every VP its own result), messages elsewhere.
+    for (std::size_t n : {std::size_t{1}, std::size_t{512}, std::size_t{513}}) {
+      std::vector<double> x(n), y(n, -7.0);
+      for (std::size_t k = 0; k < n; ++k) x[k] = tricky(me, k);
+      hc::scan(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
+      keep(y);
+      std::fill(y.begin(), y.end(), -7.0);
+      hc::exscan(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
+      keep(y);  // VP 0's untouched
+      hc::scan(vp, std::span<const double>(x), std::span<double>(x), std::plus<>());
+      keep(x);  // in place
+    }
+    hc::scan(vp, std::span<const hctest::Mat>(m), std::span<hctest::Mat>(mout), hctest::MatMul{});
+    keep(mout);
+    hc::exscan(vp, std::span<const hctest::Mat>(m), std::span<hctest::Mat>(mout), hctest::MatMul{});
+    keep(mout);
+    // All-gathers, all-to-alls and reduce-scatters: a meeting on a hypercube up to 4 KiB of
+    // a VP's p blocks, messages beyond and elsewhere.
+    const std::size_t widest = std::max<std::size_t>(1, 4096 / (sizeof(double) * p));
+    for (std::size_t n : {std::size_t{1}, widest, widest + 1}) {
+      std::vector<double> x(n * static_cast<std::size_t>(p)), y(x.size(), -7.0);
+      for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(me, k);
+      hc::all_gather(vp, std::span<const double>(x).first(n), std::span<double>(y));
+      keep(y);
+      hc::all_to_all(vp, std::span<const double>(x), std::span<double>(y));
+      keep(y);
+      hc::all_to_all(vp, std::span<const double>(x), std::span<double>(x));  // in place
+      keep(x);
+      std::vector<double> z(n, -7.0);
+      hc::reduce_scatter(vp, std::span<const double>(y), std::span<double>(z), std::plus<>());
+      keep(z);  // the sums' bits show the order of the additions
+      hc::reduce_scatter(vp, std::span<const double>(y),
+                         std::span<double>(y).subspan(static_cast<std::size_t>(me) * n, n),
+                         std::plus<>());
+      keep(y);  // in place: out is in's own block
+    }
+    {  // non-commutative: the order-preserving form's tree
+      std::vector<hctest::Mat> blocks(static_cast<std::size_t>(p) * 2), mine(2);
+      for (std::size_t k = 0; k < blocks.size(); ++k) blocks[k] = hctest::mat_of(me, k);
+      hc::reduce_scatter(vp, std::span<const hctest::Mat>(blocks), std::span<hctest::Mat>(mine),
+                         hctest::MatMul{});
+      keep(mine);
+    }
+    keep(hc::all_gather(vp, long{me}));
+    if (cube) {  // a reduce-scatter or all-gather as a phase of a two-phase call: messages
+      std::vector<double> x(static_cast<std::size_t>(p) * 2), y(x.size());
+      for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(me, k);
+      hc::all_reduce(vp, std::span<const double>(x), std::span<double>(y), std::plus<>(),
                      hc::Algo::two_phase);
-          if (me == p - 1) keep(y);
-          hc::broadcast(vp, std::span<double>(x), 0, hc::Algo::two_phase);
-          keep(x);
-        }
-        keep(std::vector<long>{hc::scan(vp, long{me}, std::plus<>())});
-        hc::barrier(vp);
-      },
-      o);
-  return r;
-}
-
-void check_same(const Results& messages, const Results& meeting) {
-  CHECK(meeting.per_vp == messages.per_vp);
-  CHECK(meeting.report.clocks == messages.report.clocks);
-  CHECK(meeting.report.model_time == messages.report.model_time);
-  CHECK(meeting.report.messages == messages.report.messages);
-  CHECK(meeting.report.bytes == messages.report.bytes);
-  CHECK(meeting.report.link_traffic.size() == messages.report.link_traffic.size());
-  for (const auto& [link, stats] : messages.report.link_traffic) {
-    CAPTURE(link.first);
-    CAPTURE(link.second);
-    const auto it = meeting.report.link_traffic.find(link);
-    REQUIRE(it != meeting.report.link_traffic.end());
-    CHECK(it->second.messages == stats.messages);
-    CHECK(it->second.bytes == stats.bytes);
-  }
-}
-
-hc::Options model_options() {
-  hc::Options o = test_options();
-  o.model = hc::CostModel{3.25, 0.125, 0.5};  // th > 0: routed rounds cost their hops
-  return o;
+      keep(y);
+      hc::reduce(vp, std::span<const double>(x), std::span<double>(y), std::plus<>(), p - 1,
+                 hc::Algo::two_phase);
+      if (me == p - 1) keep(y);
+      hc::broadcast(vp, std::span<double>(x), 0, hc::Algo::two_phase);
+      keep(x);
+    }
+    keep(std::vector<long>{hc::scan(vp, long{me}, std::plus<>())});
+    hc::barrier(vp);
+  });
 }
 
 }  // namespace
@@ -181,9 +135,9 @@ TEST_CASE("a meeting gives the results, clocks, counts and link traffic of its m
       CAPTURE(links == hc::Links::strict);
       hc::Options o = model_options();
       o.links = links;
-      const Results meeting = run_mix(t, o);
+      const hctest::MeetingResults meeting = run_mix(t, o);
       o.record = true;
-      const Results messages = run_mix(t, o);
+      const hctest::MeetingResults messages = run_mix(t, o);
       check_same(messages, meeting);
       // And the results are the book's: the sum over every VP, the matrix product in id order.
       const int p = t.size();
@@ -245,24 +199,6 @@ TEST_CASE("barriers and small all-reduces in a long loop, arriving in every orde
     for (int w : wrong) CHECK(w == 0);
   }
 }
-
-namespace {
-
-// Runs body with a watchdog too slow to matter: the disagreement must be found by the meeting
-// and message checks themselves. Returns the error's text.
-std::string mismatch_text(const hc::Topology& t, const std::function<void(hc::Proc&)>& body) {
-  hc::Options o = test_options();
-  o.deadlock_timeout = std::chrono::seconds(60);
-  try {
-    hc::run(t, body, o);
-  } catch (const hc::CollectiveMismatch& e) {
-    return e.what();
-  }
-  FAIL("no CollectiveMismatch");
-  return {};
-}
-
-}  // namespace
 
 TEST_CASE("VPs that disagree around a meeting get CollectiveMismatch at once") {
   for (const auto& t :

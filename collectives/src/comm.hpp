@@ -61,6 +61,12 @@ struct Comm {
     if (group.shape != GroupInfo::Shape::world) return false;
     return port.meet(tag, rounds, input, combine, context, out, results, result_bytes);
   }
+  // A prefix as a meeting in shared memory (Port::meet_prefix; false: send the messages).
+  [[nodiscard]] bool meet_prefix(const Port::Rounds& rounds, ConstBytes input,
+                                 Port::PrefixStep step, const void* context, Bytes out) const {
+    if (group.shape != GroupInfo::Shape::world) return false;
+    return port.meet_prefix(tag, rounds, input, step, context, out);
+  }
 };
 
 [[nodiscard]] inline bool is_power_of_two(int p) noexcept {

@@ -21,10 +21,12 @@
 // in may be out (msg takes a copy of in first).
 
 //
-// When VPs outnumber cores a small vector may instead be scanned in one meeting in shared memory
-// (Port::meet): the same rounds on the model clocks and the links as the all-reduce's butterfly,
-// and every VP's result bit for bit, since the last VP to arrive folds the inputs as these
-// rounds do (fold_prefixes).
+// When VPs outnumber cores a small vector may instead be scanned in shared memory: the same
+// rounds on the model clocks and the links as the all-reduce's butterfly, and every VP's result
+// bit for bit, folded as these rounds fold it. Up to Port::kPrefixBytes in a prefix meeting
+// (Port::meet_prefix), where VP i leaves once VPs 0..i have come (prefix_step computes its
+// result from theirs), so that VPs calling scan after scan pipeline; up to kMeetingBytes in one
+// meeting of every VP (Port::meet), where the last to arrive folds every result (fold_prefixes).
 
 #include <bit>
 #include <cstring>
@@ -80,6 +82,42 @@ void fold_prefixes(const void* context, std::span<const void* const> inputs, Byt
   }
 }
 
+// Port::PrefixStep: VP f's result, as the rounds below compute it, from the inputs of VPs 0..f
+// and the tree's blocks below f, which earlier steps left in folds; then the blocks that end at
+// f (level k's block b, of ids [b*2^k, (b+1)*2^k), at folds[(p - p/2^(k-1) + b) * stride],
+// k >= 1). The same operations on the same operands as fold_prefixes, VP by VP.
+void prefix_step(const void* context, int f, int p, std::size_t m, std::size_t stride,
+                 const std::byte* inputs, std::byte* folds, std::byte* result) {
+  const auto& [op, exclusive] = *static_cast<const ScanMeeting*>(context);
+  if (m == 0) return;
+  const int d = std::countr_zero(static_cast<unsigned>(p));
+  const auto vps = static_cast<std::size_t>(p);
+  auto fold = [&](int k, std::size_t b) { return folds + (vps - (vps >> (k - 1)) + b) * stride; };
+  auto block = [&](int k, std::size_t b) -> const std::byte* {
+    return k == 0 ? inputs + b * stride : fold(k, b);
+  };
+  const auto me = static_cast<std::size_t>(f);
+  if (result != nullptr) {
+    bool has_result = !exclusive;
+    if (has_result) std::memcpy(result, block(0, me), m);
+    for (int k = 0; k < d; ++k) {
+      if ((me >> k & 1) == 0) continue;
+      const std::byte* below = block(k, (me >> k) ^ 1);
+      if (has_result) {
+        (*op)(result, below, result, m);
+      } else {
+        std::memcpy(result, below, m);
+        has_result = true;
+      }
+    }
+  }
+  // Level k's block ending at f, for k = 1 .. d-1 while f closes one (the last level is unused).
+  for (int k = 1; k < d && ((me + 1) & ((std::size_t{1} << k) - 1)) == 0; ++k) {
+    const std::size_t b = me >> k;
+    (*op)(fold(k, b), block(k - 1, 2 * b), block(k - 1, 2 * b + 1), m);
+  }
+}
+
 }  // namespace
 
 void scan_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool exclusive) {
@@ -89,6 +127,9 @@ void scan_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, 
   if (m <= kMeetingBytes) {
     const ScanMeeting context{&op, exclusive};
     const Bytes mine = exclusive && my_id == 0 ? Bytes{} : out;  // VP 0's exscan out: untouched
+    if (m <= Port::kPrefixBytes && c.meet_prefix({d, m, butterfly_partner, butterfly_partner}, in,
+                                                 prefix_step, &context, mine))
+      return;
     if (c.meet({d, m, butterfly_partner, butterfly_partner}, in.data(), fold_prefixes, &context,
                mine, Port::Results::per_vp))
       return;

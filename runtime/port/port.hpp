@@ -24,6 +24,7 @@ namespace hypercomm::detail {
 
 class Fabric;
 class Link;
+struct PrefixMeeting;
 struct GroupTable;
 struct GroupInfo;
 
@@ -43,7 +44,9 @@ class alignas(64) Port {
   [[nodiscard]] int size() const noexcept { return size_; }
   [[nodiscard]] const Topology& topology() const noexcept;
   [[nodiscard]] const Options& options() const noexcept;
-  [[nodiscard]] double clock() const noexcept { return clock_; }
+  // This VP's model clock; after a prefix meeting it left early (meet_prefix), it first waits
+  // until every VP has arrived there (on an abort it returns the clock it had).
+  [[nodiscard]] double clock() noexcept;
 
   // This VP's groups during a run (group_info.hpp), and a new split group of `parent` holding
   // `members` (machine ids in rank order) in which this VP has `rank` (-1: in none).
@@ -106,6 +109,25 @@ class alignas(64) Port {
                           Combine combine, const void* context, std::span<std::byte> out,
                           Results results = Results::shared, std::size_t result_bytes = 0);
 
+  // A prefix (scan, exscan) of up to kPrefixBytes a VP as a meeting in shared memory, when meet()
+  // may run: VP i's result needs only the inputs of VPs 0..i, so VP i leaves once they are in,
+  // and a VP calling prefix after prefix runs ahead of the VPs above it (a pipeline, not a
+  // rendezvous per call). step(context, i, p, n, stride, inputs, folds, result) computes VP i's
+  // result (result: its out, null when out is empty) from inputs (VP j's n bytes at j * stride,
+  // for j <= i) and the partial folds that earlier steps left in folds (p blocks of n bytes, block
+  // b at b * stride), and leaves there those that later VPs need; steps run in id order, each
+  // once, on whichever VP takes the chain on. The model clocks, message counts and link traffic
+  // are the rounds', as for meet(); a VP's clock is settled when the last VP arrives, and the VP
+  // waits for that only when it next needs its clock (a message, another meeting, clock(), the
+  // end of its run).
+  static constexpr std::size_t kPrefixBytes = 256;
+  using PrefixStep = void (*)(const void* context, int vp, int p, std::size_t bytes,
+                              std::size_t stride, const std::byte* inputs, std::byte* folds,
+                              std::byte* result);
+  [[nodiscard]] bool meet_prefix(const MessageTag& tag, const Rounds& rounds,
+                                 std::span<const std::byte> input, PrefixStep step,
+                                 const void* context, std::span<std::byte> out);
+
  private:
   friend class Fabric;
   void reset_for_run() noexcept;
@@ -151,6 +173,18 @@ class alignas(64) Port {
   void conclude_meeting(const Rounds& rounds, Combine combine, const void* context,
                         std::size_t out_bytes, Results results);
   void wait_for_meeting(std::uint32_t generation, const MessageTag& tag);
+  // Whether this VP may meet in shared memory now (meet's conditions).
+  [[nodiscard]] bool may_meet() const noexcept;
+  // Waits, as a VP in a meeting (wait_for_meeting), until done(); `tag`: the call it waits in,
+  // for the mismatch check (null: none); `excused()`: a finished VP is no sign of a mismatch.
+  template <class Done, class Excused>
+  void wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused);
+  // A prefix meeting's chain from step `vp`, which this VP has claimed: that step, then each
+  // next one whose VP has come; the last step concludes the meeting and frees its slot.
+  void run_prefix_chain(detail::PrefixMeeting& chain, std::uint64_t generation, int vp,
+                        PrefixStep step, const void* context, const Rounds& rounds);
+  // Waits until this VP's clock is settled (meet_prefix) and takes it.
+  void settle_clock();
   void tally_meeting(const Rounds& rounds);
 
   // The last peers' routes and channels, so that a message to a recent peer skips the
@@ -172,7 +206,10 @@ class alignas(64) Port {
   int id_;
   int size_;
   double clock_ = 0;
-  std::vector<double> ports_;  // all ports: when each outgoing link is free again
+  std::uint64_t prefix_calls_ = 0;           // prefix meetings this run (meet_prefix)
+  std::uint64_t pending_ = 0;                // 1 + the prefix meeting whose end sets clock_, or 0
+  const char* pending_operation_ = nullptr;  // the prefix it was
+  std::vector<double> ports_;                // all ports: when each outgoing link is free again
   std::unique_ptr<GroupTable> groups_;
   const char* operation_ = nullptr;
   MessageTag call_{};        // the collective call this VP is in (kind 0: none)

@@ -16,12 +16,14 @@
 #include <hypercomm/topology.hpp>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "channel.hpp"
+#include "port.hpp"
 #include "transport.hpp"
 
 namespace hypercomm::detail {
@@ -76,7 +78,7 @@ inline constexpr int kWaitsForAll = -2;
 // VP's seat, written before it arrives and read by the last arriver.
 struct Meeting {
   struct Seat {
-    double clock = 0;  // in: the VP's model clock; out: its clock after the rounds
+    double clock = 0;  // the VP's model clock on arrival
     MessageTag tag{};
     const char* operation = nullptr;  // the collective's name, for mismatch reports
     const void* input = nullptr;
@@ -90,8 +92,59 @@ struct Meeting {
   // scratch), the clocks of a round.
   std::vector<const void*> inputs;
   std::vector<std::byte> result;
+  std::vector<double> clocks;
   std::vector<double> next_clocks;
 };
+
+// Where the VPs meet for a small prefix (Port::meet_prefix): VP i needs only the inputs of VPs
+// 0..i, so it leaves as soon as those are in, and its model clock, which the rounds make from
+// every VP's, is settled when the last VP arrives. A VP that calls prefix after prefix thus runs
+// ahead of the VPs above it, as far as slot_count meetings, the way MPI's linear scan pipelines.
+// Meeting g uses slot g mod slot_count. The results are computed in id order, step i (VP i's)
+// once VP i has come, by whichever VP holds the chain: VP i itself when it arrives to find
+// steps 0..i-1 done, else the VP that did step i-1 and finds VP i there (each claims the step
+// with a compare-and-swap on VP i's mark, so exactly one does it). The VP that does the last
+// step plays the rounds on the clocks and frees the slot for meeting g + slot_count.
+struct PrefixMeeting {
+  static constexpr std::size_t kBytes = Port::kPrefixBytes;  // the largest vector of a VP
+  static constexpr std::uint32_t kMostSlots = 256;           // meetings a VP may run ahead
+  static constexpr std::size_t kStorage = 4 << 20;           // bytes of inputs and folds, all slots
+  // A seat's mark in meeting g: 4g + one of these (any other value: not come yet).
+  static constexpr std::uint64_t kCame = 1, kClaimed = 2, kDone = 3;
+  struct alignas(kCacheLine) Seat {
+    std::atomic<std::uint64_t> mark{0};
+    double clock = 0;      // the VP's model clock on arrival (when not pending)
+    bool pending = false;  // its clock is the one the previous prefix meeting settles
+    MessageTag tag{};
+    std::size_t bytes = 0;
+    const char* operation = nullptr;
+    std::byte* out = nullptr;  // where its result goes (null: none, an exscan's VP 0)
+  };
+  struct Slot {
+    alignas(kCacheLine) std::atomic<std::uint64_t> generation{0};  // the meeting it serves
+    alignas(kCacheLine) std::atomic<std::uint32_t> frontier{0};    // steps [0, frontier) done
+    std::unique_ptr<Seat[]> seats;
+    std::vector<std::byte> inputs;  // VP i's at i * kBytes
+    std::vector<std::byte> folds;   // the steps' partial folds (Port::PrefixStep)
+  };
+  // Slots of kBytes inputs and folds per VP, as many as kStorage allows for p VPs (a power of
+  // two from 2 to kMostSlots).
+  void allocate(int p);
+  void reset() noexcept;  // a new run (an aborted one may leave a slot half used)
+  [[nodiscard]] Slot& slot(std::uint64_t generation) noexcept {
+    return slots[generation & (slot_count - 1)];
+  }
+  std::unique_ptr<Slot[]> slots;
+  std::uint32_t slot_count = 0;
+  alignas(kCacheLine) std::atomic<std::uint64_t> concluded{0};  // meetings whose clocks are set
+  std::vector<double> final_clocks;  // each VP's clock after the last meeting concluded
+  std::vector<double> next_clocks;   // the concluder's scratch
+};
+
+// Model time at which each VP ends a meeting's rounds, given the clocks at which they started
+// (clocks[i], replaced): Port::sendrecv_bytes's arithmetic, term for term (meeting.cpp).
+void play_rounds(const Port::Rounds& rounds, const CostModel& model, const Topology& topology,
+                 std::span<double> clocks, std::span<double> next);
 
 // The traffic on one directed link. A VP counts its own sends to a neighbour in the `own` pair,
 // which only it writes (a plain load and store, no locked instruction that would wait for the
@@ -235,6 +288,7 @@ class HYPERCOMM_INTERNAL Fabric {
   // when the run was aborted meanwhile.
   [[nodiscard]] bool settle() const;
   [[nodiscard]] Meeting& meeting() noexcept { return meeting_; }
+  [[nodiscard]] PrefixMeeting& prefix_meeting() noexcept { return prefix_meeting_; }
   // A VP that has finished this run, or -1.
   [[nodiscard]] int finished_vp() const noexcept;
 
@@ -349,6 +403,7 @@ class HYPERCOMM_INTERNAL Fabric {
 
   std::unique_ptr<VpState[]> states_;
   Meeting meeting_;
+  PrefixMeeting prefix_meeting_;              // allocated when oversubscribed with meetings on
   std::vector<std::unique_ptr<Port>> ports_;  // one per VP, each with its user's Proc
 
   // Channel table (one Link per directed pair, of the machine's transport): rows_[src] -> p

@@ -78,7 +78,9 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   states_ = std::make_unique<VpState[]>(p);
   meeting_.seats.resize(p);
   meeting_.inputs.resize(p);
+  meeting_.clocks.resize(p);
   meeting_.next_clocks.resize(p);
+  if (oversubscribed && options_.meetings && remote_ == nullptr) prefix_meeting_.allocate(size_);
   rows_ = std::make_unique<std::atomic<ChannelRow*>[]>(p);
   link_stride_ =
       (static_cast<std::size_t>(std::max(1, topology_.max_degree())) + kCountersPerLine - 1) /
@@ -195,6 +197,7 @@ void Fabric::vp_main(int id) {
     try {
       Port& port = *ports_[static_cast<std::size_t>(id)];
       (*body_)(port.proc());
+      port.settle_clock();  // a VP that left a prefix meeting early waits for its clock
       port.settle_ports();
     } catch (...) {
       fail(std::current_exception(), id);
@@ -433,6 +436,7 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
        ++i)
     for (LinkCounter& c : links_[i].counters) c.clear();
   meeting_.arrived.store(0, std::memory_order_relaxed);  // an aborted run may leave arrivals
+  prefix_meeting_.reset();
   remaining_.store(static_cast<std::uint32_t>(last_ - first_), std::memory_order_relaxed);
   start_ = std::chrono::steady_clock::now();
   generation_.fetch_add(1, std::memory_order_release);

@@ -29,41 +29,112 @@ using detail::Port;
 
 namespace {
 
-// Model time at which each VP ends the rounds, given the clocks at which they started (in
-// seats[i].clock; the result replaces it). Port::sendrecv_bytes's arithmetic, term for term, so
-// that the clocks equal those of the messages bit for bit.
+std::string vp_name(int id) { return "VP " + std::to_string(id); }
+
+// A VP in a meeting, as the watchdog and its peers see it, until it leaves.
+struct InMeeting {
+  detail::VpState& state;
+  InMeeting(detail::VpState& me, const char* op, std::uint32_t sequence) : state(me) {
+    me.waiting_for.store(detail::kWaitsForAll, std::memory_order_relaxed);
+    me.operation.store(op, std::memory_order_relaxed);
+    me.status.store(detail::kBlocked, std::memory_order_release);
+    me.meeting.store(sequence, std::memory_order_seq_cst);
+  }
+  InMeeting(const InMeeting&) = delete;
+  InMeeting& operator=(const InMeeting&) = delete;
+  ~InMeeting() {
+    state.meeting.store(0, std::memory_order_release);
+    state.status.store(detail::kRunning, std::memory_order_relaxed);
+  }
+};
+
+// Whether prefix meeting `generation` has concluded: every VP came, every clock is set.
+bool concluded(const detail::PrefixMeeting& chain, std::uint64_t generation) noexcept {
+  return chain.concluded.load(std::memory_order_acquire) > generation;
+}
+
+void wake_sleepers(detail::Meeting& meeting) noexcept {
+  if (meeting.sleepers.load(std::memory_order_seq_cst) == 0) return;
+  meeting.signal.fetch_add(1, std::memory_order_seq_cst);
+  detail::futex_wake(meeting.signal, INT_MAX);
+}
+
+}  // namespace
+
+namespace detail {
+
+// Port::sendrecv_bytes's arithmetic, term for term, so that the clocks equal those of the
+// messages bit for bit.
 void play_rounds(const Port::Rounds& rounds, const CostModel& model, const Topology& topology,
-                 std::span<detail::Meeting::Seat> seats, std::span<double> next) {
-  const int p = static_cast<int>(seats.size());
+                 std::span<double> clocks, std::span<double> next) {
+  const int p = static_cast<int>(clocks.size());
   for (int k = 0; k < rounds.count; ++k) {
     const auto m = static_cast<double>(rounds.bytes_in(k, p));
     for (int j = 0; j < p; ++j) {
       const int src = rounds.from(j, k, p);
-      const double sent = seats[static_cast<std::size_t>(src)].clock;
+      const double sent = clocks[static_cast<std::size_t>(src)];
       const int hops = model.th == 0                     ? 0
                        : topology.link_slot(src, j) >= 0 ? 1
                                                          : topology.distance(src, j);
       const double arrival = model.arrival(sent, m, hops);
-      const double own = model.sent(seats[static_cast<std::size_t>(j)].clock, m);
+      const double own = model.sent(clocks[static_cast<std::size_t>(j)], m);
       next[static_cast<std::size_t>(j)] = std::max(own, arrival);
     }
-    for (int j = 0; j < p; ++j)
-      seats[static_cast<std::size_t>(j)].clock = next[static_cast<std::size_t>(j)];
+    std::copy(next.begin(), next.begin() + p, clocks.begin());
   }
 }
 
-std::string vp_name(int id) { return "VP " + std::to_string(id); }
+void PrefixMeeting::allocate(int p) {
+  const auto vps = static_cast<std::size_t>(p);
+  slot_count = kMostSlots;
+  while (slot_count > 2 && slot_count * vps * 2 * kBytes > kStorage) slot_count /= 2;
+  slots = std::make_unique<Slot[]>(slot_count);
+  for (std::uint32_t s = 0; s < slot_count; ++s) {
+    Slot& slot = slots[s];
+    slot.seats = std::make_unique<Seat[]>(vps);
+    slot.inputs.resize(vps * kBytes);
+    slot.folds.resize(vps * kBytes);
+  }
+  final_clocks.resize(vps);
+  next_clocks.resize(vps);
+  reset();
+}
 
-}  // namespace
+void PrefixMeeting::reset() noexcept {
+  const std::size_t p = final_clocks.size();
+  for (std::uint32_t s = 0; s < slot_count; ++s) {
+    Slot& slot = slots[s];
+    slot.generation.store(s, std::memory_order_relaxed);
+    slot.frontier.store(0, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < p; ++i) slot.seats[i].mark.store(0, std::memory_order_relaxed);
+  }
+  concluded.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace detail
+
+bool Port::may_meet() const noexcept {
+  return options().meetings && !options().model.all_port && fabric_->oversubscribed() &&
+         !recording_ && size_ >= 2 && !fabric_->distributed();
+}
+
+double Port::clock() noexcept {
+  // On an abort, or a mismatch found here, the clock it had: the VP's next operation, or the
+  // end of its run, raises the error.
+  if (pending_ != 0) try {
+      settle_clock();
+    } catch (...) {
+    }
+  return clock_;
+}
 
 bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, Combine combine,
                 const void* context, std::span<std::byte> out, Results results,
                 std::size_t result_bytes) {
-  // A meeting plays the one-port rules; all ports send the messages.
-  // Meetings are in one process's memory: a machine over several processes sends its messages.
-  if (!options().meetings || options().model.all_port || !fabric_->oversubscribed() || recording_ ||
-      size_ < 2 || fabric_->distributed())
-    return false;
+  // A meeting plays the one-port rules (all ports send the messages), and is in one process's
+  // memory (a machine over several processes sends its messages).
+  if (!may_meet()) return false;
+  if (pending_ != 0) settle_clock();
   const char* op = operation_name();
   if (fabric_->aborted())
     throw Aborted(vp_name(id_) + ": " + op + " abandoned: another VP failed or the run deadlocked");
@@ -75,17 +146,7 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
   seat.tag = tag;
   seat.operation = op;
   seat.input = input;
-  me.waiting_for.store(detail::kWaitsForAll, std::memory_order_relaxed);
-  me.operation.store(op, std::memory_order_relaxed);
-  me.status.store(detail::kBlocked, std::memory_order_release);
-  me.meeting.store(tag.sequence, std::memory_order_seq_cst);
-  struct Leave {
-    detail::VpState& state;
-    ~Leave() {
-      state.meeting.store(0, std::memory_order_release);
-      state.status.store(detail::kRunning, std::memory_order_relaxed);
-    }
-  } leave{me};
+  const InMeeting in_meeting(me, op, tag.sequence);
 
   const std::uint32_t generation = meeting.released.load(std::memory_order_acquire);
   const auto p = static_cast<std::uint32_t>(size_);
@@ -103,7 +164,7 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
   }
 
   // Released: this VP's share of what the rounds would have done.
-  clock_ = seat.clock;
+  clock_ = meeting.clocks[static_cast<std::size_t>(id_)];
   if (!out.empty()) {
     const std::size_t mine = results == Results::per_vp ? static_cast<std::size_t>(id_) : 0;
     std::memcpy(out.data(), meeting.result.data() + mine * out.size(), out.size());
@@ -159,7 +220,9 @@ void Port::conclude_meeting(const Rounds& rounds, Combine combine, const void* c
         detail::describe_disagreement(id_, mine.operation, mine.tag, seen, topology()) +
         " (they met in shared memory)");
   }
-  play_rounds(rounds, options().model, topology(), seats, meeting.next_clocks);
+  for (int i = 0; i < size_; ++i)
+    meeting.clocks[static_cast<std::size_t>(i)] = seats[static_cast<std::size_t>(i)].clock;
+  detail::play_rounds(rounds, options().model, topology(), meeting.clocks, meeting.next_clocks);
   if (combine == nullptr) return;
   for (int i = 0; i < size_; ++i)
     meeting.inputs[static_cast<std::size_t>(i)] = seats[static_cast<std::size_t>(i)].input;
@@ -176,12 +239,21 @@ void Port::conclude_meeting(const Rounds& rounds, Combine combine, const void* c
           shared.subspan(result_bytes, scratch_bytes));
 }
 
-// Waits for the release of the meeting after `generation`: yields the core, to whichever VP on
-// it can run, for the fabric's yield time, then sleeps on the meeting's futex word. Throws
-// Aborted when the run is aborted, CollectiveMismatch when a VP finishes without coming.
+// Waits for the release of the meeting after `generation` (wait_in_meeting).
 void Port::wait_for_meeting(std::uint32_t generation, const MessageTag& tag) {
+  const detail::Meeting& meeting = fabric_->meeting();
+  wait_in_meeting(
+      &tag, [&] { return meeting.released.load(std::memory_order_acquire) != generation; },
+      [] { return false; });
+}
+
+// Yields the core, to whichever VP on it can run, for the fabric's yield time, then sleeps on
+// the meetings' futex word (which a release, an abort or a finishing VP bumps) until done().
+// Throws Aborted when the run is aborted, CollectiveMismatch when a VP finishes without coming
+// (unless excused()) or, in call `tag`, holds another header.
+template <class Done, class Excused>
+void Port::wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused) {
   detail::Meeting& meeting = fabric_->meeting();
-  auto released = [&] { return meeting.released.load(std::memory_order_acquire) != generation; };
   auto abandoned = [&] {
     return Aborted(vp_name(id_) + ": " + operation_name() +
                    " abandoned: another VP failed or the run deadlocked");
@@ -190,12 +262,13 @@ void Port::wait_for_meeting(std::uint32_t generation, const MessageTag& tag) {
   // call of the same sequence number, or have finished.
   auto check = [&] {
     if (fabric_->aborted()) throw abandoned();
-    if (std::string problem = disagreement(tag); !problem.empty() && !released())
-      throw CollectiveMismatch(problem);
+    if (tag != nullptr)
+      if (std::string problem = disagreement(*tag); !problem.empty() && !done())
+        throw CollectiveMismatch(problem);
     const int finished = fabric_->finished_vp();
-    if (finished < 0 || released()) return;
+    if (finished < 0 || done() || excused()) return;
     if (!fabric_->settle()) throw abandoned();
-    if (released()) return;
+    if (done() || excused()) return;
     throw CollectiveMismatch(vp_name(id_) + ": " + operation_name() +
                              " waits for every VP to join it, but " + vp_name(finished) +
                              " has already finished: the VPs disagree on the collectives they "
@@ -203,7 +276,7 @@ void Port::wait_for_meeting(std::uint32_t generation, const MessageTag& tag) {
                              fabric_->describe_waits());
   };
 
-  const auto poll = [&](detail::Waiter::Phase) { return released(); };
+  const auto poll = [&](detail::Waiter::Phase) { return done(); };
   const auto aborted = [&] {
     if (fabric_->aborted()) throw abandoned();
     return false;
@@ -218,13 +291,138 @@ void Port::wait_for_meeting(std::uint32_t generation, const MessageTag& tag) {
     return;
   for (;;) {
     const std::uint32_t signal = meeting.signal.load(std::memory_order_acquire);
-    if (released()) return;
+    if (done()) return;
     check();
     meeting.sleepers.fetch_add(1, std::memory_order_seq_cst);
-    if (meeting.released.load(std::memory_order_seq_cst) == generation)
-      detail::Waiter::sleep(meeting.signal, signal, detail::Waiter::kRecheck);  // check again
+    if (!done()) detail::Waiter::sleep(meeting.signal, signal, detail::Waiter::kRecheck);
     meeting.sleepers.fetch_sub(1, std::memory_order_relaxed);
   }
+}
+
+// ---- Prefix meetings (meet_prefix; fabric.hpp's PrefixMeeting says how they work)
+
+bool Port::meet_prefix(const MessageTag& tag, const Rounds& rounds,
+                       std::span<const std::byte> input, PrefixStep step, const void* context,
+                       std::span<std::byte> out) {
+  using Chain = detail::PrefixMeeting;
+  Chain& chain = fabric_->prefix_meeting();
+  if (!may_meet() || chain.slot_count == 0 || input.size() > kPrefixBytes) return false;
+  const char* op = operation_name();
+  if (fabric_->aborted())
+    throw Aborted(vp_name(id_) + ": " + op + " abandoned: another VP failed or the run deadlocked");
+
+  const std::uint64_t generation = prefix_calls_++;
+  Chain::Slot& slot = chain.slot(generation);
+  const InMeeting in_meeting(fabric_->state(id_), op, tag.sequence);
+  // The slot is free once every step of the meeting slot_count before this one is done; once
+  // that one has concluded, every VP has come to it, and a VP that finishes is no sign of a
+  // mismatch.
+  if (slot.generation.load(std::memory_order_acquire) != generation)
+    wait_in_meeting(
+        &tag, [&] { return slot.generation.load(std::memory_order_acquire) == generation; },
+        [&] { return concluded(chain, generation - chain.slot_count); });
+
+  const auto me = static_cast<std::size_t>(id_);
+  Chain::Seat& seat = slot.seats[me];
+  seat.clock = clock_;
+  seat.pending = pending_ != 0;
+  seat.tag = tag;
+  seat.bytes = input.size();
+  seat.operation = op;
+  seat.out = out.empty() ? nullptr : out.data();
+  if (!input.empty())
+    std::memcpy(slot.inputs.data() + me * Chain::kBytes, input.data(), input.size());
+  const std::uint64_t base = generation * 4;
+  seat.mark.store(base + Chain::kCame, std::memory_order_seq_cst);
+  // Steps 0..me-1 done: this VP takes the chain on, unless the VP that did step me-1 saw it come
+  // and claimed its step first (both sides seq_cst: at least one of them sees the other).
+  if (slot.frontier.load(std::memory_order_seq_cst) == me) {
+    std::uint64_t came = base + Chain::kCame;
+    if (seat.mark.compare_exchange_strong(came, base + Chain::kClaimed, std::memory_order_seq_cst))
+      run_prefix_chain(chain, generation, id_, step, context, rounds);
+  }
+  if (seat.mark.load(std::memory_order_acquire) != base + Chain::kDone)
+    wait_in_meeting(
+        &tag, [&] { return seat.mark.load(std::memory_order_acquire) == base + Chain::kDone; },
+        [&] { return concluded(chain, generation); });
+
+  // Done: the clock now if every VP has come, else when this VP next needs it.
+  if (concluded(chain, generation)) {
+    clock_ = chain.final_clocks[me];
+    pending_ = 0;
+  } else {
+    pending_ = generation + 1;
+    pending_operation_ = op;
+  }
+  tally_meeting(rounds);
+  messages_sent_ += static_cast<std::uint64_t>(rounds.count);
+  for (int k = 0; k < rounds.count; ++k) bytes_sent_ += rounds.bytes_in(k, size_);
+  note_received();  // the watchdog's sign of progress
+  return true;
+}
+
+void Port::run_prefix_chain(detail::PrefixMeeting& chain, std::uint64_t generation, int vp,
+                            PrefixStep step, const void* context, const Rounds& rounds) {
+  using Chain = detail::PrefixMeeting;
+  Chain::Slot& slot = chain.slot(generation);
+  const std::uint64_t base = generation * 4;
+  const Chain::Seat& first = slot.seats[0];
+  auto i = static_cast<std::size_t>(vp);
+  const auto p = static_cast<std::size_t>(size_);
+  for (;;) {
+    Chain::Seat& seat = slot.seats[i];
+    if (!(seat.tag == first.tag) || seat.bytes != first.bytes) {
+      std::vector<detail::TagHolders> seen{{first.tag, {}}, {seat.tag, {static_cast<int>(i)}}};
+      for (std::size_t j = 0; j < i; ++j) seen.front().second.push_back(static_cast<int>(j));
+      const Chain::Seat& mine = slot.seats[static_cast<std::size_t>(id_)];
+      throw CollectiveMismatch(
+          detail::describe_disagreement(id_, mine.operation, mine.tag, seen, topology()) +
+          " (they met in shared memory)");
+    }
+    step(context, static_cast<int>(i), size_, seat.bytes, Chain::kBytes, slot.inputs.data(),
+         slot.folds.data(), seat.out);
+    if (i + 1 == p) break;
+    seat.mark.store(base + Chain::kDone, std::memory_order_release);
+    slot.frontier.store(static_cast<std::uint32_t>(i + 1), std::memory_order_seq_cst);
+    std::uint64_t came = base + Chain::kCame;
+    if (!slot.seats[i + 1].mark.compare_exchange_strong(came, base + Chain::kClaimed,
+                                                        std::memory_order_seq_cst)) {
+      wake_sleepers(fabric_->meeting());  // VP i + 1 has not come, or takes the chain on itself
+      return;
+    }
+    ++i;
+  }
+  // The last step: every VP came. Every VP's clock after the rounds, from the clocks they came
+  // with (a VP whose clock was pending came with the one the previous meeting set in
+  // final_clocks: that one concluded before any VP left it), then the slot is free.
+  for (std::size_t j = 0; j < p; ++j)
+    if (!slot.seats[j].pending) chain.final_clocks[j] = slot.seats[j].clock;
+  detail::play_rounds(rounds, options().model, topology(), chain.final_clocks, chain.next_clocks);
+  chain.concluded.store(generation + 1, std::memory_order_release);
+  slot.seats[p - 1].mark.store(base + Chain::kDone, std::memory_order_release);
+  slot.frontier.store(0, std::memory_order_relaxed);
+  slot.generation.store(generation + chain.slot_count, std::memory_order_release);
+  wake_sleepers(fabric_->meeting());
+}
+
+void Port::settle_clock() {
+  if (pending_ == 0) return;
+  detail::PrefixMeeting& chain = fabric_->prefix_meeting();
+  const std::uint64_t generation = pending_ - 1;
+  if (!concluded(chain, generation)) {
+    // Waits as in the prefix it left (for the reports: that is the call it waits for).
+    struct Restore {
+      const char*& name;
+      const char* saved;
+      ~Restore() { name = saved; }
+    } restore{operation_, operation_};
+    operation_ = pending_operation_;
+    const InMeeting in_meeting(fabric_->state(id_), pending_operation_, 0);
+    wait_in_meeting(
+        nullptr, [&] { return concluded(chain, generation); }, [] { return false; });
+  }
+  clock_ = chain.final_clocks[static_cast<std::size_t>(id_)];
+  pending_ = 0;
 }
 
 }  // namespace hypercomm

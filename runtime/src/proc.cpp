@@ -57,6 +57,8 @@ const Options& Port::options() const noexcept { return fabric_->options(); }
 
 void Port::reset_for_run() noexcept {
   clock_ = 0;
+  prefix_calls_ = 0;
+  pending_ = 0;
   // A new run's calls are numbered from 1 again (split ids too): nothing published by the last
   // run may meet them in the members' mismatch check.
   call_ = MessageTag{};
@@ -382,6 +384,8 @@ void Port::throw_meeting_mismatch(int peer, const MessageTag& tag, const char* w
 }
 
 void Port::send_bytes(int dest, std::span<const std::byte> data, const MessageTag& tag) {
+  if (pending_ != 0) [[unlikely]]
+    settle_clock();
   check_peer(dest, "send", data.size());
   const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
   const double start = departure(dest);
@@ -519,6 +523,8 @@ void Port::throw_abandoned(int src) const {
 }
 
 void Port::recv_bytes(int src, std::span<std::byte> data, const MessageTag& tag) {
+  if (pending_ != 0) [[unlikely]]
+    settle_clock();
   check_peer(src, "recv", data.size());
   const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
   const double model_begin = clock_;
@@ -531,6 +537,8 @@ void Port::recv_bytes(int src, std::span<std::byte> data, const MessageTag& tag)
 
 void Port::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
                           std::span<std::byte> in, const MessageTag& tag) {
+  if (pending_ != 0) [[unlikely]]
+    settle_clock();
   check_peer(dest, "sendrecv", out.size());
   check_peer(src, "sendrecv", in.size());
   const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;

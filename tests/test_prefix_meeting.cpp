@@ -1,0 +1,212 @@
+// Port::meet_prefix (runtime/port/port.hpp): when VPs outnumber cores, a small hypercube scan or
+// exscan runs as a prefix meeting, which VP i leaves as soon as VPs 0..i have come, its model
+// clock settled only when the last VP arrives. VPs that call scan after scan therefore run ahead
+// of each other, up to as many meetings as the meeting has slots, and a VP's clock may be
+// pending while it runs. None of that may show: the results bit for bit, the clocks (read with
+// vp.clock(), sent with a message, taken into another meeting, reported), the counts and the
+// link traffic are those of the book's messages (a recording run, which always sends them), and
+// disagreements, failures and deadlocks are reported as typed errors, never a hang.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <hypercomm/hypercomm.hpp>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "meeting_support.hpp"
+
+namespace hc = hypercomm;
+using hctest::check_same;
+using hctest::kSanitized;
+using hctest::meets;
+using hctest::mismatch_text;
+using hctest::model_options;
+using hctest::test_options;
+using hctest::tricky;
+
+namespace {
+
+// Scans and exscans back to back (more than the meeting has slots), of a few doubles, of the
+// largest vector a prefix meeting takes and one more element (a meeting of every VP), of
+// non-commutative matrices; the clock read now and then, point-to-point messages, barriers and
+// all-reduces between; VPs yield at varying points so that every VP arrives first and last.
+hctest::MeetingResults run_scans(const hc::Topology& t, hc::Options o, int iterations) {
+  return hctest::run_keeping(t, o, [&](hc::Proc& vp, auto& keep) {
+    const int me = vp.id();
+    for (int i = 0; i < iterations; ++i) {
+      if ((i * 7 + me * 3) % 11 == 0) std::this_thread::yield();
+      const std::size_t n = i % 5 == 4 ? 32 : i % 5 == 3 ? 33 : 1 + static_cast<std::size_t>(i % 3);
+      std::vector<double> x(n), y(n, -7.0);
+      for (std::size_t k = 0; k < n; ++k) x[k] = tricky(me + i, k);
+      if (i % 2 == 0)
+        hc::scan(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
+      else
+        hc::exscan(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
+      keep(y);
+      if (i % 4 == 1) {
+        hc::scan(vp, std::span<const double>(x), std::span<double>(x), std::plus<>());
+        keep(x);  // in place
+      }
+      if (i % 9 == 2) {
+        std::vector<hctest::Mat> m(3), mout(3);
+        for (std::size_t k = 0; k < m.size(); ++k) m[k] = hctest::mat_of(me + i, k);
+        hc::scan(vp, std::span<const hctest::Mat>(m), std::span<hctest::Mat>(mout),
+                 hctest::MatMul{});
+        keep(mout);
+      }
+      keep(std::vector<long>{hc::scan(vp, long{me * i}, std::plus<>())});
+      if (i % 13 == 5) keep(std::vector<double>{vp.clock()});
+      if (i % 17 == 8) {  // a message across dimension 0, its clock the sender's settled one
+        std::vector<char> out(static_cast<std::size_t>(me % 4) * 16 + 8, 'x');
+        std::vector<char> in(static_cast<std::size_t>((me ^ 1) % 4) * 16 + 8);
+        vp.sendrecv(me ^ 1, out, me ^ 1, in);
+      }
+      if (i % 23 == 11) hc::barrier(vp);  // a meeting of every VP between
+      if (i % 29 == 14) keep(std::vector<long>{hc::all_reduce(vp, long{me}, std::plus<>())});
+    }
+  });
+}
+
+}  // namespace
+
+TEST_CASE("scans back to back as prefix meetings give the messages' results and clocks") {
+  const int iterations = kSanitized ? 60 : 300;
+  for (int d = 1; d <= (kSanitized ? 5 : 6); ++d) {
+    const auto t = hc::Topology::hypercube(d);
+    CAPTURE(t.name());
+    for (hc::Links links : {hc::Links::routed, hc::Links::strict}) {
+      hc::Options o = model_options();
+      o.links = links;
+      const hctest::MeetingResults meeting = run_scans(t, o, iterations);
+      o.record = true;
+      const hctest::MeetingResults messages = run_scans(t, o, iterations);
+      check_same(messages, meeting);
+    }
+  }
+}
+
+TEST_CASE("the sum of every VP's id, in a long loop of scans, arriving in every order") {
+  const int iterations = kSanitized ? 2000 : 20000;
+  for (const auto& t : {hc::Topology::hypercube(3), hc::Topology::hypercube(4)}) {
+    CAPTURE(t.name());
+    std::vector<int> wrong(static_cast<std::size_t>(t.size()), 0);
+    hc::run(
+        t,
+        [&](hc::Proc& vp) {
+          const long me = vp.id();
+          int& bad = wrong[static_cast<std::size_t>(me)];
+          for (long i = 0; i < iterations; ++i) {
+            if ((i + me) % 97 == 0) std::this_thread::yield();
+            bad += hc::scan(vp, me + i, std::plus<>()) != me * (me + 1) / 2 + (me + 1) * i;
+            if (i % 1000 == 999) bad += vp.clock() <= 0;
+          }
+        },
+        test_options());
+    for (int w : wrong) CHECK(w == 0);
+  }
+}
+
+TEST_CASE("VPs that disagree around a prefix meeting get CollectiveMismatch, never a hang") {
+  for (const auto& t : {hc::Topology::hypercube(3), hc::Topology::hypercube(4)}) {
+    CAPTURE(t.name());
+    const int p = t.size();
+    SUBCASE("an exscan against scans") {
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        std::vector<double> x(1, 1.0), y(1);
+        if (vp.id() == 3)
+          hc::exscan(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
+        else
+          hc::scan(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
+      });
+      CAPTURE(what);
+      CHECK(what.find("VP ") != std::string::npos);
+      CHECK(what.find("deadlock") == std::string::npos);
+      if (meets(p)) CHECK(what.find("exscan") != std::string::npos);
+    }
+    SUBCASE("another length on one VP") {
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        std::vector<int> x(vp.id() == 2 ? 2 : 1, 1), y(x.size());
+        hc::scan(vp, std::span<const int>(x), std::span<int>(y), std::plus<>());
+      });
+      CAPTURE(what);
+      CHECK(what.find("deadlock") == std::string::npos);
+    }
+    SUBCASE("an all_reduce against scans") {
+      const std::string what = mismatch_text(t, [p](hc::Proc& vp) {
+        if (vp.id() == p / 2)
+          (void)hc::all_reduce(vp, 1, std::plus<>());
+        else
+          (void)hc::scan(vp, 1, std::plus<>());
+      });
+      CAPTURE(what);
+      CHECK(what.find("deadlock") == std::string::npos);
+    }
+    SUBCASE("the last VP skips a scan that the others ran ahead of") {
+      const std::string what = mismatch_text(t, [p](hc::Proc& vp) {
+        const int scans = vp.id() == p - 1 ? 39 : 40;
+        for (int i = 0; i < scans; ++i) (void)hc::scan(vp, 1, std::plus<>());
+      });
+      CAPTURE(what);
+      CHECK(what.find("VP ") != std::string::npos);
+    }
+    SUBCASE("VP 0 reads its clock after a scan that VP 1 never joins") {
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        if (vp.id() == 1) return;
+        (void)hc::scan(vp, 1, std::plus<>());
+        (void)vp.clock();  // noexcept: the error comes at the end of the run
+      });
+      CAPTURE(what);
+      CHECK(what.find("VP ") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("a VP that fails among running-ahead scans aborts them all, and the machine runs on") {
+  hc::Machine machine(hc::Topology::hypercube(3), test_options());
+  const int p = machine.topology().size();
+  try {
+    machine.run([](hc::Proc& vp) {
+      for (int i = 0; i < 100; ++i) {
+        if (vp.id() == 5 && i == 57) throw std::runtime_error("VP 5 gives up");
+        (void)hc::scan(vp, i, std::plus<>());
+      }
+    });
+    FAIL("no error");
+  } catch (const hc::Error& e) {
+    FAIL("a hypercomm error instead of the body's: " << e.what());
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()) == "VP 5 gives up");
+  }
+  // The next runs start with the meeting's slots free again.
+  for (int run = 0; run < 3; ++run) {
+    std::vector<long> last(static_cast<std::size_t>(p));
+    const hc::Report report = machine.run([&](hc::Proc& vp) {
+      long sum = 0;
+      for (int i = 0; i < 50; ++i) sum = hc::scan(vp, long{vp.id()}, std::plus<>());
+      last[static_cast<std::size_t>(vp.id())] = sum;
+    });
+    for (int i = 0; i < p; ++i) CHECK(last[static_cast<std::size_t>(i)] == i * (i + 1L) / 2);
+    CHECK(report.messages == static_cast<std::uint64_t>(50 * p * 3));  // log p rounds each
+  }
+}
+
+TEST_CASE("a VP waiting for a message after a scan it left early is a Deadlock, not a hang") {
+  hc::Options o = test_options();
+  o.deadlock_timeout = std::chrono::milliseconds(300);
+  try {
+    hc::run(
+        hc::Topology::hypercube(3),
+        [](hc::Proc& vp) {
+          (void)hc::scan(vp, 1, std::plus<>());
+          int x = 0;
+          if (vp.id() == 0) vp.recv(1, std::span(&x, 1));  // never sent
+        },
+        o);
+    FAIL("no error");
+  } catch (const hc::Deadlock& e) {
+    CHECK(std::string(e.what()).find("VP 0") != std::string::npos);
+  }
+}
