@@ -520,8 +520,8 @@ std::vector<Misuse> table() {
   t.push_back(misuse<OperatorFailed>("the operator throws on VP 2 in a reduce",
                                      in_run("hypercube:3",
                                             [](hc::Proc& vp) {
-                                              V in(2, 1), out(2);
-                                              hc::reduce(vp, in, out, FailingPlus{2}, 0);
+                                              V in(2, 1000 + vp.id()), out(2);
+                                              hc::reduce(vp, in, out, FailingOnValue{1002}, 0);
                                             }),
                                      {"VP 2", "operator"}));
   t.push_back(misuse<OperatorFailed>(

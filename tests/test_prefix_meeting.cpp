@@ -1,8 +1,10 @@
-// Port::meet_prefix (runtime/port/port.hpp): when VPs outnumber cores, a small hypercube scan or
-// exscan runs as a prefix meeting, which VP i leaves as soon as VPs 0..i have come, its model
-// clock settled only when the last VP arrives. VPs that call scan after scan therefore run ahead
-// of each other, up to as many meetings as the meeting has slots, and a VP's clock may be
-// pending while it runs. None of that may show: the results bit for bit, the clocks (read with
+// Port::meet_prefix and Port::meet_rooted (runtime/port/port.hpp): when VPs outnumber cores, a
+// small hypercube scan or exscan runs as a prefix meeting, which VP i leaves as soon as VPs 0..i
+// have come, and a small broadcast or reduce as a rooted meeting, which a VP leaves as soon as
+// the root (a broadcast) or itself (a reduce's other VPs) has come; a VP's model clock is settled
+// only when the last VP arrives. VPs that call them back to back therefore run ahead of each
+// other, up to as many meetings as there are slots, and a VP's clock may be pending while it
+// runs. None of that may show: the results bit for bit, the clocks (read with
 // vp.clock(), sent with a message, taken into another meeting, reported), the counts and the
 // link traffic are those of the book's messages (a recording run, which always sends them), and
 // disagreements, failures and deadlocks are reported as typed errors, never a hang.
@@ -64,6 +66,37 @@ hctest::MeetingResults run_scans(const hc::Topology& t, hc::Options o, int itera
         std::vector<char> in(static_cast<std::size_t>((me ^ 1) % 4) * 16 + 8);
         vp.sendrecv(me ^ 1, out, me ^ 1, in);
       }
+      if (i % 3 == 0) {  // rooted meetings between, every root in turn
+        const int root = (i / 3) % vp.size();
+        const std::size_t bytes = i % 7 == 0   ? 257
+                                  : i % 7 == 1 ? 256
+                                               : 1 + static_cast<std::size_t>(i % 40);
+        std::vector<char> buf(bytes, static_cast<char>(me == root ? 'a' + i % 26 : '?'));
+        hc::broadcast(vp, std::span<char>(buf), root);
+        keep(buf);
+        std::vector<double> out(n, -7.0);
+        hc::reduce(vp, std::span<const double>(x), std::span<double>(out), std::plus<>(), root);
+        keep(out);  // untouched but at the root
+        {           // scatter and gather of equal blocks: 1 to 33 doubles, the largest and one more
+          const std::size_t block = 1 + static_cast<std::size_t>(i % 33);
+          const auto p = static_cast<std::size_t>(vp.size());
+          std::vector<double> all(me == root ? p * block : 0), mine(block, -7.0);
+          for (std::size_t k = 0; k < all.size(); ++k) all[k] = tricky(i, k);
+          hc::scatter(vp, std::span<const double>(all), std::span<double>(mine), root);
+          keep(mine);
+          for (double& v : mine) v += me;
+          std::vector<double> gathered(me == root ? p * block : 0, -7.0);
+          hc::gather(vp, std::span<const double>(mine), std::span<double>(gathered), root);
+          keep(gathered);
+        }
+        if (i % 9 == 6) {
+          std::vector<hctest::Mat> m(2), mout(2);
+          for (std::size_t k = 0; k < m.size(); ++k) m[k] = hctest::mat_of(me + i, k);
+          hc::reduce(vp, std::span<const hctest::Mat>(m), std::span<hctest::Mat>(mout),
+                     hctest::MatMul{}, vp.size() - 1 - root);
+          keep(mout);
+        }
+      }
       if (i % 23 == 11) hc::barrier(vp);  // a meeting of every VP between
       if (i % 29 == 14) keep(std::vector<long>{hc::all_reduce(vp, long{me}, std::plus<>())});
     }
@@ -88,11 +121,12 @@ TEST_CASE("scans back to back as prefix meetings give the messages' results and 
   }
 }
 
-TEST_CASE("the sum of every VP's id, in a long loop of scans, arriving in every order") {
+TEST_CASE("scans, broadcasts, reductions, scatters and gathers in a long loop, every root") {
   const int iterations = kSanitized ? 2000 : 20000;
   for (const auto& t : {hc::Topology::hypercube(3), hc::Topology::hypercube(4)}) {
     CAPTURE(t.name());
-    std::vector<int> wrong(static_cast<std::size_t>(t.size()), 0);
+    const long p = t.size();
+    std::vector<int> wrong(static_cast<std::size_t>(p), 0);
     hc::run(
         t,
         [&](hc::Proc& vp) {
@@ -102,6 +136,26 @@ TEST_CASE("the sum of every VP's id, in a long loop of scans, arriving in every 
             if ((i + me) % 97 == 0) std::this_thread::yield();
             bad += hc::scan(vp, me + i, std::plus<>()) != me * (me + 1) / 2 + (me + 1) * i;
             if (i % 1000 == 999) bad += vp.clock() <= 0;
+            if (i % 2 == 0) continue;  // scans back to back, then mixed with the rooted ones
+            const int root = static_cast<int>(i / 2 % p);
+            long value = me == root ? i : -1;
+            hc::broadcast(vp, std::span<long>(&value, 1), root);
+            bad += value != i;
+            long sum = -1;
+            const long mine = me + i;
+            hc::reduce(vp, std::span<const long>(&mine, 1), std::span<long>(&sum, 1), std::plus<>(),
+                       root);
+            bad += me == root ? sum != p * (p - 1) / 2 + p * i : sum != -1;
+            std::vector<long> all(me == root ? static_cast<std::size_t>(p) : 0);
+            for (long k = 0; k < static_cast<long>(all.size()); ++k)
+              all[static_cast<std::size_t>(k)] = k * i;
+            long block = -1;
+            hc::scatter(vp, std::span<const long>(all), std::span<long>(&block, 1), root);
+            bad += block != me * i;
+            std::vector<long> back(me == root ? static_cast<std::size_t>(p) : 0, -1);
+            hc::gather(vp, std::span<const long>(&block, 1), std::span<long>(back), root);
+            for (long k = 0; k < static_cast<long>(back.size()); ++k)
+              bad += back[static_cast<std::size_t>(k)] != k * i;
           }
         },
         test_options());
@@ -148,6 +202,55 @@ TEST_CASE("VPs that disagree around a prefix meeting get CollectiveMismatch, nev
       const std::string what = mismatch_text(t, [p](hc::Proc& vp) {
         const int scans = vp.id() == p - 1 ? 39 : 40;
         for (int i = 0; i < scans; ++i) (void)hc::scan(vp, 1, std::plus<>());
+      });
+      CAPTURE(what);
+      CHECK(what.find("VP ") != std::string::npos);
+    }
+    SUBCASE("broadcasts from different roots") {
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        int x = 0;
+        hc::broadcast(vp, std::span<int>(&x, 1), vp.id() == 2 ? 1 : 0);
+      });
+      CAPTURE(what);
+      CHECK(what.find("VP ") != std::string::npos);
+      CHECK(what.find("deadlock") == std::string::npos);
+    }
+    SUBCASE("a reduce against a broadcast") {
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        int x = 1, y = 0;
+        if (vp.id() == 3)
+          hc::broadcast(vp, std::span<int>(&x, 1), 0);
+        else
+          hc::reduce(vp, std::span<const int>(&x, 1), std::span<int>(&y, 1), std::plus<>(), 0);
+      });
+      CAPTURE(what);
+      CHECK(what.find("deadlock") == std::string::npos);
+    }
+    SUBCASE("reductions of another length on one VP, many in a row") {
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        std::vector<int> x(vp.id() == 5 ? 2 : 1, 1), y(x.size());
+        for (int i = 0; i < 20; ++i)
+          hc::reduce(vp, std::span<const int>(x), std::span<int>(y), std::plus<>(), 0);
+      });
+      CAPTURE(what);
+      CHECK(what.find("deadlock") == std::string::npos);
+    }
+    SUBCASE("a gather against a scatter") {
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        std::vector<int> all(vp.id() == 0 ? static_cast<std::size_t>(vp.size()) : 0);
+        int x = 1;
+        if (vp.id() == 4)
+          hc::scatter(vp, std::span<const int>(all), std::span<int>(&x, 1), 0);
+        else
+          hc::gather(vp, std::span<const int>(&x, 1), std::span<int>(all), 0);
+      });
+      CAPTURE(what);
+      CHECK(what.find("deadlock") == std::string::npos);
+    }
+    SUBCASE("the root skips a broadcast the others wait in") {
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        int x = 0;
+        if (vp.id() != 0) hc::broadcast(vp, std::span<int>(&x, 1), 0);
       });
       CAPTURE(what);
       CHECK(what.find("VP ") != std::string::npos);

@@ -30,9 +30,6 @@ namespace hypercomm::detail {
 
 namespace {
 
-// Step i's message: 2^i blocks.
-std::size_t doubling(int round, int /*p*/) noexcept { return std::size_t{1} << round; }
-
 // The result every VP holds after the last step: block i is VP i's.
 void concatenate(const void* /*context*/, std::span<const void* const> inputs, Bytes result,
                  Bytes /*scratch*/) {

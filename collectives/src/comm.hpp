@@ -61,6 +61,16 @@ struct Comm {
     if (group.shape != GroupInfo::Shape::world) return false;
     return port.meet(tag, rounds, input, combine, context, out, results, result_bytes);
   }
+  // A rooted collective as a meeting in shared memory (Port::meet_rooted, rounds.root a rank;
+  // false: send the messages).
+  [[nodiscard]] bool meet_rooted(Port::Rounds rounds, Port::Flow flow, ConstBytes input, Bytes out,
+                                 Port::Results results = Port::Results::shared,
+                                 Port::Combine combine = nullptr,
+                                 const void* context = nullptr) const {
+    if (group.shape != GroupInfo::Shape::world) return false;
+    rounds.root = group.vp_of(rounds.root);
+    return port.meet_rooted(tag, rounds, flow, input, out, results, combine, context);
+  }
   // A prefix as a meeting in shared memory (Port::meet_prefix; false: send the messages).
   [[nodiscard]] bool meet_prefix(const Port::Rounds& rounds, ConstBytes input,
                                  Port::PrefixStep step, const void* context, Bytes out) const {
@@ -81,6 +91,37 @@ struct Comm {
 [[nodiscard]] inline int butterfly_partner(int my_id, int round, int /*p*/) noexcept {
   return my_id ^ (1 << round);
 }
+// The binomial trees of the rooted hypercube algorithms, as rooted Port::Rounds (ids relative to
+// the root, -1: no message). Down (broadcast, scatter: Algorithms 4.1/4.2): round k crosses
+// dimension i = d-1-k from the VPs whose lower i+1 bits are zero to those whose lower i bits are
+// zero and bit i set. Up (reduce, gather: Algorithm 4.3): round i crosses dimension i the other
+// way.
+[[nodiscard]] inline int tree_down_to(int v, int round, int p) noexcept {
+  const int bit = p >> (round + 1);
+  return (v & ((bit << 1) - 1)) == 0 ? v ^ bit : -1;
+}
+[[nodiscard]] inline int tree_down_from(int v, int round, int p) noexcept {
+  const int bit = p >> (round + 1);
+  return (v & ((bit << 1) - 1)) == bit ? v ^ bit : -1;
+}
+[[nodiscard]] inline int tree_up_to(int v, int round, int /*p*/) noexcept {
+  const int bit = 1 << round;
+  return (v & ((bit << 1) - 1)) == bit ? v ^ bit : -1;
+}
+[[nodiscard]] inline int tree_up_from(int v, int round, int /*p*/) noexcept {
+  const int bit = 1 << round;
+  return (v & ((bit << 1) - 1)) == 0 ? v ^ bit : -1;
+}
+
+// Rounds::scale of the messages that grow (an all-gather's, a gather's: 2^k blocks in round k)
+// and shrink (a scatter's: p/2^(k+1) blocks) round after round.
+[[nodiscard]] inline std::size_t doubling(int round, int /*p*/) noexcept {
+  return std::size_t{1} << round;
+}
+[[nodiscard]] inline std::size_t halving(int round, int p) noexcept {
+  return static_cast<std::size_t>(p) >> (round + 1);
+}
+
 // The partner in round i of the exchanges that take the dimensions from the highest down (the
 // dimension-exchange all-to-all, Algorithm 4.8's recursive halving).
 [[nodiscard]] inline int descending_partner(int my_id, int round, int p) noexcept {

@@ -13,7 +13,13 @@
 //   i = 0:  1 -> 0 [1],  3 -> 2 [3],  5 -> 4 [5],  7 -> 6 [7]
 //   i = 1:  2 -> 0 [2,3],  6 -> 4 [6,7]
 //   i = 2:  4 -> 0 [4..7]
+//
+// When VPs outnumber cores a small gather of equal blocks may instead be a meeting in shared
+// memory (Port::meet_rooted): every VP leaves its block there and goes on, the root lays them in
+// place, and the model clocks, counts and links are these rounds' (tree_up_to, tree_up_from, 2^i
+// blocks in step i).
 #include <bit>
+#include <cstring>
 #include <vector>
 
 #include "card.hpp"
@@ -21,8 +27,23 @@
 
 namespace hypercomm::detail {
 
+namespace {
+
+// Port::Combine of the gather's meeting: VP i's block at i * n in the root's out.
+void lay_blocks(const void* /*context*/, std::span<const void* const> inputs, Bytes result,
+                Bytes /*scratch*/) {
+  const std::size_t n = result.size() / inputs.size();
+  for (std::size_t i = 0; i < inputs.size(); ++i) std::memcpy(result.data() + i * n, inputs[i], n);
+}
+
+}  // namespace
+
 void gather_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root) {
   const int d = log2_of(c.p());
+  if (c.is_call(Collective::gather) && blocks.all_equal() && blocks.size(0) <= Port::kPrefixBytes &&
+      c.meet_rooted({d, blocks.size(0), tree_up_to, tree_up_from, doubling, root},
+                    Port::Flow::to_root, in, out, Port::Results::shared, lay_blocks))
+    return;
   const int my_id = c.id();
   const int my_virtual_id = my_id ^ root;
 

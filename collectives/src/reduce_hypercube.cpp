@@ -12,10 +12,16 @@
 //   i = 0:  1 -> 0, 3 -> 2, 5 -> 4, 7 -> 6   (sum of {0,1}, {2,3}, {4,5}, {6,7})
 //   i = 1:  2 -> 0, 6 -> 4                   (sum of {0..3}, {4..7})
 //   i = 2:  4 -> 0                           (sum of {0..7} at the root)
+//
+// When VPs outnumber cores a small reduction may instead be a meeting in shared memory
+// (Port::meet_rooted): every VP leaves its input there and goes on, the root folds them as these
+// rounds do (the tree of aligned blocks of real ids, lower on the left: fold_butterfly_tree), and
+// the model clocks, counts and links are these rounds' (tree_up_to, tree_up_from).
 #include <vector>
 
 #include "card.hpp"
 #include "rooted.hpp"
+#include "symmetric.hpp"
 
 namespace hypercomm::detail {
 
@@ -24,6 +30,10 @@ void reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op
   const int my_id = c.id();
   const int my_virtual_id = my_id ^ root;
   const std::size_t m = in.size();
+  if (c.is_call(Collective::reduce) && m <= Port::kPrefixBytes &&
+      c.meet_rooted({d, m, tree_up_to, tree_up_from, nullptr, root}, Port::Flow::to_root, in, out,
+                    Port::Results::shared, fold_butterfly_tree, &op))
+    return;
 
   // sum: the fold so far. It starts as this VP's own input; the first combine moves it to the
   // root's out or to a temporary (VPs with an odd virtual id send before receiving anything).

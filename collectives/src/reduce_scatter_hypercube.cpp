@@ -47,10 +47,7 @@
 namespace hypercomm::detail {
 namespace {
 
-// Either form's round i sends p/2^(i+1) blocks.
-std::size_t halving(int round, int p) noexcept {
-  return static_cast<std::size_t>(p >> (round + 1));
-}
+// Either form's round i sends p/2^(i+1) blocks (halving, comm.hpp).
 
 struct ScatterMeeting {
   const Reducer* op;

@@ -72,17 +72,29 @@ class alignas(64) Port {
   // Names the operation a blocked VP is in, for Deadlock reports (a static string).
   void set_operation(const char* name) noexcept { operation_ = name; }
 
-  // A symmetric collective's exchange rounds: in round k VP id sends bytes * scale(k, p) bytes
-  // (scale null: `bytes`) to to(id, k, p) and receives as many from from(id, k, p), all VPs at
-  // once.
+  // A collective's rounds: in round k VP id sends bytes * scale(k, p) bytes (scale null: `bytes`)
+  // to to(id, k, p) and receives as many from from(id, k, p), all VPs at once (a symmetric
+  // collective's exchanges). A rooted pattern (a broadcast's or a reduction's tree) names its
+  // root: to and from then take and give ids relative to it (id XOR root, the book's virtual
+  // ids), and -1 where a VP sends (receives) nothing in that round.
   struct Rounds {
     int count = 0;
     std::size_t bytes = 0;
     int (*to)(int id, int round, int p) = nullptr;
     int (*from)(int id, int round, int p) = nullptr;
     std::size_t (*scale)(int round, int p) = nullptr;  // an all-gather's doubling messages
+    int root = 0;
     [[nodiscard]] std::size_t bytes_in(int round, int p) const noexcept {
       return scale == nullptr ? bytes : bytes * scale(round, p);
+    }
+    // The VP that id sends to (receives from) in round k, or -1.
+    [[nodiscard]] int dest(int id, int round, int p) const noexcept {
+      const int v = to(id ^ root, round, p);
+      return v < 0 ? -1 : v ^ root;
+    }
+    [[nodiscard]] int source(int id, int round, int p) const noexcept {
+      const int v = from(id ^ root, round, p);
+      return v < 0 ? -1 : v ^ root;
     }
   };
   // What a meeting's combine makes: one result that every VP takes (an all-reduce, an
@@ -120,13 +132,29 @@ class alignas(64) Port {
   // are the rounds', as for meet(); a VP's clock is settled when the last VP arrives, and the VP
   // waits for that only when it next needs its clock (a message, another meeting, clock(), the
   // end of its run).
-  static constexpr std::size_t kPrefixBytes = 256;
+  static constexpr std::size_t kPrefixBytes = 256;  // and a rooted meeting's (meet_rooted)
   using PrefixStep = void (*)(const void* context, int vp, int p, std::size_t bytes,
                               std::size_t stride, const std::byte* inputs, std::byte* folds,
                               std::byte* result);
   [[nodiscard]] bool meet_prefix(const MessageTag& tag, const Rounds& rounds,
                                  std::span<const std::byte> input, PrefixStep step,
                                  const void* context, std::span<std::byte> out);
+  // A rooted collective of up to kPrefixBytes a VP as a meeting in shared memory, when meet()
+  // may run, in the slots of meet_prefix (so that VPs calling it back to back run ahead as they
+  // do there). Flow::from_root: the root leaves its input and goes on, every other VP copies what
+  // it gets into its out (n = out.size() bytes, the same on every VP) as soon as the root's input
+  // is there, and goes on: all n bytes (Results::shared, a broadcast) or block i of p (per_vp, a
+  // scatter: VP i's n bytes at i * n; the root copies its own block too). Flow::to_root: every VP
+  // leaves its input (n = input.size() bytes) and goes on; the root waits for all of them and
+  // makes its out from them with combine (inputs[i]: VP i's input; a reduction's fold, as meet's
+  // Results::shared with scratch for log2 p results; a gather's copies). The other VPs' outs are
+  // untouched. Clocks, counts and link traffic: the rounds' (a rooted pattern on rounds.root),
+  // each VP's clock settled as in meet_prefix.
+  enum class Flow : std::uint8_t { from_root, to_root };
+  [[nodiscard]] bool meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
+                                 std::span<const std::byte> input, std::span<std::byte> out,
+                                 Results results = Results::shared, Combine combine = nullptr,
+                                 const void* context = nullptr);
 
  private:
   friend class Fabric;
@@ -183,6 +211,21 @@ class alignas(64) Port {
   // next one whose VP has come; the last step concludes the meeting and frees its slot.
   void run_prefix_chain(detail::PrefixMeeting& chain, std::uint64_t generation, int vp,
                         PrefixStep step, const void* context, const Rounds& rounds);
+  // A slot of the pipelined meetings (meet_prefix, meet_rooted) for this VP's next one: waits
+  // until it is free, then writes this VP's seat (not yet its mark).
+  void take_seat(detail::PrefixMeeting& chain, std::uint64_t generation, const MessageTag& tag,
+                 std::size_t bytes, std::span<std::byte> out);
+  // Throws CollectiveMismatch when a seat of meeting `generation`, VPs [from, to), holds another
+  // header (or byte count) than VP first's.
+  void check_seats(detail::PrefixMeeting& chain, std::uint64_t generation, int first, int from,
+                   int to) const;
+  // The VP that concludes a pipelined meeting (every VP came): every VP's clock after the
+  // rounds, then the slot is free for the meeting slot_count later.
+  void conclude_pipelined(detail::PrefixMeeting& chain, std::uint64_t generation,
+                          const Rounds& rounds);
+  // A VP leaving a pipelined meeting: its clock (now, or pending) and its counts.
+  void leave_pipelined(detail::PrefixMeeting& chain, std::uint64_t generation, const Rounds& rounds,
+                       const char* op);
   // Waits until this VP's clock is settled (meet_prefix) and takes it.
   void settle_clock();
   void tally_meeting(const Rounds& rounds);
@@ -206,7 +249,7 @@ class alignas(64) Port {
   int id_;
   int size_;
   double clock_ = 0;
-  std::uint64_t prefix_calls_ = 0;           // prefix meetings this run (meet_prefix)
+  std::uint64_t pipelined_calls_ = 0;        // meet_prefix and meet_rooted meetings this run
   std::uint64_t pending_ = 0;                // 1 + the prefix meeting whose end sets clock_, or 0
   const char* pending_operation_ = nullptr;  // the prefix it was
   std::vector<double> ports_;                // all ports: when each outgoing link is free again
@@ -228,10 +271,16 @@ class alignas(64) Port {
     int (*to)(int id, int round, int p);
     std::size_t (*scale)(int round, int p);
     int count;
+    int root;
     std::uint64_t times;
     std::uint64_t bytes;
+    std::uint32_t sends;       // this VP's messages in one meeting of the pattern
+    std::uint64_t multiplier;  // their bytes, in Rounds::bytes
   };
   std::vector<MeetingTally> meetings_;
+  std::size_t last_tally_ = 0;  // the pattern of the last meeting (the next is most often it)
+  std::vector<const void*> rooted_inputs_;  // a reduction's root: its fold's inputs and scratch
+  std::vector<std::byte> rooted_scratch_;
 
   Proc proc_;  // the user's face of this VP
 };

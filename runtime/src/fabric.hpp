@@ -123,6 +123,7 @@ struct PrefixMeeting {
   struct Slot {
     alignas(kCacheLine) std::atomic<std::uint64_t> generation{0};  // the meeting it serves
     alignas(kCacheLine) std::atomic<std::uint32_t> frontier{0};    // steps [0, frontier) done
+    alignas(kCacheLine) std::atomic<std::uint32_t> left{0};        // VPs gone (a rooted meeting)
     std::unique_ptr<Seat[]> seats;
     std::vector<std::byte> inputs;  // VP i's at i * kBytes
     std::vector<std::byte> folds;   // the steps' partial folds (Port::PrefixStep)

@@ -63,22 +63,24 @@ void wake_sleepers(detail::Meeting& meeting) noexcept {
 
 namespace detail {
 
-// Port::sendrecv_bytes's arithmetic, term for term, so that the clocks equal those of the
-// messages bit for bit.
+// Port::sendrecv_bytes's arithmetic, term for term (a send alone: send_bytes'; a receive alone:
+// recv_bytes'), so that the clocks equal those of the messages bit for bit.
 void play_rounds(const Port::Rounds& rounds, const CostModel& model, const Topology& topology,
                  std::span<double> clocks, std::span<double> next) {
   const int p = static_cast<int>(clocks.size());
   for (int k = 0; k < rounds.count; ++k) {
     const auto m = static_cast<double>(rounds.bytes_in(k, p));
     for (int j = 0; j < p; ++j) {
-      const int src = rounds.from(j, k, p);
-      const double sent = clocks[static_cast<std::size_t>(src)];
-      const int hops = model.th == 0                     ? 0
-                       : topology.link_slot(src, j) >= 0 ? 1
-                                                         : topology.distance(src, j);
-      const double arrival = model.arrival(sent, m, hops);
-      const double own = model.sent(clocks[static_cast<std::size_t>(j)], m);
-      next[static_cast<std::size_t>(j)] = std::max(own, arrival);
+      const double clock = clocks[static_cast<std::size_t>(j)];
+      double after = rounds.dest(j, k, p) >= 0 ? model.sent(clock, m) : clock;
+      if (const int src = rounds.source(j, k, p); src >= 0) {
+        const double sent = clocks[static_cast<std::size_t>(src)];
+        const int hops = model.th == 0                     ? 0
+                         : topology.link_slot(src, j) >= 0 ? 1
+                                                           : topology.distance(src, j);
+        after = std::max(after, model.arrival(sent, m, hops));
+      }
+      next[static_cast<std::size_t>(j)] = after;
     }
     std::copy(next.begin(), next.begin() + p, clocks.begin());
   }
@@ -106,6 +108,7 @@ void PrefixMeeting::reset() noexcept {
     Slot& slot = slots[s];
     slot.generation.store(s, std::memory_order_relaxed);
     slot.frontier.store(0, std::memory_order_relaxed);
+    slot.left.store(0, std::memory_order_relaxed);
     for (std::size_t i = 0; i < p; ++i) slot.seats[i].mark.store(0, std::memory_order_relaxed);
   }
   concluded.store(0, std::memory_order_relaxed);
@@ -170,28 +173,42 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
     std::memcpy(out.data(), meeting.result.data() + mine * out.size(), out.size());
   }
   tally_meeting(rounds);
-  messages_sent_ += static_cast<std::uint64_t>(rounds.count);
-  for (int k = 0; k < rounds.count; ++k) bytes_sent_ += rounds.bytes_in(k, size_);
   note_received();  // the watchdog's sign of progress
   return true;
 }
 
 void Port::tally_meeting(const Rounds& rounds) {
-  for (MeetingTally& tally : meetings_) {
-    if (tally.to == rounds.to && tally.scale == rounds.scale && tally.count == rounds.count) {
-      ++tally.times;
-      tally.bytes += rounds.bytes;
-      return;
+  auto same = [&](const MeetingTally& tally) {
+    return tally.to == rounds.to && tally.scale == rounds.scale && tally.count == rounds.count &&
+           tally.root == rounds.root;
+  };
+  if (last_tally_ >= meetings_.size() || !same(meetings_[last_tally_])) {
+    last_tally_ = static_cast<std::size_t>(std::find_if(meetings_.begin(), meetings_.end(), same) -
+                                           meetings_.begin());
+    if (last_tally_ == meetings_.size()) {  // a new pattern: this VP's messages in it
+      MeetingTally tally{rounds.to, rounds.scale, rounds.count, rounds.root, 0, 0, 0, 0};
+      for (int k = 0; k < rounds.count; ++k) {
+        if (rounds.dest(id_, k, size_) < 0) continue;
+        ++tally.sends;
+        tally.multiplier += rounds.scale == nullptr ? 1 : rounds.scale(k, size_);
+      }
+      meetings_.push_back(tally);
     }
   }
-  meetings_.push_back({rounds.to, rounds.scale, rounds.count, 1, rounds.bytes});  // a new pattern
+  MeetingTally& tally = meetings_[last_tally_];
+  ++tally.times;
+  tally.bytes += rounds.bytes;
+  messages_sent_ += tally.sends;
+  bytes_sent_ += rounds.bytes * tally.multiplier;
 }
 
 void Port::count_meetings() noexcept {
   const Topology& topo = topology();
   for (const MeetingTally& tally : meetings_) {
+    const Rounds pattern{tally.count, 0, tally.to, nullptr, tally.scale, tally.root};
     for (int k = 0; k < tally.count; ++k) {
-      const int dest = tally.to(id_, k, size_);
+      const int dest = pattern.dest(id_, k, size_);
+      if (dest < 0) continue;
       const std::uint64_t bytes =
           tally.scale == nullptr ? tally.bytes : tally.bytes * tally.scale(k, size_);
       count_route(dest, topo.link_slot(id_, dest), bytes, tally.times);
@@ -301,6 +318,74 @@ void Port::wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused
 
 // ---- Prefix meetings (meet_prefix; fabric.hpp's PrefixMeeting says how they work)
 
+void Port::take_seat(detail::PrefixMeeting& chain, std::uint64_t generation, const MessageTag& tag,
+                     std::size_t bytes, std::span<std::byte> out) {
+  detail::PrefixMeeting::Slot& slot = chain.slot(generation);
+  // The slot is free once the meeting slot_count before this one is over; once that one has
+  // concluded, every VP has come to it, and a VP that finishes is no sign of a mismatch.
+  if (slot.generation.load(std::memory_order_acquire) != generation)
+    wait_in_meeting(
+        &tag, [&] { return slot.generation.load(std::memory_order_acquire) == generation; },
+        [&] { return concluded(chain, generation - chain.slot_count); });
+  auto& seat = slot.seats[static_cast<std::size_t>(id_)];
+  seat.clock = clock_;
+  seat.pending = pending_ != 0;
+  seat.tag = tag;
+  seat.bytes = bytes;
+  seat.operation = operation_name();
+  seat.out = out.empty() ? nullptr : out.data();
+}
+
+void Port::check_seats(detail::PrefixMeeting& chain, std::uint64_t generation, int first, int from,
+                       int to) const {
+  const detail::PrefixMeeting::Slot& slot = chain.slot(generation);
+  const auto& theirs = slot.seats[static_cast<std::size_t>(first)];
+  std::vector<detail::TagHolders> seen;
+  for (int i = from; i < to; ++i) {
+    const auto& seat = slot.seats[static_cast<std::size_t>(i)];
+    if (seat.tag == theirs.tag && seat.bytes == theirs.bytes) continue;
+    // Name every VP so far with the first's header and each with another.
+    seen = {{theirs.tag, {first}}};
+    for (int j = 0; j < to; ++j) {
+      const auto& other = slot.seats[static_cast<std::size_t>(j)];
+      if (j == first) continue;
+      auto it = std::find_if(seen.begin(), seen.end(),
+                             [&](const auto& entry) { return entry.first == other.tag; });
+      if (it == seen.end()) it = seen.insert(seen.end(), {other.tag, {}});
+      it->second.push_back(j);
+    }
+    const auto& mine = slot.seats[static_cast<std::size_t>(id_)];
+    throw CollectiveMismatch(
+        detail::describe_disagreement(id_, mine.operation, mine.tag, seen, topology()) +
+        " (they met in shared memory)");
+  }
+}
+
+void Port::conclude_pipelined(detail::PrefixMeeting& chain, std::uint64_t generation,
+                              const Rounds& rounds) {
+  detail::PrefixMeeting::Slot& slot = chain.slot(generation);
+  // A VP whose clock was pending came with the one the previous meeting set in final_clocks:
+  // that one concluded before any VP left it.
+  for (std::size_t j = 0; j < static_cast<std::size_t>(size_); ++j)
+    if (!slot.seats[j].pending) chain.final_clocks[j] = slot.seats[j].clock;
+  detail::play_rounds(rounds, options().model, topology(), chain.final_clocks, chain.next_clocks);
+  chain.concluded.store(generation + 1, std::memory_order_release);
+}
+
+void Port::leave_pipelined(detail::PrefixMeeting& chain, std::uint64_t generation,
+                           const Rounds& rounds, const char* op) {
+  // The clock now if every VP has come, else when this VP next needs it.
+  if (concluded(chain, generation)) {
+    clock_ = chain.final_clocks[static_cast<std::size_t>(id_)];
+    pending_ = 0;
+  } else {
+    pending_ = generation + 1;
+    pending_operation_ = op;
+  }
+  tally_meeting(rounds);
+  note_received();  // the watchdog's sign of progress
+}
+
 bool Port::meet_prefix(const MessageTag& tag, const Rounds& rounds,
                        std::span<const std::byte> input, PrefixStep step, const void* context,
                        std::span<std::byte> out) {
@@ -311,25 +396,12 @@ bool Port::meet_prefix(const MessageTag& tag, const Rounds& rounds,
   if (fabric_->aborted())
     throw Aborted(vp_name(id_) + ": " + op + " abandoned: another VP failed or the run deadlocked");
 
-  const std::uint64_t generation = prefix_calls_++;
-  Chain::Slot& slot = chain.slot(generation);
+  const std::uint64_t generation = pipelined_calls_++;
   const InMeeting in_meeting(fabric_->state(id_), op, tag.sequence);
-  // The slot is free once every step of the meeting slot_count before this one is done; once
-  // that one has concluded, every VP has come to it, and a VP that finishes is no sign of a
-  // mismatch.
-  if (slot.generation.load(std::memory_order_acquire) != generation)
-    wait_in_meeting(
-        &tag, [&] { return slot.generation.load(std::memory_order_acquire) == generation; },
-        [&] { return concluded(chain, generation - chain.slot_count); });
-
+  take_seat(chain, generation, tag, input.size(), out);
+  Chain::Slot& slot = chain.slot(generation);
   const auto me = static_cast<std::size_t>(id_);
   Chain::Seat& seat = slot.seats[me];
-  seat.clock = clock_;
-  seat.pending = pending_ != 0;
-  seat.tag = tag;
-  seat.bytes = input.size();
-  seat.operation = op;
-  seat.out = out.empty() ? nullptr : out.data();
   if (!input.empty())
     std::memcpy(slot.inputs.data() + me * Chain::kBytes, input.data(), input.size());
   const std::uint64_t base = generation * 4;
@@ -345,19 +417,7 @@ bool Port::meet_prefix(const MessageTag& tag, const Rounds& rounds,
     wait_in_meeting(
         &tag, [&] { return seat.mark.load(std::memory_order_acquire) == base + Chain::kDone; },
         [&] { return concluded(chain, generation); });
-
-  // Done: the clock now if every VP has come, else when this VP next needs it.
-  if (concluded(chain, generation)) {
-    clock_ = chain.final_clocks[me];
-    pending_ = 0;
-  } else {
-    pending_ = generation + 1;
-    pending_operation_ = op;
-  }
-  tally_meeting(rounds);
-  messages_sent_ += static_cast<std::uint64_t>(rounds.count);
-  for (int k = 0; k < rounds.count; ++k) bytes_sent_ += rounds.bytes_in(k, size_);
-  note_received();  // the watchdog's sign of progress
+  leave_pipelined(chain, generation, rounds, op);
   return true;
 }
 
@@ -366,19 +426,11 @@ void Port::run_prefix_chain(detail::PrefixMeeting& chain, std::uint64_t generati
   using Chain = detail::PrefixMeeting;
   Chain::Slot& slot = chain.slot(generation);
   const std::uint64_t base = generation * 4;
-  const Chain::Seat& first = slot.seats[0];
   auto i = static_cast<std::size_t>(vp);
   const auto p = static_cast<std::size_t>(size_);
   for (;;) {
     Chain::Seat& seat = slot.seats[i];
-    if (!(seat.tag == first.tag) || seat.bytes != first.bytes) {
-      std::vector<detail::TagHolders> seen{{first.tag, {}}, {seat.tag, {static_cast<int>(i)}}};
-      for (std::size_t j = 0; j < i; ++j) seen.front().second.push_back(static_cast<int>(j));
-      const Chain::Seat& mine = slot.seats[static_cast<std::size_t>(id_)];
-      throw CollectiveMismatch(
-          detail::describe_disagreement(id_, mine.operation, mine.tag, seen, topology()) +
-          " (they met in shared memory)");
-    }
+    check_seats(chain, generation, 0, static_cast<int>(i), static_cast<int>(i) + 1);
     step(context, static_cast<int>(i), size_, seat.bytes, Chain::kBytes, slot.inputs.data(),
          slot.folds.data(), seat.out);
     if (i + 1 == p) break;
@@ -392,17 +444,85 @@ void Port::run_prefix_chain(detail::PrefixMeeting& chain, std::uint64_t generati
     }
     ++i;
   }
-  // The last step: every VP came. Every VP's clock after the rounds, from the clocks they came
-  // with (a VP whose clock was pending came with the one the previous meeting set in
-  // final_clocks: that one concluded before any VP left it), then the slot is free.
-  for (std::size_t j = 0; j < p; ++j)
-    if (!slot.seats[j].pending) chain.final_clocks[j] = slot.seats[j].clock;
-  detail::play_rounds(rounds, options().model, topology(), chain.final_clocks, chain.next_clocks);
-  chain.concluded.store(generation + 1, std::memory_order_release);
+  // The last step: every VP came.
+  conclude_pipelined(chain, generation, rounds);
   slot.seats[p - 1].mark.store(base + Chain::kDone, std::memory_order_release);
   slot.frontier.store(0, std::memory_order_relaxed);
   slot.generation.store(generation + chain.slot_count, std::memory_order_release);
   wake_sleepers(fabric_->meeting());
+}
+
+bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
+                       std::span<const std::byte> input, std::span<std::byte> out, Results results,
+                       Combine combine, const void* context) {
+  using Chain = detail::PrefixMeeting;
+  Chain& chain = fabric_->prefix_meeting();
+  const std::size_t n = flow == Flow::from_root ? out.size() : input.size();
+  if (!may_meet() || chain.slot_count == 0 || n > kPrefixBytes) return false;
+  const char* op = operation_name();
+  if (fabric_->aborted())
+    throw Aborted(vp_name(id_) + ": " + op + " abandoned: another VP failed or the run deadlocked");
+
+  const std::uint64_t generation = pipelined_calls_++;
+  const InMeeting in_meeting(fabric_->state(id_), op, tag.sequence);
+  const int root = rounds.root;
+  const bool is_root = id_ == root;
+  take_seat(chain, generation, tag, n, out);
+  Chain::Slot& slot = chain.slot(generation);
+  const auto me = static_cast<std::size_t>(id_);
+  const auto at = [&](int vp) {
+    return slot.inputs.data() + static_cast<std::size_t>(vp) * Chain::kBytes;
+  };
+  // The root's input of a flow from the root lies at the slot's start (a scatter's: all p
+  // blocks), each VP's of a flow to the root at its own place.
+  const std::byte* const from_root = slot.inputs.data();
+  const std::size_t offset = results == Results::per_vp ? me * n : 0;  // what this VP takes
+  if (flow == Flow::to_root && n != 0) std::memcpy(at(id_), input.data(), n);
+  if (flow == Flow::from_root && is_root && !input.empty())
+    std::memcpy(slot.inputs.data(), input.data(), input.size());
+  const std::uint64_t came = generation * 4 + Chain::kCame;
+  slot.seats[me].mark.store(came, std::memory_order_release);
+
+  if (flow == Flow::from_root && !is_root) {
+    const Chain::Seat& theirs = slot.seats[static_cast<std::size_t>(root)];
+    if (theirs.mark.load(std::memory_order_acquire) != came)
+      wait_in_meeting(
+          &tag, [&] { return theirs.mark.load(std::memory_order_acquire) == came; },
+          [&] { return concluded(chain, generation); });
+    check_seats(chain, generation, root, id_, id_ + 1);
+    if (n != 0) std::memcpy(out.data(), from_root + offset, n);
+  } else if (flow == Flow::from_root && results == Results::per_vp) {
+    if (n != 0 && out.data() != input.data() + offset)
+      std::memmove(out.data(), input.data() + offset, n);  // the root's own block
+  } else if (flow == Flow::to_root && is_root) {
+    int ready = 0;  // VPs [0, ready) have come
+    const auto all_came = [&] {
+      while (ready < size_ && slot.seats[static_cast<std::size_t>(ready)].mark.load(
+                                  std::memory_order_acquire) == came)
+        ++ready;
+      return ready == size_;
+    };
+    if (!all_came()) wait_in_meeting(&tag, all_came, [&] { return concluded(chain, generation); });
+    check_seats(chain, generation, root, 0, size_);
+    if (combine != nullptr && n != 0) {
+      const auto p = static_cast<std::size_t>(size_);
+      const auto levels = static_cast<std::size_t>(std::bit_width(p - 1));
+      rooted_inputs_.resize(p);
+      for (int j = 0; j < size_; ++j) rooted_inputs_[static_cast<std::size_t>(j)] = at(j);
+      if (rooted_scratch_.size() < levels * n) rooted_scratch_.resize(levels * n);
+      combine(context, rooted_inputs_, out, std::span(rooted_scratch_).first(levels * n));
+    }
+  }
+  // The last to leave concludes the meeting and frees its slot.
+  if (slot.left.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<std::uint32_t>(size_)) {
+    check_seats(chain, generation, root, 0, size_);
+    conclude_pipelined(chain, generation, rounds);
+    slot.left.store(0, std::memory_order_relaxed);
+    slot.generation.store(generation + chain.slot_count, std::memory_order_release);
+    wake_sleepers(fabric_->meeting());
+  }
+  leave_pipelined(chain, generation, rounds, op);
+  return true;
 }
 
 void Port::settle_clock() {

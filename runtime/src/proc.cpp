@@ -57,7 +57,7 @@ const Options& Port::options() const noexcept { return fabric_->options(); }
 
 void Port::reset_for_run() noexcept {
   clock_ = 0;
-  prefix_calls_ = 0;
+  pipelined_calls_ = 0;
   pending_ = 0;
   // A new run's calls are numbered from 1 again (split ids too): nothing published by the last
   // run may meet them in the members' mismatch check.
@@ -72,6 +72,7 @@ void Port::reset_for_run() noexcept {
   open_spans_.clear();
   operations_.clear();
   meetings_.clear();
+  last_tally_ = 0;
   // Contention is timed by replaying the run's operations (Fabric::collect).
   recording_ = options().trace || options().record || options().model.contention;
 }
