@@ -109,6 +109,7 @@ void PrefixMeeting::reset() noexcept {
     slot.generation.store(s, std::memory_order_relaxed);
     slot.frontier.store(0, std::memory_order_relaxed);
     slot.left.store(0, std::memory_order_relaxed);
+    slot.root.store(0, std::memory_order_relaxed);
     for (std::size_t i = 0; i < p; ++i) slot.seats[i].mark.store(0, std::memory_order_relaxed);
   }
   concluded.store(0, std::memory_order_relaxed);
@@ -344,11 +345,13 @@ void Port::check_seats(detail::PrefixMeeting& chain, std::uint64_t generation, i
   for (int i = from; i < to; ++i) {
     const auto& seat = slot.seats[static_cast<std::size_t>(i)];
     if (seat.tag == theirs.tag && seat.bytes == theirs.bytes) continue;
-    // Name every VP so far with the first's header and each with another.
+    // Name every VP so far that has come with the first's header and each with another (a seat
+    // whose VP has not come may be written now).
     seen = {{theirs.tag, {first}}};
     for (int j = 0; j < to; ++j) {
       const auto& other = slot.seats[static_cast<std::size_t>(j)];
-      if (j == first) continue;
+      const std::uint64_t mark = other.mark.load(std::memory_order_acquire);
+      if (j == first || mark / 4 != generation || mark % 4 == 0) continue;
       auto it = std::find_if(seen.begin(), seen.end(),
                              [&](const auto& entry) { return entry.first == other.tag; });
       if (it == seen.end()) it = seen.insert(seen.end(), {other.tag, {}});
@@ -478,8 +481,19 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
   const std::byte* const from_root = slot.inputs.data();
   const std::size_t offset = results == Results::per_vp ? me * n : 0;  // what this VP takes
   if (flow == Flow::to_root && n != 0) std::memcpy(at(id_), input.data(), n);
-  if (flow == Flow::from_root && is_root && !input.empty())
-    std::memcpy(slot.inputs.data(), input.data(), input.size());
+  if (flow == Flow::from_root && is_root) {
+    // One root writes there: a second VP that calls itself the root disagrees with the first.
+    std::uint32_t first = 0;
+    if (!slot.root.compare_exchange_strong(first, static_cast<std::uint32_t>(id_) + 1,
+                                           std::memory_order_acq_rel)) {
+      const int other = static_cast<int>(first) - 1;
+      const std::vector<detail::TagHolders> seen{
+          {slot.seats[me].tag, {id_}}, {slot.seats[static_cast<std::size_t>(other)].tag, {other}}};
+      throw CollectiveMismatch(detail::describe_disagreement(id_, op, tag, seen, topology()) +
+                               " (they met in shared memory)");
+    }
+    if (!input.empty()) std::memcpy(slot.inputs.data(), input.data(), input.size());
+  }
   const std::uint64_t came = generation * 4 + Chain::kCame;
   slot.seats[me].mark.store(came, std::memory_order_release);
 
@@ -518,6 +532,7 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
     check_seats(chain, generation, root, 0, size_);
     conclude_pipelined(chain, generation, rounds);
     slot.left.store(0, std::memory_order_relaxed);
+    slot.root.store(0, std::memory_order_relaxed);
     slot.generation.store(generation + chain.slot_count, std::memory_order_release);
     wake_sleepers(fabric_->meeting());
   }
