@@ -28,8 +28,6 @@
 
 namespace hypercomm::detail {
 
-namespace {
-
 // The result every VP holds after the last step: block i is VP i's.
 void concatenate(const void* /*context*/, std::span<const void* const> inputs, Bytes result,
                  Bytes /*scratch*/) {
@@ -37,8 +35,6 @@ void concatenate(const void* /*context*/, std::span<const void* const> inputs, B
   if (m == 0) return;
   for (std::size_t i = 0; i < inputs.size(); ++i) std::memcpy(result.data() + i * m, inputs[i], m);
 }
-
-}  // namespace
 
 void all_gather_hypercube(const Comm& c, Bytes buf, const Blocks& blocks) {
   const int my_id = c.id();

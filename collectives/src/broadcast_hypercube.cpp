@@ -21,7 +21,7 @@ namespace hypercomm::detail {
 
 void broadcast_hypercube(const Comm& c, Bytes buf, int root) {
   const int d = log2_of(c.p());
-  if (c.is_call(Collective::broadcast) && buf.size() <= Port::kPrefixBytes &&
+  if (c.is_call(Collective::broadcast) && buf.size() <= Port::kPipelinedBytes &&
       c.meet_rooted({d, buf.size(), tree_down_to, tree_down_from, nullptr, root},
                     Port::Flow::from_root, buf, buf))
     return;

@@ -16,33 +16,23 @@
 //
 // When VPs outnumber cores a small gather of equal blocks may instead be a meeting in shared
 // memory (Port::meet_rooted): every VP leaves its block there and goes on, the root lays them in
-// place, and the model clocks, counts and links are these rounds' (tree_up_to, tree_up_from, 2^i
-// blocks in step i).
+// place (concatenate, as the all-gather's meeting does), and the model clocks, counts and links
+// are these rounds' (tree_up_to, tree_up_from, 2^i blocks in step i).
 #include <bit>
-#include <cstring>
 #include <vector>
 
 #include "card.hpp"
 #include "rooted.hpp"
+#include "symmetric.hpp"
 
 namespace hypercomm::detail {
 
-namespace {
-
-// Port::Combine of the gather's meeting: VP i's block at i * n in the root's out.
-void lay_blocks(const void* /*context*/, std::span<const void* const> inputs, Bytes result,
-                Bytes /*scratch*/) {
-  const std::size_t n = result.size() / inputs.size();
-  for (std::size_t i = 0; i < inputs.size(); ++i) std::memcpy(result.data() + i * n, inputs[i], n);
-}
-
-}  // namespace
-
 void gather_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root) {
   const int d = log2_of(c.p());
-  if (c.is_call(Collective::gather) && blocks.all_equal() && blocks.size(0) <= Port::kPrefixBytes &&
+  if (c.is_call(Collective::gather) && blocks.all_equal() &&
+      blocks.size(0) <= Port::kPipelinedBytes &&
       c.meet_rooted({d, blocks.size(0), tree_up_to, tree_up_from, doubling, root},
-                    Port::Flow::to_root, in, out, Port::Results::shared, lay_blocks))
+                    Port::Flow::to_root, in, out, Port::Results::shared, concatenate))
     return;
   const int my_id = c.id();
   const int my_virtual_id = my_id ^ root;

@@ -30,7 +30,7 @@ void reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op
   const int my_id = c.id();
   const int my_virtual_id = my_id ^ root;
   const std::size_t m = in.size();
-  if (c.is_call(Collective::reduce) && m <= Port::kPrefixBytes &&
+  if (c.is_call(Collective::reduce) && m <= Port::kPipelinedBytes &&
       c.meet_rooted({d, m, tree_up_to, tree_up_from, nullptr, root}, Port::Flow::to_root, in, out,
                     Port::Results::shared, fold_butterfly_tree, &op))
     return;

@@ -28,7 +28,7 @@ namespace hypercomm::detail {
 void scatter_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root) {
   const int d = log2_of(c.p());
   if (c.is_call(Collective::scatter) && blocks.all_equal() &&
-      blocks.size(0) <= Port::kPrefixBytes &&
+      blocks.size(0) <= Port::kPipelinedBytes &&
       c.meet_rooted({d, blocks.size(0), tree_down_to, tree_down_from, halving, root},
                     Port::Flow::from_root, in, out, Port::Results::per_vp))
     return;

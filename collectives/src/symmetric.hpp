@@ -37,6 +37,11 @@ void all_reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer
 void fold_butterfly_tree(const void* context, std::span<const void* const> inputs, Bytes result,
                          Bytes scratch);
 
+// The blocks laid side by side (a meeting's Port::Combine): result holds inputs.size() blocks of
+// equal size, block i from inputs[i] (an all-gather's result at every VP, a gather's at the root).
+void concatenate(const void* context, std::span<const void* const> inputs, Bytes result,
+                 Bytes scratch);
+
 // A reducer for calls that carry no data (the barriers built on an all-reduce): it folds nothing.
 [[nodiscard]] const Reducer& no_data_reducer() noexcept;
 

@@ -24,7 +24,7 @@ namespace hypercomm::detail {
 
 class Fabric;
 class Link;
-struct PrefixMeeting;
+struct PipelinedMeeting;
 struct GroupTable;
 struct GroupInfo;
 
@@ -121,9 +121,9 @@ class alignas(64) Port {
                           Combine combine, const void* context, std::span<std::byte> out,
                           Results results = Results::shared, std::size_t result_bytes = 0);
 
-  // A prefix (scan, exscan) of up to kPrefixBytes a VP as a meeting in shared memory, when meet()
-  // may run: VP i's result needs only the inputs of VPs 0..i, so VP i leaves once they are in,
-  // and a VP calling prefix after prefix runs ahead of the VPs above it (a pipeline, not a
+  // A prefix (scan, exscan) of up to kPipelinedBytes a VP as a meeting in shared memory, when
+  // meet() may run: VP i's result needs only the inputs of VPs 0..i, so VP i leaves once they are
+  // in, and a VP calling prefix after prefix runs ahead of the VPs above it (a pipeline, not a
   // rendezvous per call). step(context, i, p, n, stride, inputs, folds, result) computes VP i's
   // result (result: its out, null when out is empty) from inputs (VP j's n bytes at j * stride,
   // for j <= i) and the partial folds that earlier steps left in folds (p blocks of n bytes, block
@@ -132,14 +132,15 @@ class alignas(64) Port {
   // are the rounds', as for meet(); a VP's clock is settled when the last VP arrives, and the VP
   // waits for that only when it next needs its clock (a message, another meeting, clock(), the
   // end of its run).
-  static constexpr std::size_t kPrefixBytes = 256;  // and a rooted meeting's (meet_rooted)
+  // The most a VP passes to a prefix or rooted meeting (meet_prefix, meet_rooted).
+  static constexpr std::size_t kPipelinedBytes = 256;
   using PrefixStep = void (*)(const void* context, int vp, int p, std::size_t bytes,
                               std::size_t stride, const std::byte* inputs, std::byte* folds,
                               std::byte* result);
   [[nodiscard]] bool meet_prefix(const MessageTag& tag, const Rounds& rounds,
                                  std::span<const std::byte> input, PrefixStep step,
                                  const void* context, std::span<std::byte> out);
-  // A rooted collective of up to kPrefixBytes a VP as a meeting in shared memory, when meet()
+  // A rooted collective of up to kPipelinedBytes a VP as a meeting in shared memory, when meet()
   // may run, in the slots of meet_prefix (so that VPs calling it back to back run ahead as they
   // do there). Flow::from_root: the root leaves its input and goes on, every other VP copies what
   // it gets into its out (n = out.size() bytes, the same on every VP) as soon as the root's input
@@ -209,23 +210,23 @@ class alignas(64) Port {
   void wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused);
   // A prefix meeting's chain from step `vp`, which this VP has claimed: that step, then each
   // next one whose VP has come; the last step concludes the meeting and frees its slot.
-  void run_prefix_chain(detail::PrefixMeeting& chain, std::uint64_t generation, int vp,
+  void run_prefix_chain(detail::PipelinedMeeting& chain, std::uint64_t generation, int vp,
                         PrefixStep step, const void* context, const Rounds& rounds);
   // A slot of the pipelined meetings (meet_prefix, meet_rooted) for this VP's next one: waits
   // until it is free, then writes this VP's seat (not yet its mark).
-  void take_seat(detail::PrefixMeeting& chain, std::uint64_t generation, const MessageTag& tag,
+  void take_seat(detail::PipelinedMeeting& chain, std::uint64_t generation, const MessageTag& tag,
                  std::size_t bytes, std::span<std::byte> out);
   // Throws CollectiveMismatch when a seat of meeting `generation`, VPs [from, to), holds another
   // header (or byte count) than VP first's.
-  void check_seats(detail::PrefixMeeting& chain, std::uint64_t generation, int first, int from,
+  void check_seats(detail::PipelinedMeeting& chain, std::uint64_t generation, int first, int from,
                    int to) const;
   // The VP that concludes a pipelined meeting (every VP came): every VP's clock after the
   // rounds, then the slot is free for the meeting slot_count later.
-  void conclude_pipelined(detail::PrefixMeeting& chain, std::uint64_t generation,
+  void conclude_pipelined(detail::PipelinedMeeting& chain, std::uint64_t generation,
                           const Rounds& rounds);
   // A VP leaving a pipelined meeting: its clock (now, or pending) and its counts.
-  void leave_pipelined(detail::PrefixMeeting& chain, std::uint64_t generation, const Rounds& rounds,
-                       const char* op);
+  void leave_pipelined(detail::PipelinedMeeting& chain, std::uint64_t generation,
+                       const Rounds& rounds, const char* op);
   // Waits until this VP's clock is settled (meet_prefix) and takes it.
   void settle_clock();
   void tally_meeting(const Rounds& rounds);

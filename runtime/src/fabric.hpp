@@ -96,19 +96,21 @@ struct Meeting {
   std::vector<double> next_clocks;
 };
 
-// Where the VPs meet for a small prefix (Port::meet_prefix): VP i needs only the inputs of VPs
-// 0..i, so it leaves as soon as those are in, and its model clock, which the rounds make from
-// every VP's, is settled when the last VP arrives. A VP that calls prefix after prefix thus runs
-// ahead of the VPs above it, as far as slot_count meetings, the way MPI's linear scan pipelines.
-// Meeting g uses slot g mod slot_count. The results are computed in id order, step i (VP i's)
-// once VP i has come, by whichever VP holds the chain: VP i itself when it arrives to find
-// steps 0..i-1 done, else the VP that did step i-1 and finds VP i there (each claims the step
-// with a compare-and-swap on VP i's mark, so exactly one does it). The VP that does the last
-// step plays the rounds on the clocks and frees the slot for meeting g + slot_count.
-struct PrefixMeeting {
-  static constexpr std::size_t kBytes = Port::kPrefixBytes;  // the largest vector of a VP
-  static constexpr std::uint32_t kMostSlots = 256;           // meetings a VP may run ahead
-  static constexpr std::size_t kStorage = 4 << 20;           // bytes of inputs and folds, all slots
+// Where the VPs meet for a small prefix or rooted collective (Port::meet_prefix,
+// Port::meet_rooted), which a VP leaves as soon as what it needs is there: a prefix's VP i the
+// inputs of VPs 0..i, a broadcast's or scatter's VP the root's, a reduce's or gather's non-root
+// nothing. Its model clock, which the rounds make from every VP's, is settled when the last VP
+// arrives. A VP that calls them back to back thus runs ahead of the others, as far as slot_count
+// meetings, the way MPI's linear scan and rooted trees pipeline. Meeting g uses slot g mod
+// slot_count. A prefix's results are computed in id order, step i (VP i's) once VP i has come,
+// by whichever VP holds the chain: VP i itself when it arrives to find steps 0..i-1 done, else
+// the VP that did step i-1 and finds VP i there (each claims the step with a compare-and-swap on
+// VP i's mark, so exactly one does it); the VP that does the last step plays the rounds on the
+// clocks and frees the slot for meeting g + slot_count. A rooted meeting's last VP to leave does.
+struct PipelinedMeeting {
+  static constexpr std::size_t kBytes = Port::kPipelinedBytes;  // the most a VP passes
+  static constexpr std::uint32_t kMostSlots = 256;              // meetings a VP may run ahead
+  static constexpr std::size_t kStorage = 4 << 20;  // bytes of inputs and folds, all slots
   // A seat's mark in meeting g: 4g + one of these (any other value: not come yet).
   static constexpr std::uint64_t kCame = 1, kClaimed = 2, kDone = 3;
   struct alignas(kCacheLine) Seat {
@@ -290,7 +292,7 @@ class HYPERCOMM_INTERNAL Fabric {
   // when the run was aborted meanwhile.
   [[nodiscard]] bool settle() const;
   [[nodiscard]] Meeting& meeting() noexcept { return meeting_; }
-  [[nodiscard]] PrefixMeeting& prefix_meeting() noexcept { return prefix_meeting_; }
+  [[nodiscard]] PipelinedMeeting& pipelined_meeting() noexcept { return pipelined_meeting_; }
   // A VP that has finished this run, or -1.
   [[nodiscard]] int finished_vp() const noexcept;
 
@@ -405,7 +407,7 @@ class HYPERCOMM_INTERNAL Fabric {
 
   std::unique_ptr<VpState[]> states_;
   Meeting meeting_;
-  PrefixMeeting prefix_meeting_;              // allocated when oversubscribed with meetings on
+  PipelinedMeeting pipelined_meeting_;        // allocated when oversubscribed with meetings on
   std::vector<std::unique_ptr<Port>> ports_;  // one per VP, each with its user's Proc
 
   // Channel table (one Link per directed pair, of the machine's transport): rows_[src] -> p

@@ -80,7 +80,7 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   meeting_.inputs.resize(p);
   meeting_.clocks.resize(p);
   meeting_.next_clocks.resize(p);
-  if (oversubscribed && options_.meetings && remote_ == nullptr) prefix_meeting_.allocate(size_);
+  if (oversubscribed && options_.meetings && remote_ == nullptr) pipelined_meeting_.allocate(size_);
   rows_ = std::make_unique<std::atomic<ChannelRow*>[]>(p);
   link_stride_ =
       (static_cast<std::size_t>(std::max(1, topology_.max_degree())) + kCountersPerLine - 1) /
@@ -436,7 +436,7 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
        ++i)
     for (LinkCounter& c : links_[i].counters) c.clear();
   meeting_.arrived.store(0, std::memory_order_relaxed);  // an aborted run may leave arrivals
-  prefix_meeting_.reset();
+  pipelined_meeting_.reset();
   remaining_.store(static_cast<std::uint32_t>(last_ - first_), std::memory_order_relaxed);
   start_ = std::chrono::steady_clock::now();
   generation_.fetch_add(1, std::memory_order_release);

@@ -49,7 +49,7 @@ struct InMeeting {
 };
 
 // Whether prefix meeting `generation` has concluded: every VP came, every clock is set.
-bool concluded(const detail::PrefixMeeting& chain, std::uint64_t generation) noexcept {
+bool concluded(const detail::PipelinedMeeting& chain, std::uint64_t generation) noexcept {
   return chain.concluded.load(std::memory_order_acquire) > generation;
 }
 
@@ -86,7 +86,7 @@ void play_rounds(const Port::Rounds& rounds, const CostModel& model, const Topol
   }
 }
 
-void PrefixMeeting::allocate(int p) {
+void PipelinedMeeting::allocate(int p) {
   const auto vps = static_cast<std::size_t>(p);
   slot_count = kMostSlots;
   while (slot_count > 2 && slot_count * vps * 2 * kBytes > kStorage) slot_count /= 2;
@@ -102,7 +102,7 @@ void PrefixMeeting::allocate(int p) {
   reset();
 }
 
-void PrefixMeeting::reset() noexcept {
+void PipelinedMeeting::reset() noexcept {
   const std::size_t p = final_clocks.size();
   for (std::uint32_t s = 0; s < slot_count; ++s) {
     Slot& slot = slots[s];
@@ -317,11 +317,11 @@ void Port::wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused
   }
 }
 
-// ---- Prefix meetings (meet_prefix; fabric.hpp's PrefixMeeting says how they work)
+// ---- Prefix meetings (meet_prefix; fabric.hpp's PipelinedMeeting says how they work)
 
-void Port::take_seat(detail::PrefixMeeting& chain, std::uint64_t generation, const MessageTag& tag,
-                     std::size_t bytes, std::span<std::byte> out) {
-  detail::PrefixMeeting::Slot& slot = chain.slot(generation);
+void Port::take_seat(detail::PipelinedMeeting& chain, std::uint64_t generation,
+                     const MessageTag& tag, std::size_t bytes, std::span<std::byte> out) {
+  detail::PipelinedMeeting::Slot& slot = chain.slot(generation);
   // The slot is free once the meeting slot_count before this one is over; once that one has
   // concluded, every VP has come to it, and a VP that finishes is no sign of a mismatch.
   if (slot.generation.load(std::memory_order_acquire) != generation)
@@ -337,9 +337,9 @@ void Port::take_seat(detail::PrefixMeeting& chain, std::uint64_t generation, con
   seat.out = out.empty() ? nullptr : out.data();
 }
 
-void Port::check_seats(detail::PrefixMeeting& chain, std::uint64_t generation, int first, int from,
-                       int to) const {
-  const detail::PrefixMeeting::Slot& slot = chain.slot(generation);
+void Port::check_seats(detail::PipelinedMeeting& chain, std::uint64_t generation, int first,
+                       int from, int to) const {
+  const detail::PipelinedMeeting::Slot& slot = chain.slot(generation);
   const auto& theirs = slot.seats[static_cast<std::size_t>(first)];
   std::vector<detail::TagHolders> seen;
   for (int i = from; i < to; ++i) {
@@ -364,9 +364,9 @@ void Port::check_seats(detail::PrefixMeeting& chain, std::uint64_t generation, i
   }
 }
 
-void Port::conclude_pipelined(detail::PrefixMeeting& chain, std::uint64_t generation,
+void Port::conclude_pipelined(detail::PipelinedMeeting& chain, std::uint64_t generation,
                               const Rounds& rounds) {
-  detail::PrefixMeeting::Slot& slot = chain.slot(generation);
+  detail::PipelinedMeeting::Slot& slot = chain.slot(generation);
   // A VP whose clock was pending came with the one the previous meeting set in final_clocks:
   // that one concluded before any VP left it.
   for (std::size_t j = 0; j < static_cast<std::size_t>(size_); ++j)
@@ -375,7 +375,7 @@ void Port::conclude_pipelined(detail::PrefixMeeting& chain, std::uint64_t genera
   chain.concluded.store(generation + 1, std::memory_order_release);
 }
 
-void Port::leave_pipelined(detail::PrefixMeeting& chain, std::uint64_t generation,
+void Port::leave_pipelined(detail::PipelinedMeeting& chain, std::uint64_t generation,
                            const Rounds& rounds, const char* op) {
   // The clock now if every VP has come, else when this VP next needs it.
   if (concluded(chain, generation)) {
@@ -392,9 +392,9 @@ void Port::leave_pipelined(detail::PrefixMeeting& chain, std::uint64_t generatio
 bool Port::meet_prefix(const MessageTag& tag, const Rounds& rounds,
                        std::span<const std::byte> input, PrefixStep step, const void* context,
                        std::span<std::byte> out) {
-  using Chain = detail::PrefixMeeting;
-  Chain& chain = fabric_->prefix_meeting();
-  if (!may_meet() || chain.slot_count == 0 || input.size() > kPrefixBytes) return false;
+  using Chain = detail::PipelinedMeeting;
+  Chain& chain = fabric_->pipelined_meeting();
+  if (!may_meet() || chain.slot_count == 0 || input.size() > kPipelinedBytes) return false;
   const char* op = operation_name();
   if (fabric_->aborted())
     throw Aborted(vp_name(id_) + ": " + op + " abandoned: another VP failed or the run deadlocked");
@@ -424,9 +424,9 @@ bool Port::meet_prefix(const MessageTag& tag, const Rounds& rounds,
   return true;
 }
 
-void Port::run_prefix_chain(detail::PrefixMeeting& chain, std::uint64_t generation, int vp,
+void Port::run_prefix_chain(detail::PipelinedMeeting& chain, std::uint64_t generation, int vp,
                             PrefixStep step, const void* context, const Rounds& rounds) {
-  using Chain = detail::PrefixMeeting;
+  using Chain = detail::PipelinedMeeting;
   Chain::Slot& slot = chain.slot(generation);
   const std::uint64_t base = generation * 4;
   auto i = static_cast<std::size_t>(vp);
@@ -458,10 +458,10 @@ void Port::run_prefix_chain(detail::PrefixMeeting& chain, std::uint64_t generati
 bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
                        std::span<const std::byte> input, std::span<std::byte> out, Results results,
                        Combine combine, const void* context) {
-  using Chain = detail::PrefixMeeting;
-  Chain& chain = fabric_->prefix_meeting();
+  using Chain = detail::PipelinedMeeting;
+  Chain& chain = fabric_->pipelined_meeting();
   const std::size_t n = flow == Flow::from_root ? out.size() : input.size();
-  if (!may_meet() || chain.slot_count == 0 || n > kPrefixBytes) return false;
+  if (!may_meet() || chain.slot_count == 0 || n > kPipelinedBytes) return false;
   const char* op = operation_name();
   if (fabric_->aborted())
     throw Aborted(vp_name(id_) + ": " + op + " abandoned: another VP failed or the run deadlocked");
@@ -542,7 +542,7 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
 
 void Port::settle_clock() {
   if (pending_ == 0) return;
-  detail::PrefixMeeting& chain = fabric_->prefix_meeting();
+  detail::PipelinedMeeting& chain = fabric_->pipelined_meeting();
   const std::uint64_t generation = pending_ - 1;
   if (!concluded(chain, generation)) {
     // Waits as in the prefix it left (for the reports: that is the call it waits for).
