@@ -9,6 +9,7 @@
 #include <functional>
 #include <hypercomm/hypercomm.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "pinning.hpp"
@@ -51,6 +52,25 @@ MeetingResults run_keeping(const hypercomm::Topology& t, const hypercomm::Option
       },
       o);
   return r;
+}
+
+// Runs step(vp, i) for i in [0, iterations) on every VP of t, each VP yielding its core before
+// the iterations where (i + its id) % yield_every == 0 (so that every VP arrives first and last
+// now and then); step returns how many results it found wrong. CHECKs that none was.
+template <class Step>
+void check_loop(const hypercomm::Topology& t, long iterations, long yield_every, Step&& step) {
+  std::vector<long> wrong(static_cast<std::size_t>(t.size()), 0);
+  hypercomm::run(
+      t,
+      [&](hypercomm::Proc& vp) {
+        long& bad = wrong[static_cast<std::size_t>(vp.id())];
+        for (long i = 0; i < iterations; ++i) {
+          if ((i + vp.id()) % yield_every == 0) std::this_thread::yield();
+          bad += step(vp, i);
+        }
+      },
+      test_options());
+  for (long w : wrong) CHECK(w == 0);
 }
 
 inline void check_same(const MeetingResults& messages, const MeetingResults& meeting) {

@@ -176,27 +176,20 @@ TEST_CASE("barriers and small all-reduces in a long loop, arriving in every orde
   const int iterations = kSanitized ? 300 : 3000;
   for (const auto& t : {hc::Topology::hypercube(4), hc::Topology::ring(12)}) {
     CAPTURE(t.name());
-    const int p = t.size();
-    std::vector<int> wrong(static_cast<std::size_t>(p), 0);
-    hc::run(
-        t,
-        [&](hc::Proc& vp) {
-          const int me = vp.id();
-          int& bad = wrong[static_cast<std::size_t>(me)];
-          for (int i = 0; i < iterations; ++i) {
-            if ((i + me) % 7 == 0) std::this_thread::yield();  // vary who arrives last
-            hc::barrier(vp);
-            const long sum = hc::all_reduce(vp, long{me + i}, std::plus<>());
-            bad += sum != static_cast<long>(p) * (p - 1) / 2 + static_cast<long>(p) * i;
-            if (i % 97 == 0) {  // a large one between: messages, with the meetings around it
-              std::vector<int> x(3000, me), y(3000);
-              hc::all_reduce(vp, std::span<const int>(x), std::span<int>(y), std::plus<>());
-              bad += y.front() != p * (p - 1) / 2 || y.back() != p * (p - 1) / 2;
-            }
-          }
-        },
-        test_options());
-    for (int w : wrong) CHECK(w == 0);
+    const long p = t.size();
+    hctest::check_loop(t, iterations, 7, [p](hc::Proc& vp, long i) {  // 7: vary who comes last
+      const int me = vp.id();
+      long bad = 0;
+      hc::barrier(vp);
+      const long sum = hc::all_reduce(vp, me + i, std::plus<>());
+      bad += sum != p * (p - 1) / 2 + p * i;
+      if (i % 97 == 0) {  // a large one between: messages, with the meetings around it
+        std::vector<int> x(3000, me), y(3000);
+        hc::all_reduce(vp, std::span<const int>(x), std::span<int>(y), std::plus<>());
+        bad += y.front() != p * (p - 1) / 2 || y.back() != p * (p - 1) / 2;
+      }
+      return bad;
+    });
   }
 }
 

@@ -126,40 +126,32 @@ TEST_CASE("scans, broadcasts, reductions, scatters and gathers in a long loop, e
   for (const auto& t : {hc::Topology::hypercube(3), hc::Topology::hypercube(4)}) {
     CAPTURE(t.name());
     const long p = t.size();
-    std::vector<int> wrong(static_cast<std::size_t>(p), 0);
-    hc::run(
-        t,
-        [&](hc::Proc& vp) {
-          const long me = vp.id();
-          int& bad = wrong[static_cast<std::size_t>(me)];
-          for (long i = 0; i < iterations; ++i) {
-            if ((i + me) % 97 == 0) std::this_thread::yield();
-            bad += hc::scan(vp, me + i, std::plus<>()) != me * (me + 1) / 2 + (me + 1) * i;
-            if (i % 1000 == 999) bad += vp.clock() <= 0;
-            if (i % 2 == 0) continue;  // scans back to back, then mixed with the rooted ones
-            const int root = static_cast<int>(i / 2 % p);
-            long value = me == root ? i : -1;
-            hc::broadcast(vp, std::span<long>(&value, 1), root);
-            bad += value != i;
-            long sum = -1;
-            const long mine = me + i;
-            hc::reduce(vp, std::span<const long>(&mine, 1), std::span<long>(&sum, 1), std::plus<>(),
-                       root);
-            bad += me == root ? sum != p * (p - 1) / 2 + p * i : sum != -1;
-            std::vector<long> all(me == root ? static_cast<std::size_t>(p) : 0);
-            for (long k = 0; k < static_cast<long>(all.size()); ++k)
-              all[static_cast<std::size_t>(k)] = k * i;
-            long block = -1;
-            hc::scatter(vp, std::span<const long>(all), std::span<long>(&block, 1), root);
-            bad += block != me * i;
-            std::vector<long> back(me == root ? static_cast<std::size_t>(p) : 0, -1);
-            hc::gather(vp, std::span<const long>(&block, 1), std::span<long>(back), root);
-            for (long k = 0; k < static_cast<long>(back.size()); ++k)
-              bad += back[static_cast<std::size_t>(k)] != k * i;
-          }
-        },
-        test_options());
-    for (int w : wrong) CHECK(w == 0);
+    hctest::check_loop(t, iterations, 97, [p](hc::Proc& vp, long i) {
+      const long me = vp.id();
+      long bad = hc::scan(vp, me + i, std::plus<>()) != me * (me + 1) / 2 + (me + 1) * i;
+      if (i % 1000 == 999) bad += vp.clock() <= 0;
+      if (i % 2 == 0) return bad;  // scans back to back, then mixed with the rooted ones
+      const int root = static_cast<int>(i / 2 % p);
+      long value = me == root ? i : -1;
+      hc::broadcast(vp, std::span<long>(&value, 1), root);
+      bad += value != i;
+      long sum = -1;
+      const long mine = me + i;
+      hc::reduce(vp, std::span<const long>(&mine, 1), std::span<long>(&sum, 1), std::plus<>(),
+                 root);
+      bad += me == root ? sum != p * (p - 1) / 2 + p * i : sum != -1;
+      std::vector<long> all(me == root ? static_cast<std::size_t>(p) : 0);
+      for (long k = 0; k < static_cast<long>(all.size()); ++k)
+        all[static_cast<std::size_t>(k)] = k * i;
+      long block = -1;
+      hc::scatter(vp, std::span<const long>(all), std::span<long>(&block, 1), root);
+      bad += block != me * i;
+      std::vector<long> back(me == root ? static_cast<std::size_t>(p) : 0, -1);
+      hc::gather(vp, std::span<const long>(&block, 1), std::span<long>(back), root);
+      for (long k = 0; k < static_cast<long>(back.size()); ++k)
+        bad += back[static_cast<std::size_t>(k)] != k * i;
+      return bad;
+    });
   }
 }
 
