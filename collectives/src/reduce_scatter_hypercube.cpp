@@ -60,24 +60,21 @@ int bit_reversed(int k, int d) noexcept {
   return r;
 }
 
-// Every VP's result: block j of the fold, for VP j.
+// Every VP's result: block j of the fold, for VP j. The tree folds the whole vectors at once:
+// element by element it is the tree each block would get alone (the same bits), in p - 1 calls
+// of op over p blocks instead of p * (p - 1) calls over one, reading each input in order.
 void fold_blocks(const void* context, std::span<const void* const> inputs, Bytes result,
                  Bytes scratch) {
   const auto& [op, reversed] = *static_cast<const ScatterMeeting*>(context);
   const std::size_t p = inputs.size();
-  const std::size_t m = result.size() / p;
-  if (m == 0) return;
+  if (result.empty()) return;
   const int d = std::countr_zero(p);
-  thread_local std::vector<const void*> column;  // block j of each input, in the tree's order
-  column.resize(p);
-  for (std::size_t j = 0; j < p; ++j) {
-    for (std::size_t k = 0; k < p; ++k) {
-      const auto from = static_cast<std::size_t>(reversed ? bit_reversed(static_cast<int>(k), d)
-                                                          : static_cast<int>(k));
-      column[k] = static_cast<const std::byte*>(inputs[from]) + j * m;
-    }
-    fold_butterfly_tree(op, column, result.subspan(j * m, m), scratch);
-  }
+  thread_local std::vector<const void*> order;  // the inputs in the tree's order
+  order.resize(p);
+  for (std::size_t k = 0; k < p; ++k)
+    order[k] = inputs[static_cast<std::size_t>(reversed ? bit_reversed(static_cast<int>(k), d)
+                                                        : static_cast<int>(k))];
+  fold_butterfly_tree(op, order, result, scratch);
 }
 
 // Algorithm 4.8: contiguous halves, dimensions d-1 down to 0.
