@@ -98,9 +98,40 @@ void Channel::next_segment() {
 }
 
 bool Channel::try_hand_over(const Envelope& envelope, std::span<const std::byte> payload) noexcept {
+  if (payload.size() >= kSharedCopyBytes)
+    return hand_over(envelope, [&](std::span<std::byte>) { share_copy(payload); });
   return hand_over(envelope, [&](std::span<std::byte> dest) {
     if (!payload.empty()) std::memcpy(dest.data(), payload.data(), payload.size());
   });
+}
+
+void Channel::share_copy(std::span<const std::byte> payload) noexcept {
+  posted_.source = payload.data();
+  posted_.next_chunk.store(0, std::memory_order_relaxed);
+  posted_.chunks_done.store(0, std::memory_order_relaxed);
+  posted_.state.store(kCopying, std::memory_order_release);  // publishes source and the counts
+  copy_chunks();
+  // The receiver may still copy a chunk it took: payload must stay valid until it is done.
+  const auto chunks =
+      static_cast<std::uint32_t>((payload.size() + kSharedCopyChunk - 1) / kSharedCopyChunk);
+  while (posted_.chunks_done.load(std::memory_order_acquire) != chunks) cpu_relax();
+}
+
+// Either side, while the post is kCopying: the receiver helps only while it waits for this post,
+// and the sender starts the next shared copy only after the receiver posts again, so no taker
+// of one copy's chunk meets the next copy's counts.
+void Channel::copy_chunks() noexcept {
+  const std::size_t size = posted_.size;
+  const auto chunks = static_cast<std::uint32_t>((size + kSharedCopyChunk - 1) / kSharedCopyChunk);
+  // Look before taking: a side that polls while the other copies the last chunk must not count
+  // on and on (the count would wrap and hand out a chunk again).
+  while (posted_.next_chunk.load(std::memory_order_relaxed) < chunks) {
+    const std::uint32_t k = posted_.next_chunk.fetch_add(1, std::memory_order_relaxed);
+    if (k >= chunks) return;
+    const std::size_t at = static_cast<std::size_t>(k) * kSharedCopyChunk;
+    std::memcpy(posted_.buffer + at, posted_.source + at, std::min(kSharedCopyChunk, size - at));
+    posted_.chunks_done.fetch_add(1, std::memory_order_release);
+  }
 }
 
 // ---------------------------------------------------------------- consumer side
@@ -178,9 +209,14 @@ bool Channel::cancel_post() noexcept {
                                             std::memory_order_acquire))
       return true;
     if (expected_state == kDone) return false;
-    if (expected_state == kClaimed) cpu_relax();  // a sender is deciding or copying: shortly done
-    expected_state = kPosted;                     // spurious failure
+    if (expected_state == kCopying) copy_chunks();  // a sender copies: help, it is then done
+    if (expected_state == kClaimed) cpu_relax();    // a sender is deciding or copying: shortly done
+    expected_state = kPosted;                       // spurious failure
   }
+}
+
+void Channel::help_post() noexcept {
+  if (posted_.state.load(std::memory_order_acquire) == kCopying) copy_chunks();
 }
 
 // ---------------------------------------------------------------- between runs

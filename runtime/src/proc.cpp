@@ -591,6 +591,7 @@ double Port::receive(Link& channel, int src, std::span<std::byte> data, const Me
   const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
   std::uint32_t peer_meeting = 0;
   const Wait wait = wait_until(src, tag, peer_meeting, [&] {
+    if (posted) channel.help_post();  // a large message's sender may share its copy
     return channel.front() != nullptr || (posted && channel.post_done());
   });
   if (options().trace) record(Event::Kind::wait, src, 0, wall_begin, clock_, "wait");

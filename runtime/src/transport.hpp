@@ -64,6 +64,10 @@ class Link {
   [[nodiscard]] virtual bool post_done() const noexcept = 0;
   [[nodiscard]] virtual double take_posted_arrival() noexcept = 0;
   [[nodiscard]] virtual bool cancel_post() noexcept = 0;
+  // While a sender copies a large message into the posted buffer, takes chunks of the copy too
+  // (the receiver waits anyway, and two cores copy faster than one); a no-op where the
+  // transport copies no message in chunks.
+  virtual void help_post() noexcept {}
 
   // Everything still queued, removed (a run that ends with undelivered messages reports them).
   virtual std::vector<Envelope> drain() = 0;

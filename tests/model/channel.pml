@@ -6,6 +6,9 @@
  *     producer fails to give leaves the consumer blocked forever, an invalid end state;
  *   - the posted receive's hand-off (Posted -> Claimed -> Done, cancel back to Idle) never lets
  *     a sender write a withdrawn buffer, and the receiver always takes a completed hand-off;
+ *   - a large hand-off copied in chunks by both sides (Claimed -> Copying -> Done) copies every
+ *     chunk once, and its sender goes on (its payload no longer valid) only after the last
+ *     chunk, the receiver's too, is copied;
  *   - an abort releases a waiting consumer.
  * Spin explores every interleaving under sequential consistency: the model checks the
  * protocol's logic; the seq_cst fences of the code (store_load_fence in Proc::wait_until and
@@ -14,7 +17,7 @@
  * when the ring is full the producer goes on in another segment, recycled from the consumer or
  * new, and the consumer follows once it has taken every message before the segment's end.
  * Mirrors: push, fill, next_segment, front, retire, take_front, try_hand_over, post, cancel_post,
- * take_posted_arrival (channel.cpp); Proc::receive and Proc::wait_until's sleep (proc.cpp);
+ * take_posted_arrival, share_copy, copy_chunks, help_post (channel.cpp); Proc::receive and Proc::wait_until's sleep (proc.cpp);
  * Fabric::notify (machine.cpp). */
 
 #ifndef N
@@ -32,6 +35,9 @@
 #define POSTED 1
 #define CLAIMED 2
 #define DONE 3
+#define COPYING 4
+#define CHUNKS 2     /* a shared copy's chunks */
+#define GONE 255     /* the sender's payload after it went on */
 
 /* The segments: S rings of N slots (slot i of segment g at g*N + i), each with its link to the
  * next and the position where the producer left it; the emptied ones on their way back. K + 1
@@ -57,6 +63,12 @@ byte consumer_seg = 0;
 byte post_state = IDLE;
 byte post_expected = 0;
 byte post_val = 0;
+/* A shared copy (Channel::share_copy): the sender's payload, the next chunk to take, how many are
+ * copied, and what each chunk of the posted buffer holds. */
+byte copy_source = GONE;
+byte chunk_next = 0;
+byte chunks_done = 0;
+byte chunk_val[CHUNKS];
 /* The consumer's wait words; the run's abort and finish flags. */
 byte wake = 0;
 bool sleeping = false;
@@ -112,6 +124,21 @@ inline push(v) {        /* Channel::push and fill */
   head = head + want; enqueued++
 }
 
+inline copy_chunks(k) {   /* Channel::copy_chunks, either side */
+  do
+  :: chunk_next >= CHUNKS -> break   /* none left: no taking (the count would wrap) */
+  :: else ->
+     atomic { k = chunk_next; chunk_next++ };   /* fetch_add */
+     if
+     :: k >= CHUNKS -> break
+     :: else ->
+        assert(post_state == COPYING && copy_source != GONE);   /* a valid payload, a live post */
+        chunk_val[k] = copy_source;
+        chunks_done++
+     fi
+  od
+}
+
 inline try_hand_over(v, delivered) {   /* Channel::try_hand_over */
   claimed = false;
   atomic {   /* the CAS Posted -> Claimed */
@@ -124,7 +151,26 @@ inline try_hand_over(v, delivered) {   /* Channel::try_hand_over */
   :: claimed && post_expected != enqueued -> post_state = POSTED    /* not next in line */
   :: claimed && post_expected == enqueued ->
      assert(post_state == CLAIMED);   /* never into a withdrawn buffer */
-     post_val = v; post_state = DONE; delivered = true
+     if   /* a small payload, copied at once, or a large one, shared (both explored) */
+     :: post_val = v; post_state = DONE; delivered = true
+     :: copy_source = v; chunk_next = 0; chunks_done = 0;
+        k = 0;
+        do
+        :: k < CHUNKS -> chunk_val[k] = 0; k++
+        :: else -> break
+        od;
+        post_state = COPYING;
+        copy_chunks(k);
+        (chunks_done == CHUNKS);   /* the receiver's chunk too */
+        post_val = v;
+        k = 0;
+        do
+        :: k < CHUNKS -> post_val = (chunk_val[k] == v -> post_val : 0); k++
+        :: else -> break
+        od;
+        post_state = DONE; delivered = true;
+        copy_source = GONE   /* the sender goes on: its payload may change */
+     fi
   :: else -> skip
   fi
 }
@@ -204,6 +250,10 @@ proctype consumer() {
      /* Proc::wait_until's sleep: ticket, flag, fence, check, futex wait (no timeout here). */
      do
      :: ticket = wake;
+        if   /* help_post */
+        :: posted && post_state == COPYING -> copy_chunks(k)
+        :: else -> skip
+        fi;
         sleeping = true;
         front(there);
         ready = there || (posted && post_state == DONE);
@@ -231,6 +281,7 @@ proctype consumer() {
         :: atomic { post_state == POSTED -> post_state = IDLE; break }
         :: atomic { post_state == DONE -> assert(post_val == i); post_state = IDLE; goto received }
         :: post_state == CLAIMED -> skip   /* spin until the sender decides */
+        :: post_state == COPYING -> copy_chunks(k)   /* help it finish */
         od
      :: else -> skip
      fi;
