@@ -2,6 +2,7 @@
 // hand-over.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -16,6 +17,8 @@ using hypercomm::detail::Channel;
 using hypercomm::detail::Envelope;
 using hypercomm::detail::kHandOverBytes;
 using hypercomm::detail::kInlineBytes;
+using hypercomm::detail::kSharedCopyBytes;
+using hypercomm::detail::kSharedCopyChunk;
 
 namespace {
 
@@ -243,6 +246,77 @@ TEST_CASE("capacity edge cases: a one-slot ring, empty and exactly-inline messag
   REQUIRE(channel.front()->tag.count == 2);
   channel.take_front(c);
   CHECK(payload_ok(c, 2));
+  CHECK(channel.front() == nullptr);
+}
+
+TEST_CASE(
+    "large hand-overs copied by both sides arrive whole, and the sender's buffer is free after") {
+  // Sizes at and around the shared copy's threshold and chunk: a last chunk of one byte, of a
+  // chunk less one, several chunks. The sender overwrites its buffer as soon as the hand-over
+  // returns: a receiver still copying from it would take the wrong bytes.
+  const std::vector<std::size_t> sizes{kSharedCopyBytes, kSharedCopyBytes + 1,
+                                       kSharedCopyBytes + kSharedCopyChunk - 1,
+                                       3 * kSharedCopyBytes + 17, kSharedCopyBytes - 1};
+  constexpr std::uint64_t kMessages = hctest::kSanitized ? 100 : 1500;
+  Channel channel(8);
+  std::thread producer([&] {
+    std::vector<std::byte> buf;
+    for (std::uint64_t i = 0; i < kMessages; ++i) {
+      buf.resize(sizes[i % sizes.size()]);
+      fill_payload(buf, i);
+      const Envelope e = envelope_of(i, buf.size());
+      // Wait for the post (most of the time), as a large sender does.
+      for (int spin = 0; spin < 100000 && !channel.receiver_posted(); ++spin)
+        hypercomm::detail::cpu_relax();
+      if (!channel.try_hand_over(e, buf)) channel.push(e, buf);
+      std::fill(buf.rbegin(), buf.rend(), std::byte{0xee});  // the last chunks first
+    }
+  });
+  std::uint64_t bad_order = 0, bad_payload = 0, handed = 0;
+  std::vector<std::byte> buf;
+  for (std::uint64_t i = 0; i < kMessages; ++i) {
+    buf.assign(sizes[i % sizes.size()], std::byte{0});
+    bool received = false;
+    if (channel.front() == nullptr) {
+      MessageTag tag;
+      tag.count = i;
+      channel.post(buf, tag);
+      for (std::uint64_t polls = 0;; ++polls) {
+        if (i % 3 != 0) channel.help_post();  // every third receiver leaves the copy to the sender
+        if (channel.post_done()) {
+          bad_order += channel.take_posted_arrival() != static_cast<double>(i);
+          received = true;
+          ++handed;
+          break;
+        }
+        // Now and then a receiver gives up waiting (a message queued, or a wait that failed).
+        if (channel.front() != nullptr || (i % 7 == 0 && polls == 50)) {
+          if (!channel.cancel_post()) {
+            while (!channel.post_done()) hypercomm::detail::cpu_relax();
+            bad_order += channel.take_posted_arrival() != static_cast<double>(i);
+            received = true;
+            ++handed;
+          }
+          break;
+        }
+        hypercomm::detail::cpu_relax();
+      }
+    }
+    if (!received) {
+      const Envelope* e = nullptr;
+      while ((e = channel.front()) == nullptr) hypercomm::detail::cpu_relax();
+      if (e->tag.count != i || e->size != buf.size()) {
+        ++bad_order;
+        break;
+      }
+      channel.take_front(buf);
+    }
+    bad_payload += !payload_ok(buf, i);
+  }
+  producer.join();
+  CHECK(bad_order == 0);
+  CHECK(bad_payload == 0);
+  CHECK(handed > 0);  // the shared copy ran
   CHECK(channel.front() == nullptr);
 }
 
