@@ -535,6 +535,37 @@ TEST_CASE("model time: hypercube broadcast and reduce are (ts + tw*m) log p") {
   }
 }
 
+TEST_CASE("megabyte blocks: a gather and a scatter arrive whole, every root, again and again") {
+  // Blocks past the shared copy's threshold (both VPs copy) and past a posted receive's: the
+  // gather places each VP's own block while its first partner's arrives.
+  constexpr std::size_t kCount = (1 << 20) / sizeof(std::int64_t) + 3;  // 1 MiB + 24 bytes
+  for (const Topology& t : {Topology::hypercube(1), Topology::hypercube(2)}) {
+    CAPTURE(t.name());
+    const int p = t.size();
+    const auto vps = static_cast<std::size_t>(p);
+    std::vector<long> wrong(vps, 0);
+    hypercomm::run(
+        t,
+        [&](hypercomm::Proc& vp) {
+          const int me = vp.id();
+          for (int k = 0; k < (hctest::kSanitized ? 2 : 6); ++k) {
+            const int root = k % p;
+            std::vector<std::int64_t> mine(kCount), all(me == root ? kCount * vps : 0, -1);
+            for (std::size_t i = 0; i < kCount; ++i) mine[i] = int_of(me, i) + k;
+            hypercomm::gather(vp, std::span<const std::int64_t>(mine), std::span(all), root);
+            for (std::size_t j = 0; j < all.size(); ++j)
+              wrong[static_cast<std::size_t>(me)] +=
+                  all[j] != int_of(static_cast<int>(j / kCount), j % kCount) + k;
+            std::vector<std::int64_t> back(kCount, -1);
+            hypercomm::scatter(vp, std::span<const std::int64_t>(all), std::span(back), root);
+            wrong[static_cast<std::size_t>(me)] += back != mine;
+          }
+        },
+        hctest::test_options());
+    for (long w : wrong) CHECK(w == 0);
+  }
+}
+
 TEST_CASE("model time: scatter and gather on a hypercube are ts log p + tw m (p-1)") {
   for (int d : {3, 4}) {
     const Topology t = Topology::hypercube(d);

@@ -37,6 +37,13 @@ struct Comm {
     if (receiving != nullptr) *receiving = src;
     port.recv_bytes(group.vp_of(src), data, tag);
   }
+  // recv, doing meanwhile() (work that leaves data alone) while the message is on its way.
+  template <class Work>
+  void recv_during(int src, Bytes data, Work meanwhile) const {
+    if (receiving != nullptr) *receiving = src;
+    port.recv_bytes_during(
+        group.vp_of(src), data, tag, [](void* work) { (*static_cast<Work*>(work))(); }, &meanwhile);
+  }
   void sendrecv(int partner, ConstBytes out, Bytes in) const {
     sendrecv(partner, out, partner, in);
   }

@@ -56,7 +56,10 @@ void gather_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blo
     return held.subspan(blocks.offset(first) - blocks.offset(held_first),
                         blocks.offset(first + count) - blocks.offset(first));
   };
-  copy_bytes(held_range(my_id, 1), in);
+  // This VP's own block goes into place while the first receive (step 0's, which every VP here
+  // takes) is on its way: the two copies of a large gather overlap.
+  const auto place_own_block = [&] { copy_bytes(held_range(my_id, 1), in); };
+  if (d == 0) place_own_block();
 
   int mask = 0;
   for (int i = 0; i < d; ++i) {
@@ -67,7 +70,11 @@ void gather_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blo
         c.send(partner, held);
         return;
       }
-      c.recv(partner, held_range(partner & ~(bit - 1), bit));
+      const Bytes theirs = held_range(partner & ~(bit - 1), bit);
+      if (i == 0)
+        c.recv_during(partner, theirs, place_own_block);
+      else
+        c.recv(partner, theirs);
     }
     mask ^= bit;
   }

@@ -56,6 +56,11 @@ class alignas(64) Port {
   // Byte-level point-to-point with a message header, used by the collectives.
   void send_bytes(int dest, std::span<const std::byte> data, const MessageTag& tag);
   void recv_bytes(int src, std::span<std::byte> data, const MessageTag& tag);
+  // recv_bytes, running meanwhile(context) once the receive is posted and before it is waited
+  // for: a large message's sender copies it straight into data while this VP does work of its
+  // own (which must not touch data).
+  void recv_bytes_during(int src, std::span<std::byte> data, const MessageTag& tag,
+                         void (*meanwhile)(void*), void* context);
   void sendrecv_bytes(int dest, std::span<const std::byte> out, int src, std::span<std::byte> in,
                       const MessageTag& tag);
 

@@ -536,6 +536,31 @@ void Port::recv_bytes(int src, std::span<std::byte> data, const MessageTag& tag)
   if (options().trace) record(Event::Kind::recv, src, data.size(), wall_begin, model_begin, "recv");
 }
 
+void Port::recv_bytes_during(int src, std::span<std::byte> data, const MessageTag& tag,
+                             void (*meanwhile)(void*), void* context) {
+  if (pending_ != 0) [[unlikely]]
+    settle_clock();
+  check_peer(src, "recv", data.size());
+  const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
+  const double model_begin = clock_;
+  Link& channel = channel_from(src);
+  const bool posted = data.size() >= detail::kHandOverBytes && channel.front() == nullptr;
+  if (posted) channel.post(data, tag);
+  try {
+    meanwhile(context);
+  } catch (...) {
+    if (posted && !channel.cancel_post()) {
+      while (!channel.post_done()) detail::cpu_relax();
+      (void)channel.take_posted_arrival();
+    }
+    throw;
+  }
+  const double arrival = receive(channel, src, data, tag, posted);
+  clock_ = std::max(clock_, arrival);
+  if (recording_) operations_.push_back({CommOp::Kind::recv, -1, src, 0, data.size()});
+  if (options().trace) record(Event::Kind::recv, src, data.size(), wall_begin, model_begin, "recv");
+}
+
 void Port::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
                           std::span<std::byte> in, const MessageTag& tag) {
   if (pending_ != 0) [[unlikely]]
