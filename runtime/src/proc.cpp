@@ -524,16 +524,7 @@ void Port::throw_abandoned(int src) const {
 }
 
 void Port::recv_bytes(int src, std::span<std::byte> data, const MessageTag& tag) {
-  if (pending_ != 0) [[unlikely]]
-    settle_clock();
-  check_peer(src, "recv", data.size());
-  const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
-  const double model_begin = clock_;
-  Link& channel = channel_from(src);
-  const double arrival = receive(channel, src, data, tag, false);
-  clock_ = std::max(clock_, arrival);
-  if (recording_) operations_.push_back({CommOp::Kind::recv, -1, src, 0, data.size()});
-  if (options().trace) record(Event::Kind::recv, src, data.size(), wall_begin, model_begin, "recv");
+  recv_bytes_during(src, data, tag, nullptr, nullptr);
 }
 
 void Port::recv_bytes_during(int src, std::span<std::byte> data, const MessageTag& tag,
@@ -544,16 +535,19 @@ void Port::recv_bytes_during(int src, std::span<std::byte> data, const MessageTa
   const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
   const double model_begin = clock_;
   Link& channel = channel_from(src);
-  const bool posted = data.size() >= detail::kHandOverBytes && channel.front() == nullptr;
-  if (posted) channel.post(data, tag);
-  try {
-    meanwhile(context);
-  } catch (...) {
-    if (posted && !channel.cancel_post()) {
-      while (!channel.post_done()) detail::cpu_relax();
-      (void)channel.take_posted_arrival();
+  bool posted = false;
+  if (meanwhile != nullptr) {
+    posted = data.size() >= detail::kHandOverBytes && channel.front() == nullptr;
+    if (posted) channel.post(data, tag);
+    try {
+      meanwhile(context);
+    } catch (...) {
+      if (posted && !channel.cancel_post()) {
+        while (!channel.post_done()) detail::cpu_relax();
+        (void)channel.take_posted_arrival();
+      }
+      throw;
     }
-    throw;
   }
   const double arrival = receive(channel, src, data, tag, posted);
   clock_ = std::max(clock_, arrival);
