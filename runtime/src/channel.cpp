@@ -4,6 +4,7 @@
 #include <bit>
 #include <cassert>
 #include <cstring>
+#include <thread>
 
 #include "futex.hpp"
 
@@ -111,10 +112,16 @@ void Channel::share_copy(std::span<const std::byte> payload) noexcept {
   posted_.chunks_done.store(0, std::memory_order_relaxed);
   posted_.state.store(kCopying, std::memory_order_release);  // publishes source and the counts
   copy_chunks();
-  // The receiver may still copy a chunk it took: payload must stay valid until it is done.
+  // The receiver may still copy a chunk it took: payload must stay valid until it is done. A
+  // chunk takes microseconds; past that the receiver may share this core (VPs outnumbering
+  // cores) and have been switched out mid-chunk, so hand the core over.
   const auto chunks =
       static_cast<std::uint32_t>((payload.size() + kSharedCopyChunk - 1) / kSharedCopyChunk);
-  while (posted_.chunks_done.load(std::memory_order_acquire) != chunks) cpu_relax();
+  for (unsigned polls = 0; posted_.chunks_done.load(std::memory_order_acquire) != chunks; ++polls)
+    if (polls < 1024)
+      cpu_relax();
+    else
+      std::this_thread::yield();
 }
 
 // Either side, while the post is kCopying: the receiver helps only while it waits for this post,
