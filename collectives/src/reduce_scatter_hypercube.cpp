@@ -60,21 +60,29 @@ int bit_reversed(int k, int d) noexcept {
   return r;
 }
 
-// Every VP's result: block j of the fold, for VP j. The tree folds the whole vectors at once:
-// element by element it is the tree each block would get alone (the same bits), in p - 1 calls
-// of op over p blocks instead of p * (p - 1) calls over one, reading each input in order.
+// Every VP's result: block j of the fold, for VP j. The tree folds many blocks at once: element
+// by element it is the tree each block would get alone (the same bits), in a few calls of op
+// over whole slices instead of p - 1 calls for each block, reading each input in order. A slice
+// holds p / log2 p blocks, so that its tree's partial folds fit the scratch (p blocks).
 void fold_blocks(const void* context, std::span<const void* const> inputs, Bytes result,
                  Bytes scratch) {
   const auto& [op, reversed] = *static_cast<const ScatterMeeting*>(context);
   const std::size_t p = inputs.size();
-  if (result.empty()) return;
+  const std::size_t m = result.size() / p;
+  if (m == 0) return;
   const int d = std::countr_zero(p);
-  thread_local std::vector<const void*> order;  // the inputs in the tree's order
+  const std::size_t slice = std::max<std::size_t>(1, p / std::max(1, d)) * m;
+  thread_local std::vector<const void*> order;  // the slice of each input, in the tree's order
   order.resize(p);
-  for (std::size_t k = 0; k < p; ++k)
-    order[k] = inputs[static_cast<std::size_t>(reversed ? bit_reversed(static_cast<int>(k), d)
-                                                        : static_cast<int>(k))];
-  fold_butterfly_tree(op, order, result, scratch);
+  for (std::size_t at = 0; at < result.size(); at += slice) {
+    for (std::size_t k = 0; k < p; ++k) {
+      const auto from = static_cast<std::size_t>(reversed ? bit_reversed(static_cast<int>(k), d)
+                                                          : static_cast<int>(k));
+      order[k] = static_cast<const std::byte*>(inputs[from]) + at;
+    }
+    fold_butterfly_tree(op, order, result.subspan(at, std::min(slice, result.size() - at)),
+                        scratch);
+  }
 }
 
 // Algorithm 4.8: contiguous halves, dimensions d-1 down to 0.

@@ -108,8 +108,8 @@ class alignas(64) Port {
   enum class Results : std::uint8_t { shared, per_vp };
   // Folds every VP's input (inputs[i] is VP i's) into result; `context` is the caller's.
   // Results::shared: result holds n bytes (meet's result_bytes, else rounds.bytes) and scratch
-  // ceil(log2 p) * rounds.bytes, for the partial folds of a tree; Results::per_vp: result holds
-  // p * n, scratch ceil(log2 p) * p * n (a tree over whole vectors: a reduce-scatter's).
+  // ceil(log2 p) * rounds.bytes, for the partial folds of a tree; Results::per_vp: both hold
+  // p * n.
   using Combine = void (*)(const void* context, std::span<const void* const> inputs,
                            std::span<std::byte> result, std::span<std::byte> scratch);
   // When VPs outnumber cores, a small symmetric collective (a barrier, a small all-reduce) is

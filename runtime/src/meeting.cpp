@@ -249,7 +249,7 @@ void Port::conclude_meeting(const Rounds& rounds, Combine combine, const void* c
   const std::size_t result_bytes =
       out_bytes * (results == Results::per_vp ? static_cast<std::size_t>(size_) : 1);
   const std::size_t scratch_bytes =
-      (results == Results::per_vp ? result_bytes : rounds.bytes) * levels;
+      results == Results::per_vp ? result_bytes : rounds.bytes * levels;
   if (meeting.result.size() < result_bytes + scratch_bytes)
     meeting.result.resize(result_bytes + scratch_bytes);
   const std::span<std::byte> shared(meeting.result);
