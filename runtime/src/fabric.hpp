@@ -126,7 +126,9 @@ struct PipelinedMeeting {
     alignas(kCacheLine) std::atomic<std::uint64_t> generation{0};  // the meeting it serves
     alignas(kCacheLine) std::atomic<std::uint32_t> frontier{0};    // steps [0, frontier) done
     alignas(kCacheLine) std::atomic<std::uint32_t> left{0};        // VPs gone (a rooted meeting)
-    std::atomic<std::uint32_t> root{0};  // 1 + the VP that left its input as the root, or 0
+    // From the root: 1 + the VP that left its input as the root; to the root: 1 once the root
+    // has checked every seat; else 0.
+    std::atomic<std::uint32_t> root{0};
     std::unique_ptr<Seat[]> seats;
     std::vector<std::byte> inputs;  // VP i's at i * kBytes
     std::vector<std::byte> folds;   // the steps' partial folds (Port::PrefixStep)

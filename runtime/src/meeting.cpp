@@ -518,6 +518,7 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
     };
     if (!all_came()) wait_in_meeting(&tag, all_came, [&] { return concluded(chain, generation); });
     check_seats(chain, generation, root, 0, size_);
+    slot.root.store(1, std::memory_order_relaxed);  // every seat checked (published by `left`)
     if (combine != nullptr && n != 0) {
       const auto p = static_cast<std::size_t>(size_);
       const auto levels = static_cast<std::size_t>(std::bit_width(p - 1));
@@ -527,9 +528,12 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
       combine(context, rooted_inputs_, out, std::span(rooted_scratch_).first(levels * n));
     }
   }
-  // The last to leave concludes the meeting and frees its slot.
+  // The last to leave concludes the meeting and frees its slot. From the root, every VP has
+  // checked its seat against its root's (a VP that is no one's root disagrees with some VP's
+  // seat); to the root, the root checked them all, unless no VP took itself for the root.
   if (slot.left.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<std::uint32_t>(size_)) {
-    check_seats(chain, generation, root, 0, size_);
+    if (flow == Flow::to_root && slot.root.load(std::memory_order_relaxed) == 0)
+      check_seats(chain, generation, root, 0, size_);
     conclude_pipelined(chain, generation, rounds);
     slot.left.store(0, std::memory_order_relaxed);
     slot.root.store(0, std::memory_order_relaxed);
