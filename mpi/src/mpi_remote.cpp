@@ -125,17 +125,65 @@ bool MpiRemote::remote_sleeper(const Fabric& fabric) const noexcept {
   return false;
 }
 
-void MpiRemote::progress() noexcept {
+void MpiRemote::progress(int vp) noexcept {
   if (!vps_drive_) return;
-  const std::unique_lock lock(mutex_, std::try_to_lock);
-  if (lock.owns_lock() && serving_) locked_pass(false);  // else another thread polls MPI now
+  {
+    const std::unique_lock lock(mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) {
+      // Another thread polls MPI now. Where that is the server sharing this core (mpirun
+      // --bind-to core), and this VP took the core from it while it held the mutex, only a
+      // yield lets it finish: 80% of one run's looks failed so, bursts of ms.
+      static thread_local unsigned missed = 0;
+      if ((++missed & 7) == 0) sched_yield();
+      return;
+    }
+    if (serving_) locked_pass(false, vp);
+  }
+  passed();
 }
 
-// A large message from a VP that may call MPI, sent from the VP's own buffer, so that it is not
-// copied into the channel and out again: its header, then its payload as the next MPI message
-// to that process (the mutex is held between the two: nothing comes between them).
-bool MpiRemote::send(int src, int dst, Link& /*channel*/, const Envelope& envelope,
+void MpiRemote::passed() noexcept {
+  // A VP that queued a message while this thread held the mutex left it to this one (drive).
+  if (requested_.load(std::memory_order_seq_cst)) drive();
+}
+
+// A small message from a VP that may call MPI: header and payload copied into one MPI message at
+// once, rather than onto the channel and off it again in a pass, whose look for arrivals (a test
+// that finds nothing: most of a pass's cost) a VP that sends does not need.
+bool MpiRemote::send_small(int src, int dst, Link& channel, const Envelope& envelope,
+                           std::span<const std::byte> payload) {
+  {
+    const std::unique_lock lock(mutex_, std::try_to_lock);
+    // Another thread at MPI, or no run served: queued, and moved by a pass.
+    if (!lock.owns_lock() || !serving_) return false;
+    // What src queued for dst before, waiting for room, goes first (one tag: MPI keeps a sender's
+    // messages in order): this one is queued behind it.
+    if (channel.front() != nullptr) return false;
+    if (in_flight_.size() >= kInFlight) {
+      complete_sends(false);
+      if (in_flight_.size() >= kInFlight) return false;
+    }
+    const Header header{Kind::message, src, dst, 0, envelope};
+    Buffer data = buffer(sizeof(Header) + payload.size());
+    std::memcpy(data.bytes.get(), &header, sizeof(Header));
+    if (!payload.empty())
+      std::memcpy(data.bytes.get() + sizeof(Header), payload.data(), payload.size());
+    post(blocks_.owner(dst), std::move(data));
+    complete_sends(false);
+    note_vp_pass();
+  }
+  passed();
+  return true;
+}
+
+// A message from a VP that may call MPI: a small one copied into an MPI message at once
+// (send_small); a large one sent from the VP's own buffer, so that it is not copied into the
+// channel and out again: its header, then its payload as the next MPI message to that process
+// (the mutex is held between the two: nothing comes between them).
+bool MpiRemote::send(int src, int dst, Link& channel, const Envelope& envelope,
                      std::span<const std::byte> payload) {
+  if (vps_drive_ && payload.size() < hypercomm::detail::kRendezvousBytes)
+    return send_small(src, dst, channel, envelope, payload);
   // Only where each thread has a core: the sender waits for the whole transfer, which under
   // oversubscription takes a switch to the receiving process per fragment (MPICH's pipeline
   // of shared-memory cells made a suite of 4 processes on 2 cores 7x slower); there the
@@ -180,9 +228,9 @@ void MpiRemote::drive() noexcept {
   }
 }
 
-void MpiRemote::locked_pass(bool watching) noexcept {
+void MpiRemote::locked_pass(bool watching, int waiting) noexcept {
   try {
-    (void)pass(*fabric_, watching);
+    (void)pass(*fabric_, watching, waiting);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hypercomm::mpi: process %d: %s; calling MPI_Abort\n", rank_, e.what());
     MPI_Abort(comm_, 1);
@@ -273,10 +321,20 @@ bool MpiRemote::forward_outgoing(Fabric& fabric, bool& drained) {
   return moved;
 }
 
-bool MpiRemote::receive_all(Fabric& fabric) {
+void MpiRemote::post_taken() {
+  // The taken receives are the `taken_` before next_posted_: posted again in that order, after
+  // every other (MPI matches receives in the order posted).
+  for (std::size_t k = posted_.size() - taken_; k < posted_.size(); ++k)
+    post_receive(posted_[(next_posted_ + k) % posted_.size()]);
+  taken_ = 0;
+}
+
+bool MpiRemote::receive_all(Fabric& fabric, int waiting) {
+  if (taken_ != 0) post_taken();
   bool any = false;
   for (;;) {
     Posted& slot = posted_[next_posted_];
+    if (taken_ == posted_.size()) post_taken();  // every one taken in this call
     if (!slot.held) {
       int flag = 0;
       MPI_Status status;
@@ -289,7 +347,7 @@ bool MpiRemote::receive_all(Fabric& fabric) {
     Header header;
     std::memcpy(&header, data.data(), sizeof(Header));
     // Taken before the slot is posted again (a receive posted now would come after the others).
-    bool straight = false;
+    bool straight = false, reached = false;
     if (header.kind == Kind::large) {
       const Large taken = receive_large(fabric, slot, header);
       if (taken == Large::held) return any;  // what follows waits too
@@ -306,14 +364,17 @@ bool MpiRemote::receive_all(Fabric& fabric) {
       check(MPI_Mrecv(staging_.data(), size, MPI_BYTE, &found, MPI_STATUS_IGNORE), "MPI_Mrecv");
       handle(fabric, slot.source, std::span(staging_).first(static_cast<std::size_t>(size)));
     } else {
-      handle(fabric, slot.source, data);
+      reached = handle(fabric, slot.source, data, waiting);
     }
-    post_receive(slot);
+    // Posted again by the next call, not now: a VP whose message this was takes it first.
+    ++taken_;
     next_posted_ = (next_posted_ + 1) % posted_.size();
     any = true;
     // Its receiver has yet to take it and post the next receive: a sender that runs ahead (a
-    // broadcast called back to back) has the next one on its way, found by the next pass.
-    if (straight) return any;
+    // broadcast called back to back) has the next one on its way, found by the next pass. And a
+    // VP that has its message takes it now; a test of the next receive (a call into MPI's
+    // progress) would only delay it.
+    if (straight || reached) return any;
   }
 }
 
@@ -376,7 +437,7 @@ MpiRemote::Large MpiRemote::receive_large(Fabric& fabric, Posted& slot, const He
   return straight ? Large::straight : Large::staged;
 }
 
-void MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data) {
+bool MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data, int waiting) {
   Header header;
   std::memcpy(&header, data.data(), sizeof(Header));
   const std::span<const std::byte> body = data.subspan(sizeof(Header));
@@ -387,9 +448,10 @@ void MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data
       if (body.size() < hypercomm::detail::kHandOverBytes ||
           !channel.try_hand_over(header.envelope, body))
         channel.push(header.envelope, body);
-      fabric.notify(header.dst);
       ++delivered_;
-      return;
+      if (header.dst == waiting) return true;  // this thread: it polls its channels
+      fabric.notify(header.dst);
+      return false;
     }
     case Kind::finished:  // aux VP ids follow
       for (std::uint32_t k = 0; k < header.aux; ++k) {
@@ -399,7 +461,7 @@ void MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data
       }
       remote_finished_ += static_cast<int>(header.aux);
       if (rank_ == 0) finished_of_[static_cast<std::size_t>(from)] += static_cast<int>(header.aux);
-      return;
+      return false;
     case Kind::abort: {
       const std::string text(reinterpret_cast<const char*>(body.data()), body.size());
       if (!abort_announced_) {
@@ -417,7 +479,7 @@ void MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data
                     " (process " + std::to_string(from) + " of " +
                     std::to_string(blocks_.processes) + ") failed: " + text));
       fabric.fail(error, -1);
-      return;
+      return false;
     }
     case Kind::status: {
       Status status;
@@ -426,11 +488,12 @@ void MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data
                   std::string(reinterpret_cast<const char*>(body.data()) + sizeof(Status),
                               body.size() - sizeof(Status)),
                   Clock::now());
-      return;
+      return false;
     }
     case Kind::large:  // receive_all takes these, with what follows on the payload tag
-    case Kind::spill: return;
+    case Kind::spill: return false;
   }
+  return false;
 }
 
 void MpiRemote::complete_sends(bool wait) {
@@ -547,7 +610,7 @@ void MpiRemote::idle(unsigned& idle_rounds) noexcept {
   sleeping_.store(0, std::memory_order_relaxed);
 }
 
-void MpiRemote::serve(Fabric& fabric) {
+void MpiRemote::prepare(Fabric& fabric) {
   {
     const std::lock_guard lock(mutex_);
     const auto here = static_cast<std::size_t>(last_ - first_);
@@ -569,6 +632,9 @@ void MpiRemote::serve(Fabric& fabric) {
     done_ = false;
     serving_ = true;
   }
+}
+
+void MpiRemote::serve(Fabric& fabric) {
   const auto grace =
       std::max<std::chrono::nanoseconds>(kAbortGrace, 2 * fabric.options().deadlock_timeout);
   try {
@@ -580,7 +646,8 @@ void MpiRemote::serve(Fabric& fabric) {
   }
 }
 
-bool MpiRemote::pass(Fabric& fabric, bool watching) {
+bool MpiRemote::pass(Fabric& fabric, bool watching, int waiting) {
+  if (!watching) note_vp_pass();
   // VPs seen finished before their last messages are forwarded, so that the finish follows
   // them; an abort goes before the finishes of the VPs it released (who waits for one of those
   // learns of the abort first, not of a VP that left).
@@ -600,7 +667,7 @@ bool MpiRemote::pass(Fabric& fabric, bool watching) {
     if (rank_ == 0) finished_of_[0] += static_cast<int>(finished_.size());
     busy = true;
   }
-  busy = receive_all(fabric) || busy || !drained;  // what waits for room: pass again soon
+  busy = receive_all(fabric, waiting) || busy || !drained;  // what waits for room: pass again soon
   complete_sends(false);
   if (!done_ && remote_finished_ == blocks_.vps - (last_ - first_) &&
       std::find(announced_.begin(), announced_.end(), false) == announced_.end()) {
@@ -611,12 +678,47 @@ bool MpiRemote::pass(Fabric& fabric, bool watching) {
   return busy;
 }
 
+void MpiRemote::nap(const Fabric& fabric) noexcept {
+  // The VPs move their messages themselves (and call MPI while they wait, which moves the large
+  // ones): look now and then, for a VP asleep in a long wait whose message has come (often,
+  // while there is one: Remote::sleeping wakes this thread), for messages queued while every VP
+  // computes, and for the deadlock watch. Never spin: this thread may share its core with the
+  // VPs (mpirun --bind-to core). While the VPs pass themselves, rarely: each time this thread
+  // wakes it takes a VP's core from it; 200 us naps made 1 in 200 all-reduces of 8 B between two
+  // processes take 10-800 us, half their time.
+  using std::chrono::microseconds;
+  const std::uint64_t passes = vp_passes_.load(std::memory_order_relaxed);
+  const bool vps_pass = passes != vp_passes_seen_;
+  vp_passes_seen_ = passes;
+  const std::uint32_t seen = outbox_.load(std::memory_order_seq_cst);
+  sleeping_.store(1, std::memory_order_seq_cst);
+  hypercomm::detail::futex_wait(outbox_, seen,
+                                remote_sleeper(fabric) ? microseconds(20)
+                                : vps_pass             ? microseconds(20000)
+                                                       : microseconds(200));
+  sleeping_.store(0, std::memory_order_relaxed);
+}
+
 void MpiRemote::serve_until_done(Fabric& fabric, std::chrono::nanoseconds grace) {
-  unsigned idle_rounds = 0;
+  unsigned idle_rounds = 0, missed = 0;
   for (;;) {
     bool busy = false, sending = false;
     {
-      const std::lock_guard lock(mutex_);
+      // Where the VPs move their messages, one that passes now is left alone (a few times in a
+      // row at most): this thread, waiting for the mutex, would be woken by its unlock, and
+      // take the VP's core from it mid-wait (mpirun --bind-to core gives the process one core);
+      // 60-170 calls in 20000 all-reduces of 8 B took 10-800 us so, two thirds of their time.
+      std::unique_lock lock(mutex_, std::defer_lock);
+      if (vps_drive_ && missed < 8 && fabric.remaining() != 0) {
+        if (!lock.try_lock()) {
+          ++missed;
+          nap(fabric);
+          continue;
+        }
+      } else {
+        lock.lock();
+      }
+      missed = 0;
       requested_.store(false, std::memory_order_seq_cst);
       busy = pass(fabric, true);
       if (done_) {
@@ -636,17 +738,7 @@ void MpiRemote::serve_until_done(Fabric& fabric, std::chrono::nanoseconds grace)
     if (busy || requested_.load(std::memory_order_seq_cst)) {
       idle_rounds = 0;
     } else if (vps_drive_ && fabric.remaining() != 0) {
-      // The VPs move their messages themselves (and call MPI while they wait, which moves the
-      // large ones): look now and then, for a VP asleep in a long wait whose message has come
-      // (often, while there is one: Remote::sleeping wakes this thread), for a large message
-      // whose sender computes, and for the deadlock watch. Never spin: this thread may share
-      // its core with the VPs (mpirun --bind-to core).
-      const std::uint32_t seen = outbox_.load(std::memory_order_seq_cst);
-      sleeping_.store(1, std::memory_order_seq_cst);
-      hypercomm::detail::futex_wait(
-          outbox_, seen,
-          remote_sleeper(fabric) ? std::chrono::microseconds(20) : std::chrono::microseconds(200));
-      sleeping_.store(0, std::memory_order_relaxed);
+      nap(fabric);
     } else if (sending) {
       // A large message moves only while MPI is called on both sides: keep calling it.
       idle_rounds = 0;

@@ -66,10 +66,11 @@ class MpiRemote final : public hypercomm::detail::Remote {
   MpiRemote& operator=(const MpiRemote&) = delete;
 
   void outgoing() noexcept override;
-  void progress() noexcept override;
+  void progress(int vp) noexcept override;
   void sleeping() noexcept override;
   bool send(int src, int dst, Link& channel, const hypercomm::detail::Envelope& envelope,
             std::span<const std::byte> payload) override;
+  void prepare(Fabric& fabric) override;
   void serve(Fabric& fabric) override;
   Report combine(Report local, std::exception_ptr error, const std::string& problem) override;
 
@@ -128,10 +129,17 @@ class MpiRemote final : public hypercomm::detail::Remote {
   // Runs a pass now unless another thread is in one, which then runs one more after it: what a
   // VP queued before calling this is on its way when it returns (or will be, by that thread).
   void drive() noexcept;
+  // After a VP's turn at MPI outside drive: passes for the VPs that found the mutex taken.
+  void passed() noexcept;
+  [[nodiscard]] bool send_small(int src, int dst, Link& channel,
+                                const hypercomm::detail::Envelope& envelope,
+                                std::span<const std::byte> payload);
   // Under mutex_; true when something moved. `watching`: the server's passes also run the
-  // deadlock watch.
-  [[nodiscard]] bool pass(Fabric& fabric, bool watching);
-  void locked_pass(bool watching) noexcept;  // pass(*fabric_); MPI_Abort when MPI fails
+  // deadlock watch. `waiting`: the VP of this process that runs the pass while it waits for a
+  // message, or -1 (see receive_all).
+  [[nodiscard]] bool pass(Fabric& fabric, bool watching, int waiting = -1);
+  // pass(*fabric_, watching, waiting); MPI_Abort when MPI fails.
+  void locked_pass(bool watching, int waiting = -1) noexcept;
   void wake_server() noexcept;
   // Whether a VP of this process sleeps waiting for a VP of another process (the server then
   // polls MPI for it rather than nap).
@@ -140,10 +148,14 @@ class MpiRemote final : public hypercomm::detail::Remote {
   [[nodiscard]] bool forward_outgoing(Fabric& fabric, bool& drained);
   void add_outgoing(Fabric& fabric);
   void post_receive(Posted& slot);
-  [[nodiscard]] bool receive_all(Fabric& fabric);
+  void post_taken();
+  // Takes what has arrived, in order; returns early, once it has delivered a message to
+  // `waiting` (which then need not wait for the tests of the receives after it).
+  [[nodiscard]] bool receive_all(Fabric& fabric, int waiting);
   // The next message on the payload tag from `from` (a large message's payload or a spill).
   [[nodiscard]] int probe_payload(int from, MPI_Message& found);
-  void handle(Fabric& fabric, int from, std::span<const std::byte> data);
+  // True when it delivered a message to `waiting` (which polls: it is not woken).
+  bool handle(Fabric& fabric, int from, std::span<const std::byte> data, int waiting = -1);
   // held: the payload waits, in slot, for a receiver about to post its receive; straight: it
   // went into the receiver's posted buffer; staged: onto the channel.
   enum class Large : std::uint8_t { held, straight, staged };
@@ -154,6 +166,10 @@ class MpiRemote final : public hypercomm::detail::Remote {
   void note_status(int process, const Status& status, std::string text,
                    std::chrono::steady_clock::time_point now);
   void idle(unsigned& idle_rounds) noexcept;
+  void nap(const Fabric& fabric) noexcept;  // the server's wait while the VPs move their messages
+  void note_vp_pass() noexcept {            // under mutex_
+    vp_passes_.store(vp_passes_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
   void serve_until_done(Fabric& fabric, std::chrono::nanoseconds grace);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -173,6 +189,10 @@ class MpiRemote final : public hypercomm::detail::Remote {
   std::atomic<bool> requested_{false};  // a thread found mutex_ taken: its holder passes again
   bool serving_ = false;                // a run is being served: the VPs may pass
   bool done_ = false;                   // every VP everywhere has finished
+  // Passes and sends by the VPs (the server naps long while they run them), and the count the
+  // server saw last (its own).
+  std::atomic<std::uint64_t> vp_passes_{0};
+  std::uint64_t vp_passes_seen_ = 0;
   Fabric* fabric_ = nullptr;
   std::vector<Buffer> spare_;  // sent messages' buffers, for the next ones
   std::vector<int> finished_;  // a pass's scratch: VPs seen finished
@@ -193,6 +213,7 @@ class MpiRemote final : public hypercomm::detail::Remote {
   // nothing costs several times a test, and a posted receive saves the copy out of MPI).
   std::vector<Posted> posted_;
   std::size_t next_posted_ = 0;
+  std::size_t taken_ = 0;  // receives taken but not yet posted again (post_taken)
   // The deadlock watch (statuses go only to process 0, and only while this process has a VP
   // whose finish it has not sent: so none is left unreceived when process 0's run ends).
   std::chrono::steady_clock::time_point next_tick_{};

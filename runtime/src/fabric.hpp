@@ -196,20 +196,24 @@ class HYPERCOMM_INTERNAL Remote {
   virtual ~Remote() = default;
   // A VP of this process queued a message for a VP of another process, or finished.
   virtual void outgoing() noexcept = 0;
-  // A VP of this process waits for a message from a VP of another process: move what can be
+  // VP `vp` of this process waits for a message from a VP of another process: move what can be
   // moved now, if the Remote lets the VPs do that (it returns at once otherwise, or when another
   // thread is moving messages).
-  virtual void progress() noexcept {}
+  virtual void progress(int /*vp*/) noexcept {}
   // A VP of this process goes to sleep waiting for a message from a VP of another process: from
   // now on someone else must look for it.
   virtual void sleeping() noexcept {}
-  // VP src sends a large message to VP dst of another process itself, straight from its buffer,
-  // after what it queued on `channel` before: returns when the buffer may be used again, true;
-  // false when the Remote takes only queued messages (the VP queues it).
+  // VP src sends a message to VP dst of another process itself, straight from its buffer, after
+  // what it queued on `channel` before: returns when the buffer may be used again, true; false
+  // when the Remote takes it only queued (the VP queues it and notifies dst).
   virtual bool send(int /*src*/, int /*dst*/, Link& /*channel*/, const Envelope& /*envelope*/,
                     std::span<const std::byte> /*payload*/) {
     return false;
   }
+  // Called by Fabric::run before it starts the VPs, which may pass (Remote::progress) at once:
+  // the thread that calls serve after it shares a core with them where the process has one
+  // (mpirun --bind-to core), and got it back only when they slept (2 ms into a run).
+  virtual void prepare(Fabric& /*fabric*/) {}
   // Runs on the thread that called Fabric::run while the VPs run, in place of the local
   // watchdog: moves messages, finished VPs, aborts and the deadlock watch between the processes.
   // Returns when every VP of every process has finished and every message has arrived.
@@ -301,10 +305,10 @@ class HYPERCOMM_INTERNAL Fabric {
   // After publishing a message for vp: wake it if it sleeps (a VP of another process: tell the
   // Remote).
   void notify(int vp) noexcept;
-  // A VP waits for a message from src: when src runs in another process, let the Remote move
+  // VP vp waits for a message from src: when src runs in another process, let the Remote move
   // messages (Remote::progress).
-  void progress_from(int src) noexcept {
-    if (remote_ != nullptr && !local(src)) remote_->progress();
+  void progress_from(int vp, int src) noexcept {
+    if (remote_ != nullptr && !local(src)) remote_->progress(vp);
   }
   void sleeping_on(int src) noexcept {
     if (remote_ != nullptr && !local(src)) remote_->sleeping();

@@ -439,6 +439,7 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
   pipelined_meeting_.reset();
   remaining_.store(static_cast<std::uint32_t>(last_ - first_), std::memory_order_relaxed);
   start_ = std::chrono::steady_clock::now();
+  if (remote_ != nullptr) remote_->prepare(*this);
   generation_.fetch_add(1, std::memory_order_release);
   futex_wake(generation_, INT_MAX);
 

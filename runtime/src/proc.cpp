@@ -335,10 +335,9 @@ void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag
 
   Link& channel = *route.channel;
   if (!fabric_->local(dest)) {
-    // A VP of another process: the Remote sends a large message from data itself where it can,
+    // A VP of another process: the Remote sends the message from data itself where it can,
     // else forwards what is queued for dest.
-    if (data.size() < detail::kRendezvousBytes ||
-        !fabric_->remote()->send(id_, dest, channel, envelope, data)) {
+    if (!fabric_->remote()->send(id_, dest, channel, envelope, data)) {
       channel.push(envelope, data);
       fabric_->notify(dest);
     }
@@ -460,7 +459,7 @@ Port::Wait Port::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
     // Oversubscribed: clear the "a message came" hint that Fabric::core_wanted reads.
     if (phase == detail::Waiter::Phase::yield) me.mail.store(0, std::memory_order_relaxed);
     if (ready()) return true;
-    fabric_->progress_from(src);  // src in another process: its message may be in MPI
+    fabric_->progress_from(id_, src);  // src in another process: its message may be in MPI
     return false;
   };
   const auto check = [&] {
