@@ -1,12 +1,15 @@
 // hypercomm::mpi: the cost of a collective when the machine is spread over processes, and the
 // layer's overhead over plain MPI (scripts/bench-mpi runs it):
 //   mpirun -np N mpi_layer_bench --vps P [--peer] [--iters K] [--bytes 8|1048576] [--op NAME]
-//                                [--funneled]
+//                                [--funneled] [--one-by-one]
 // runs all_reduce, broadcast and all_gather of 8 B and 1 MiB on hypercube(log2 P) spread over
 // the N processes (P/N VPs each) and prints one markdown row per measurement: microseconds per
 // call, the median of 5 batches of K calls each (default 2000 of 8 B, 10 of 1 MiB). --peer (with
 // P == N: one VP per process) also times MPI_Allreduce, MPI_Bcast and MPI_Allgather on the same
-// processes, back to back, batch by batch, and prints the ratio hypercomm / MPI.
+// processes, back to back, batch by batch, and prints the ratio hypercomm / MPI. --one-by-one
+// instead times each of K calls (default 20000) of one run on VP 0 (and, with --peer, of MPI on
+// rank 0) and prints their mean, median, 99th percentile, maximum and how many took over 10 us:
+// what a rare slow call costs, which a batch's mean hides.
 #include <mpi.h>
 
 #include <algorithm>
@@ -79,6 +82,70 @@ double mpi_batch(Op op, std::size_t bytes, int iters) {
   return per_call;
 }
 
+// The calls' microseconds, one by one: mean, median, 99th percentile, max, and calls over 10 us.
+std::string distribution(std::vector<double> us) {
+  if (us.empty()) return "| | | | |";
+  double sum = 0;
+  int slow = 0;
+  for (const double t : us) {
+    sum += t;
+    slow += t > 10 ? 1 : 0;
+  }
+  std::sort(us.begin(), us.end());
+  char text[160];
+  std::snprintf(text, sizeof text, "%.2f | %.2f | %.2f | %.1f | %d",
+                sum / static_cast<double>(us.size()), us[us.size() / 2], us[us.size() * 99 / 100],
+                us.back(), slow);
+  return text;
+}
+
+// One run of `calls` calls, each timed on VP 0; then, with `peer`, as many MPI calls on rank 0.
+void one_by_one(hc::mpi::Machine& machine, Op op, std::size_t bytes, int calls, bool peer,
+                const std::string& layout) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<double> ours, theirs;
+  (void)machine.run([&](hc::Proc& vp) {
+    const std::size_t n = std::max<std::size_t>(1, bytes / sizeof(double));
+    std::vector<double> in(n, vp.id()),
+        out(op == Op::all_gather ? n * static_cast<std::size_t>(vp.size()) : n);
+    std::vector<double> times(vp.id() == 0 ? static_cast<std::size_t>(calls) : 0);
+    hc::barrier(vp);
+    for (int i = 0; i < calls; ++i) {
+      const auto t0 = Clock::now();
+      if (op == Op::all_reduce) hc::all_reduce(vp, in, out, std::plus<>{});
+      if (op == Op::broadcast) hc::broadcast(vp, in, 0);
+      if (op == Op::all_gather) hc::all_gather(vp, in, out);
+      if (vp.id() == 0)
+        times[static_cast<std::size_t>(i)] =
+            std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    }
+    if (vp.id() == 0) ours = std::move(times);
+  });
+  if (peer) {
+    int p = 1, rank = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const int n = static_cast<int>(std::max<std::size_t>(1, bytes / sizeof(double)));
+    std::vector<double> in(static_cast<std::size_t>(n), 1.0),
+        out(static_cast<std::size_t>(n) * static_cast<std::size_t>(op == Op::all_gather ? p : 1));
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < calls; ++i) {
+      const double t0 = MPI_Wtime();
+      if (op == Op::all_reduce)
+        MPI_Allreduce(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      if (op == Op::broadcast) MPI_Bcast(in.data(), n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      if (op == Op::all_gather)
+        MPI_Allgather(in.data(), n, MPI_DOUBLE, out.data(), n, MPI_DOUBLE, MPI_COMM_WORLD);
+      if (rank == 0) theirs.push_back((MPI_Wtime() - t0) * 1e6);
+    }
+  }
+  if (!ours.empty())  // process 0, which runs VP 0
+    std::printf("| %s | %s | %s | %s | %s |\n", layout.c_str(), name(op),
+                bytes <= 8 ? "8 B" : "1 MiB", distribution(ours).c_str(),
+                distribution(theirs).c_str());
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -91,13 +158,14 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &processes);
   int vps = 16, iters = 0;
-  bool peer = false;
+  bool peer = false, by_call = false;
   long only_bytes = 0;  // --bytes N: only that size
   std::string only_op;  // --op NAME: only that collective
   for (int k = 1; k < argc; ++k) {
     if (std::strcmp(argv[k], "--vps") == 0 && k + 1 < argc) vps = std::atoi(argv[++k]);
     if (std::strcmp(argv[k], "--iters") == 0 && k + 1 < argc) iters = std::atoi(argv[++k]);
     if (std::strcmp(argv[k], "--peer") == 0) peer = true;
+    if (std::strcmp(argv[k], "--one-by-one") == 0) by_call = true;
     if (std::strcmp(argv[k], "--bytes") == 0 && k + 1 < argc) only_bytes = std::atol(argv[++k]);
     if (std::strcmp(argv[k], "--op") == 0 && k + 1 < argc) only_op = argv[++k];
   }
@@ -106,6 +174,13 @@ int main(int argc, char** argv) {
   hc::Options options;
   options.deadlock_timeout = std::chrono::seconds(60);
   hc::mpi::Machine machine(MPI_COMM_WORLD, hc::Topology::hypercube(d), options);
+  const std::string layout = std::to_string(processes) + " x " + std::to_string(vps / processes) +
+                             " (hypercube:" + std::to_string(d) + ")";
+  if (by_call && rank == 0)
+    std::printf(
+        "| processes x VPs | collective | size | hypercomm mean | median | p99 | max | over 10 us "
+        "| MPI mean | median | p99 | max | over 10 us |\n"
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const Op op : {Op::all_reduce, Op::broadcast, Op::all_gather}) {
     if (!only_op.empty() && only_op != name(op)) continue;
     for (const std::size_t bytes : {std::size_t{8}, std::size_t{1} << 20}) {
@@ -113,6 +188,11 @@ int main(int argc, char** argv) {
       // A batch is a run of its own, whose first calls wait for the VPs of the other processes
       // to come in (10-30 us): 2000 calls of 8 B make that a few percent, 200 made it a third.
       const int k = iters > 0 ? iters : bytes <= 8 ? 2000 : 10;
+      if (by_call) {
+        (void)hypercomm_batch(machine, op, bytes, k);  // warm-up
+        one_by_one(machine, op, bytes, iters > 0 ? iters : bytes <= 8 ? 20000 : 200, peer, layout);
+        continue;
+      }
       (void)hypercomm_batch(machine, op, bytes, k);  // warm-up: channels, pages, MPI connections
       if (peer) (void)mpi_batch(op, bytes, k);
       std::vector<double> ours, theirs;
@@ -121,9 +201,6 @@ int main(int argc, char** argv) {
         if (peer) theirs.push_back(mpi_batch(op, bytes, k));
       }
       if (rank != 0) continue;
-      const std::string layout = std::to_string(processes) + " x " +
-                                 std::to_string(vps / processes) +
-                                 " (hypercube:" + std::to_string(d) + ")";
       if (peer)
         std::printf("| %s | %s | %s | %.2f | %.2f | %.2f |\n", layout.c_str(), name(op),
                     bytes <= 8 ? "8 B" : "1 MiB", median(ours) * 1e6, median(theirs) * 1e6,
