@@ -32,6 +32,9 @@ constexpr int kPayloadTag = 8;
 // Receives posted ahead and their size: a protocol message longer than this spills (its header,
 // then the message on the payload tag).
 constexpr std::size_t kPostedReceives = 32;
+// A VP's message of at least this many bytes is sent from its own buffer (MpiRemote::send), the
+// VP waiting until MPI is done with it; a shorter one is copied into an MPI message at once.
+constexpr std::size_t kFromBufferBytes = 64 * 1024;
 constexpr std::size_t kPostedBytes = 16 * 1024;
 // How long a large message whose receiver is about to post its receive may wait for it, holding
 // up what came after it, before it goes onto the channel, copied twice more instead of once: a
@@ -182,7 +185,7 @@ bool MpiRemote::send_small(int src, int dst, Link& channel, const Envelope& enve
 // (the mutex is held between the two: nothing comes between them).
 bool MpiRemote::send(int src, int dst, Link& channel, const Envelope& envelope,
                      std::span<const std::byte> payload) {
-  if (vps_drive_ && payload.size() < hypercomm::detail::kRendezvousBytes)
+  if (vps_drive_ && payload.size() < kFromBufferBytes)
     return send_small(src, dst, channel, envelope, payload);
   // Only where each thread has a core: the sender waits for the whole transfer, which under
   // oversubscription takes a switch to the receiving process per fragment (MPICH's pipeline

@@ -64,7 +64,9 @@ static_assert(kSlotSize - kInlineBytes + 16 <= kCacheLine,
 inline constexpr std::size_t kHandOverBytes = 256;
 // A sender of at least this many bytes whose receiver is not waiting yet waits a while for it
 // (Port::post_send), rather than copy the message into a block that the receiver copies again.
-inline constexpr std::size_t kRendezvousBytes = 64 * 1024;
+// (64 KiB before: a stream of 16 and 32 KiB messages, its sender running ahead of the receiver's
+// posts, went through the ring twice as often, at a third to half the bandwidth.)
+inline constexpr std::size_t kRendezvousBytes = 16 * 1024;
 // A message of at least this many bytes handed to a posted receive is copied by both VPs, each
 // taking the next chunk in turn: one core's copy runs well below the memory's bandwidth
 // (4.9-10 GB/s single-threaded on a 16-core Xeon), two copy nearly twice as fast.

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "channel.hpp"
+#include "futex.hpp"
 #include "port.hpp"
 #include "transport.hpp"
 
@@ -381,6 +382,8 @@ class HYPERCOMM_INTERNAL Fabric {
   [[nodiscard]] std::chrono::nanoseconds spin_time() const noexcept { return spin_time_; }
   [[nodiscard]] std::chrono::nanoseconds yield_time() const noexcept { return yield_time_; }
   [[nodiscard]] bool oversubscribed() const noexcept { return core_share_ > 0; }
+  // The sleep/wake handshake's fences (futex.hpp): read once, so that both halves agree.
+  [[nodiscard]] bool asymmetric_fences() const noexcept { return asymmetric_fences_; }
   // Oversubscribed: whether another VP pinned to vp's core can use it now (it is not blocked,
   // or a message came for it), so that a waiting vp should yield rather than spin. Without
   // pinning, or with many VPs per core, always true.
@@ -407,7 +410,8 @@ class HYPERCOMM_INTERNAL Fabric {
   std::size_t channel_capacity_;
   std::chrono::nanoseconds spin_time_;
   std::chrono::nanoseconds yield_time_;
-  int core_share_ = 0;         // oversubscribed: VPs per core (else 0)
+  int core_share_ = 0;  // oversubscribed: VPs per core (else 0)
+  const bool asymmetric_fences_ = ::hypercomm::detail::asymmetric_fences();
   int core_count_ = 1;         // cores the VPs are pinned to, round robin
   bool shared_cores_ = false;  // other processes' threads run on this process's cores
 

@@ -27,6 +27,25 @@ inline void store_load_fence() noexcept {
 #endif
 }
 
+// The two halves of that handshake where Linux's membarrier (MEMBARRIER_CMD_PRIVATE_EXPEDITED)
+// is there: asymmetric. The sender, once per message, only keeps the compiler from moving the
+// flag's load above its stores (the fence waited for the message's stores to leave the store
+// buffer); the sleeper, rarely, makes every running thread of the process pass a full fence (a
+// system call and interrupts). Either a sender's stores drain before its thread's fence and the
+// sleeper's look finds the message, or its load of the flag comes after that fence and sees the
+// flag. Decided once in a process (the first call); both halves must agree, so a Fabric reads
+// it once and passes it to both.
+bool asymmetric_fences() noexcept;  // libhypercomm's own: not exported
+// The sender's half: after publishing, before looking at the flag.
+inline void publish_fence(bool asymmetric) noexcept {
+  if (asymmetric)
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  else
+    store_load_fence();
+}
+// The sleeper's half: after setting its flag, before looking for the message.
+void sleep_fence(bool asymmetric) noexcept;
+
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();

@@ -142,7 +142,7 @@ void Fabric::notify(int vp) noexcept {
   if (!local(vp)) return remote_->outgoing();
   VpState& s = state(vp);
   if (core_share_ > 0) s.mail.store(1, std::memory_order_relaxed);
-  store_load_fence();  // pairs with the sleeper's fence
+  publish_fence(asymmetric_fences_);  // pairs with the sleeper's sleep_fence
   if (s.sleeping.load(std::memory_order_relaxed) != 0) {
     s.wake.fetch_add(1, std::memory_order_release);
     futex_wake(s.wake, 1);

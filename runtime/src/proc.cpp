@@ -491,7 +491,7 @@ Port::Wait Port::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
   for (;;) {
     const std::uint32_t ticket = me.wake.load(std::memory_order_acquire);
     me.sleeping.store(1, std::memory_order_seq_cst);
-    detail::store_load_fence();  // pairs with Fabric::notify's fence
+    detail::sleep_fence(fabric_->asymmetric_fences());  // pairs with Fabric::notify's fence
     Wait result = Wait::ready;
     if (ready()) {
       result = Wait::ready;

@@ -11,8 +11,9 @@
  *     chunk, the receiver's too, is copied;
  *   - an abort releases a waiting consumer.
  * Spin explores every interleaving under sequential consistency: the model checks the
- * protocol's logic; the seq_cst fences of the code (store_load_fence in Proc::wait_until and
- * Fabric::notify) are what make the real memory behave so for the sleeping/published pair.
+ * protocol's logic; the fences of the code (sleep_fence in Proc::wait_until, publish_fence in
+ * Fabric::notify: a seq_cst fence each, or membarrier's asymmetric pair, futex.hpp) are what make
+ * the real memory behave so for the sleeping/published pair.
  * Messages take one slot or are continued over up to half the ring (every length explored);
  * when the ring is full the producer goes on in another segment, recycled from the consumer or
  * new, and the consumer follows once it has taken every message before the segment's end.
