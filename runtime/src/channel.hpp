@@ -63,10 +63,13 @@ static_assert(kSlotSize - kInlineBytes + 16 <= kCacheLine,
 // Messages of at least this many bytes are handed straight to a receiver already waiting.
 inline constexpr std::size_t kHandOverBytes = 256;
 // A sender of at least this many bytes whose receiver is not waiting yet waits a while for it
-// (Port::post_send), rather than copy the message into a block that the receiver copies again.
-// (64 KiB before: a stream of 16 and 32 KiB messages, its sender running ahead of the receiver's
-// posts, went through the ring twice as often, at a third to half the bandwidth.)
+// (Port::post_send), rather than copy the message into a block that the receiver copies again:
+// with a core to each VP from 16 KiB (from 64 KiB, a stream of 16 and 32 KiB messages, its
+// sender running ahead of the receiver's posts, went through the ring twice as often, at a third
+// to half the bandwidth); VPs that share cores from 64 KiB (from 16 KiB, 16 VPs on 2 cores took
+// 15-20% longer for a broadcast or gather of 64 KiB).
 inline constexpr std::size_t kRendezvousBytes = 16 * 1024;
+inline constexpr std::size_t kRendezvousBytesShared = 64 * 1024;
 // A message of at least this many bytes handed to a posted receive is copied by both VPs, each
 // taking the next chunk in turn: one core's copy runs well below the memory's bandwidth
 // (4.9-10 GB/s single-threaded on a 16-core Xeon), two copy nearly twice as fast.
