@@ -64,11 +64,13 @@ static_assert(kSlotSize - kInlineBytes + 16 <= kCacheLine,
 inline constexpr std::size_t kHandOverBytes = 256;
 // A sender of at least this many bytes whose receiver is not waiting yet waits a while for it
 // (Port::post_send), rather than copy the message into a block that the receiver copies again:
-// with a core to each VP from 16 KiB (from 64 KiB, a stream of 16 and 32 KiB messages, its
-// sender running ahead of the receiver's posts, went through the ring twice as often, at a third
-// to half the bandwidth); VPs that share cores from 64 KiB (from 16 KiB, 16 VPs on 2 cores took
-// 15-20% longer for a broadcast or gather of 64 KiB).
-inline constexpr std::size_t kRendezvousBytes = 16 * 1024;
+// with a core to each VP from 4 KiB, about where a message no longer fits the ring's slots (from
+// 16 KiB, p = 2: windowed bandwidth at 4-8 KiB 8 GB/s against 29-43 now, a broadcast, gather,
+// scatter, all-gather or all-to-all of 4-8 KiB back to back 1.5-4x slower; from 1 KiB a reduce
+// of 1-2 KiB back to back was 10-50% slower, its sender no longer running ahead); VPs that share
+// cores from 64 KiB (from 16 KiB, 16 VPs on 2 cores took 15-20% longer for a broadcast or gather
+// of 64 KiB).
+inline constexpr std::size_t kRendezvousBytes = 4 * 1024;
 inline constexpr std::size_t kRendezvousBytesShared = 64 * 1024;
 // A message of at least this many bytes handed to a posted receive is copied by both VPs, each
 // taking the next chunk in turn: one core's copy runs well below the memory's bandwidth
