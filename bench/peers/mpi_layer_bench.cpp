@@ -21,6 +21,7 @@
 #include <hypercomm/hypercomm.hpp>
 #include <hypercomm/mpi.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hc = hypercomm;
@@ -37,20 +38,36 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// One call of op by a VP, and the same by an MPI rank (n doubles each, in and out).
+void hypercomm_call(hc::Proc& vp, Op op, std::vector<double>& in, std::vector<double>& out) {
+  if (op == Op::all_reduce) hc::all_reduce(vp, in, out, std::plus<>{});
+  if (op == Op::broadcast) hc::broadcast(vp, in, 0);
+  if (op == Op::all_gather) hc::all_gather(vp, in, out);
+}
+void mpi_call(Op op, std::vector<double>& in, std::vector<double>& out) {
+  const int n = static_cast<int>(in.size());
+  if (op == Op::all_reduce)
+    MPI_Allreduce(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  if (op == Op::broadcast) MPI_Bcast(in.data(), n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (op == Op::all_gather)
+    MPI_Allgather(in.data(), n, MPI_DOUBLE, out.data(), n, MPI_DOUBLE, MPI_COMM_WORLD);
+}
+// The buffers of a call of op: n doubles in, n (p * n for the all-gather) out.
+std::pair<std::vector<double>, std::vector<double>> buffers(Op op, std::size_t bytes, int p,
+                                                            double value) {
+  const std::size_t n = std::max<std::size_t>(1, bytes / sizeof(double));
+  return {std::vector<double>(n, value),
+          std::vector<double>(op == Op::all_gather ? n * static_cast<std::size_t>(p) : n)};
+}
+
 // One batch of `iters` calls on every VP; VP 0's seconds per call (between two barriers).
 double hypercomm_batch(hc::mpi::Machine& machine, Op op, std::size_t bytes, int iters) {
   double per_call = 0;
   (void)machine.run([&](hc::Proc& vp) {
-    const std::size_t n = std::max<std::size_t>(1, bytes / sizeof(double));
-    std::vector<double> in(n, vp.id()),
-        out(op == Op::all_gather ? n * static_cast<std::size_t>(vp.size()) : n);
+    auto [in, out] = buffers(op, bytes, vp.size(), vp.id());
     hc::barrier(vp);
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < iters; ++i) {
-      if (op == Op::all_reduce) hc::all_reduce(vp, in, out, std::plus<>{});
-      if (op == Op::broadcast) hc::broadcast(vp, in, 0);
-      if (op == Op::all_gather) hc::all_gather(vp, in, out);
-    }
+    for (int i = 0; i < iters; ++i) hypercomm_call(vp, op, in, out);
     hc::barrier(vp);
     if (vp.id() == 0)
       per_call =
@@ -63,19 +80,10 @@ double hypercomm_batch(hc::mpi::Machine& machine, Op op, std::size_t bytes, int 
 double mpi_batch(Op op, std::size_t bytes, int iters) {
   int p = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &p);
-  const int n = static_cast<int>(std::max<std::size_t>(1, bytes / sizeof(double)));
-  std::vector<double> in(static_cast<std::size_t>(n), 1.0),
-      out(op == Op::all_gather ? static_cast<std::size_t>(n) * static_cast<std::size_t>(p)
-                               : static_cast<std::size_t>(n));
+  auto [in, out] = buffers(op, bytes, p, 1.0);
   MPI_Barrier(MPI_COMM_WORLD);
   const double t0 = MPI_Wtime();
-  for (int i = 0; i < iters; ++i) {
-    if (op == Op::all_reduce)
-      MPI_Allreduce(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    if (op == Op::broadcast) MPI_Bcast(in.data(), n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    if (op == Op::all_gather)
-      MPI_Allgather(in.data(), n, MPI_DOUBLE, out.data(), n, MPI_DOUBLE, MPI_COMM_WORLD);
-  }
+  for (int i = 0; i < iters; ++i) mpi_call(op, in, out);
   MPI_Barrier(MPI_COMM_WORLD);
   double per_call = (MPI_Wtime() - t0) / iters;
   MPI_Bcast(&per_call, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
@@ -105,16 +113,12 @@ void one_by_one(hc::mpi::Machine& machine, Op op, std::size_t bytes, int calls, 
   using Clock = std::chrono::steady_clock;
   std::vector<double> ours, theirs;
   (void)machine.run([&](hc::Proc& vp) {
-    const std::size_t n = std::max<std::size_t>(1, bytes / sizeof(double));
-    std::vector<double> in(n, vp.id()),
-        out(op == Op::all_gather ? n * static_cast<std::size_t>(vp.size()) : n);
+    auto [in, out] = buffers(op, bytes, vp.size(), vp.id());
     std::vector<double> times(vp.id() == 0 ? static_cast<std::size_t>(calls) : 0);
     hc::barrier(vp);
     for (int i = 0; i < calls; ++i) {
       const auto t0 = Clock::now();
-      if (op == Op::all_reduce) hc::all_reduce(vp, in, out, std::plus<>{});
-      if (op == Op::broadcast) hc::broadcast(vp, in, 0);
-      if (op == Op::all_gather) hc::all_gather(vp, in, out);
+      hypercomm_call(vp, op, in, out);
       if (vp.id() == 0)
         times[static_cast<std::size_t>(i)] =
             std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
@@ -125,17 +129,11 @@ void one_by_one(hc::mpi::Machine& machine, Op op, std::size_t bytes, int calls, 
     int p = 1, rank = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    const int n = static_cast<int>(std::max<std::size_t>(1, bytes / sizeof(double)));
-    std::vector<double> in(static_cast<std::size_t>(n), 1.0),
-        out(static_cast<std::size_t>(n) * static_cast<std::size_t>(op == Op::all_gather ? p : 1));
+    auto [in, out] = buffers(op, bytes, p, 1.0);
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = 0; i < calls; ++i) {
       const double t0 = MPI_Wtime();
-      if (op == Op::all_reduce)
-        MPI_Allreduce(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-      if (op == Op::broadcast) MPI_Bcast(in.data(), n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-      if (op == Op::all_gather)
-        MPI_Allgather(in.data(), n, MPI_DOUBLE, out.data(), n, MPI_DOUBLE, MPI_COMM_WORLD);
+      mpi_call(op, in, out);
       if (rank == 0) theirs.push_back((MPI_Wtime() - t0) * 1e6);
     }
   }
