@@ -381,6 +381,8 @@ class HYPERCOMM_INTERNAL Fabric {
   // How long a waiting VP spins, then how long it keeps yielding its core, before it sleeps.
   [[nodiscard]] std::chrono::nanoseconds spin_time() const noexcept { return spin_time_; }
   [[nodiscard]] std::chrono::nanoseconds yield_time() const noexcept { return yield_time_; }
+  // A sender of this many bytes or more waits a while for its receiver to post (channel.hpp).
+  [[nodiscard]] std::size_t rendezvous_bytes() const noexcept { return rendezvous_bytes_; }
   [[nodiscard]] bool oversubscribed() const noexcept { return core_share_ > 0; }
   // The sleep/wake handshake's fences (futex.hpp): read once, so that both halves agree.
   [[nodiscard]] bool asymmetric_fences() const noexcept { return asymmetric_fences_; }
@@ -410,6 +412,7 @@ class HYPERCOMM_INTERNAL Fabric {
   std::size_t channel_capacity_;
   std::chrono::nanoseconds spin_time_;
   std::chrono::nanoseconds yield_time_;
+  std::size_t rendezvous_bytes_;
   int core_share_ = 0;  // oversubscribed: VPs per core (else 0)
   const bool asymmetric_fences_ = ::hypercomm::detail::asymmetric_fences();
   int core_count_ = 1;         // cores the VPs are pinned to, round robin

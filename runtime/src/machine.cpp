@@ -70,6 +70,7 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   // cost several times a switch between two VPs of one core).
   spin_time_ = oversubscribed ? std::chrono::microseconds(0) : std::chrono::microseconds(200);
   yield_time_ = oversubscribed ? std::chrono::microseconds(1000) : std::chrono::microseconds(0);
+  rendezvous_bytes_ = oversubscribed ? kRendezvousBytesShared : kRendezvousBytes;
   core_count_ = static_cast<int>(cpus.size());
   core_share_ = oversubscribed
                     ? std::max<int>(1, (static_cast<int>(threads) + core_count_ - 1) / core_count_)

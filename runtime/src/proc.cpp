@@ -342,12 +342,10 @@ void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag
       fabric_->notify(dest);
     }
   } else {
-    const bool delivered =
-        data.size() >= detail::kHandOverBytes &&
-        (channel.try_hand_over(envelope, data) ||
-         (data.size() >= (fabric_->oversubscribed() ? detail::kRendezvousBytesShared
-                                                    : detail::kRendezvousBytes) &&
-          await_receiver(*fabric_, id_, dest, channel, envelope, data)));
+    const bool delivered = data.size() >= detail::kHandOverBytes &&
+                           (channel.try_hand_over(envelope, data) ||
+                            (data.size() >= fabric_->rendezvous_bytes() &&
+                             await_receiver(*fabric_, id_, dest, channel, envelope, data)));
     if (!delivered) channel.push(envelope, data);
     fabric_->notify(dest);
   }
