@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -79,7 +80,7 @@ TEST_CASE(
       if (size >= kHandOverBytes && channel.front() == nullptr) {
         MessageTag tag;
         tag.count = i;
-        channel.post(buf, tag);
+        channel.post(buf, tag, nullptr);
         for (;;) {
           if (channel.post_done()) {
             if (channel.take_posted_arrival() != static_cast<double>(i)) ++bad_order;
@@ -280,7 +281,7 @@ TEST_CASE(
     if (channel.front() == nullptr) {
       MessageTag tag;
       tag.count = i;
-      channel.post(buf, tag);
+      channel.post(buf, tag, nullptr);
       for (std::uint64_t polls = 0;; ++polls) {
         if (i % 3 != 0) channel.help_post();  // every third receiver leaves the copy to the sender
         if (channel.post_done()) {
@@ -326,7 +327,7 @@ TEST_CASE("a posted receive takes a matching message directly and refuses others
   fill_payload(payload, 5);
   MessageTag tag;
   tag.count = 5;
-  channel.post(into, tag);
+  channel.post(into, tag, nullptr);
   Envelope wrong_tag = envelope_of(6, payload.size());
   CHECK_FALSE(channel.try_hand_over(wrong_tag, payload));  // a mismatch is left to the queue
   Envelope wrong_size = envelope_of(5, payload.size() - 1);
@@ -337,8 +338,103 @@ TEST_CASE("a posted receive takes a matching message directly and refuses others
   CHECK(payload_ok(into, 5));
   // Not while older messages wait in the ring (FIFO).
   channel.push(envelope_of(1, 8), std::span(payload).first(8));
-  channel.post(into, tag);
+  channel.post(into, tag, nullptr);
   CHECK_FALSE(channel.try_hand_over(envelope_of(5, payload.size()), payload));
   CHECK(channel.cancel_post());
   CHECK(channel.drain().size() == 1);
+}
+
+namespace {
+// A fold that records, per byte of the message, how many pieces covered it and what they
+// carried, and whether every piece ended on one of its elements (granule bytes).
+struct Recorder {
+  std::vector<std::byte> got;
+  std::vector<std::atomic<int>> covered;
+  std::size_t granule;
+  std::atomic<bool> whole_elements{true};
+  std::atomic<int> pieces{0};
+  std::atomic<std::thread::id> first_thread{};
+
+  Recorder(std::size_t size, std::size_t g) : got(size), covered(size), granule(g) {}
+  static void apply(const void* context, std::size_t offset, const std::byte* bytes,
+                    std::size_t n) noexcept {
+    auto& r = *const_cast<Recorder*>(static_cast<const Recorder*>(context));
+    if (offset % r.granule != 0 || (n % r.granule != 0 && offset + n != r.got.size()))
+      r.whole_elements = false;
+    std::memcpy(r.got.data() + offset, bytes, n);
+    for (std::size_t k = offset; k < offset + n; ++k) r.covered[k].fetch_add(1);
+    if (r.pieces.fetch_add(1) == 0) r.first_thread = std::this_thread::get_id();
+  }
+  [[nodiscard]] hypercomm::detail::Fold fold() const noexcept { return {&apply, this, granule}; }
+  [[nodiscard]] bool each_byte_once() const {
+    return std::all_of(covered.begin(), covered.end(), [](const auto& c) { return c == 1; });
+  }
+};
+}  // namespace
+
+TEST_CASE("a folding post hands the message's pieces to the fold, whole elements, each once") {
+  // Small (one piece, on the sender's thread), shared-copy sizes whose chunks must be cut to an
+  // element of 12 bytes (not a divisor of the chunk), and a message queued before the post,
+  // which the channel copies as it is (the port folds it).
+  for (const std::size_t size : {std::size_t{kHandOverBytes} * 12, kSharedCopyBytes + 12 * 7,
+                                 3 * kSharedCopyBytes + 12 * 5}) {
+    CAPTURE(size);
+    Channel channel(8);
+    std::vector<std::byte> payload(size), scratch(size);
+    fill_payload(payload, 9);
+    Recorder recorder(size, 12);
+    const hypercomm::detail::Fold fold = recorder.fold();
+    MessageTag tag;
+    tag.count = 9;
+    channel.post(scratch, tag, &fold);
+    std::thread sender([&] { CHECK(channel.try_hand_over(envelope_of(9, size), payload)); });
+    while (!channel.post_done()) channel.help_post();  // the receiver takes chunks too
+    sender.join();
+    CHECK(channel.take_posted_arrival() == 9.0);
+    CHECK(recorder.each_byte_once());
+    CHECK(recorder.whole_elements);
+    CHECK(payload_ok(recorder.got, 9));
+    if (size < kSharedCopyBytes) {
+      CHECK(recorder.pieces == 1);
+      CHECK(recorder.first_thread.load() != std::this_thread::get_id());  // the sender folded
+    } else {
+      CHECK(recorder.pieces > 1);
+    }
+  }
+  // A message written into the post by the Remote's fill is folded from the scratch it lands in.
+  {
+    Channel channel(8);
+    std::vector<std::byte> payload(1200), scratch(payload.size());
+    fill_payload(payload, 4);
+    Recorder recorder(payload.size(), 8);
+    const hypercomm::detail::Fold fold = recorder.fold();
+    MessageTag tag;
+    tag.count = 4;
+    channel.post(scratch, tag, &fold);
+    auto write = [](void* context, std::span<std::byte> to) {
+      const auto& from = *static_cast<std::vector<std::byte>*>(context);
+      std::memcpy(to.data(), from.data(), to.size());
+    };
+    CHECK(channel.try_hand_over_with(envelope_of(4, payload.size()), write, &payload));
+    CHECK(channel.post_done());
+    (void)channel.take_posted_arrival();
+    CHECK(recorder.each_byte_once());
+    CHECK(payload_ok(recorder.got, 4));
+  }
+  // Queued first: the post is not taken, the queue's copy is plain.
+  {
+    Channel channel(8);
+    std::vector<std::byte> payload(4096), into(payload.size());
+    fill_payload(payload, 3);
+    channel.push(envelope_of(3, payload.size()), payload);
+    Recorder recorder(payload.size(), 4);
+    const hypercomm::detail::Fold fold = recorder.fold();
+    MessageTag tag;
+    tag.count = 3;
+    channel.post(into, tag, &fold);
+    CHECK(channel.cancel_post());
+    channel.take_front(into);
+    CHECK(payload_ok(into, 3));
+    CHECK(recorder.pieces == 0);
+  }
 }

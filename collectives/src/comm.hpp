@@ -20,6 +20,28 @@ inline constexpr std::size_t kMeetingBytes = 4096;
 // through the VP's call port, port.hpp): no mailbox, thread or atomic, and no machine id: a rank
 // becomes the member's VP id here, so Algorithm 4.1 on a subcube is the same code as on the
 // whole hypercube.
+// A message's pieces folded into a reduction's sum (Comm::recv_fold): sum = msg op partial
+// (message_left) or partial op msg, over bytes [offset, offset + n).
+struct FoldInto {
+  const Reducer* op;
+  std::byte* sum;
+  const std::byte* partial;
+  bool message_left;
+
+  void operator()(std::size_t offset, const std::byte* msg, std::size_t n) const {
+    if (message_left)
+      (*op)(sum + offset, msg, partial + offset, n);
+    else
+      (*op)(sum + offset, partial + offset, msg, n);
+  }
+  // Only for an operator that never throws (Reducer::never_throws).
+  static void apply(const void* context, std::size_t offset, const std::byte* msg,
+                    std::size_t n) noexcept {
+    (*static_cast<const FoldInto*>(context))(offset, msg, n);
+  }
+  [[nodiscard]] Fold fold() const noexcept { return Fold{&apply, this, op->elem_size}; }
+};
+
 struct Comm {
   Port& port;
   const GroupInfo& group;
@@ -43,6 +65,35 @@ struct Comm {
     if (receiving != nullptr) *receiving = src;
     port.recv_bytes_during(
         group.vp_of(src), data, tag, [](void* work) { (*static_cast<Work*>(work))(); }, &meanwhile);
+  }
+  // A reduction's receive: sum = partial op msg (message_left false) or msg op partial, element
+  // by element (sum may be partial), where msg is src's message of msg.size() bytes. An operator
+  // that cannot throw folds the message as it lands, on whichever thread delivers it (a large
+  // message handed to this waiting VP is not copied first; port.hpp, recv_fold_bytes); else msg
+  // takes the message and this VP folds it.
+  void recv_fold(int src, Bytes msg, const Reducer& op, Bytes sum, ConstBytes partial,
+                 bool message_left) const {
+    if (receiving != nullptr) *receiving = src;
+    const FoldInto into{&op, sum.data(), partial.data(), message_left};
+    if (op.never_throws) {
+      port.recv_fold_bytes(group.vp_of(src), msg, tag, into.fold());
+    } else {
+      port.recv_bytes(group.vp_of(src), msg, tag);
+      into(0, msg.data(), msg.size());
+    }
+  }
+  // sendrecv with partner whose receive folds as recv_fold's does.
+  void sendrecv_fold(int partner, ConstBytes out, Bytes msg, const Reducer& op, Bytes sum,
+                     ConstBytes partial, bool message_left) const {
+    if (receiving != nullptr) *receiving = partner;
+    const FoldInto into{&op, sum.data(), partial.data(), message_left};
+    const int vp = group.vp_of(partner);
+    if (op.never_throws) {
+      port.sendrecv_fold_bytes(vp, out, vp, msg, tag, into.fold());
+    } else {
+      port.sendrecv_bytes(vp, out, vp, msg, tag);
+      into(0, msg.data(), msg.size());
+    }
   }
   void sendrecv(int partner, ConstBytes out, Bytes in) const {
     sendrecv(partner, out, partner, in);

@@ -56,12 +56,9 @@ void reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op
         c.send(partner, partial);
         return;  // this VP's subcube is folded into the partner's
       }
-      c.recv(partner, msg);
-      if ((my_id & bit) == 0) {
-        op(sum.data(), partial.data(), msg.data(), m);  // own half holds the lower ids
-      } else {
-        op(sum.data(), msg.data(), partial.data(), m);
-      }
+      // sum = partial op msg when the own half holds the lower ids, else msg op partial; folded
+      // as the message lands (Comm::recv_fold).
+      c.recv_fold(partner, msg, op, sum, partial, (my_id & bit) != 0);
       partial = sum;
     }
     mask ^= bit;  // set bit i

@@ -53,33 +53,27 @@ void reduce_arms(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int
     // U = the up arm's fold (from the right), D = the down arm's fold (from the left).
     if (r == 0) {  // in . U . D
       if (arms.up > 0) {
-        c.recv(g.right(k), msg);
-        op(out.data(), in.data(), msg.data(), m);
+        c.recv_fold(g.right(k), msg, op, out, in, false);
       } else {
         copy_bytes(out, in);
       }
       if (arms.down > 0) {
-        c.recv(g.left(k), msg);
-        op(out.data(), out.data(), msg.data(), m);
+        c.recv_fold(g.left(k), msg, op, out, out, false);
       }
     } else if (r == n - 1) {  // U . (D . in)
       ConstBytes right_side = in;
       if (arms.down > 0) {
-        c.recv(g.left(k), msg);
-        op(out.data(), msg.data(), in.data(), m);
+        c.recv_fold(g.left(k), msg, op, out, in, true);
         right_side = out;
       }
       if (arms.up > 0) {
-        c.recv(g.right(k), msg);
-        op(out.data(), msg.data(), right_side.data(), m);
+        c.recv_fold(g.right(k), msg, op, out, right_side, true);
       } else {
         copy_bytes(out, right_side);
       }
     } else {  // (D . in) . U; here n >= 3 and both arms are non-empty
-      c.recv(g.left(k), msg);
-      op(out.data(), msg.data(), in.data(), m);
-      c.recv(g.right(k), msg);
-      op(out.data(), out.data(), msg.data(), m);
+      c.recv_fold(g.left(k), msg, op, out, in, true);
+      c.recv_fold(g.right(k), msg, op, out, out, false);
     }
     return;
   }
@@ -88,16 +82,14 @@ void reduce_arms(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int
       c.send(g.left(k), in);
       return;
     }
-    c.recv(g.right(k), msg);
-    op(msg.data(), in.data(), msg.data(), m);
+    c.recv_fold(g.right(k), msg, op, msg, in, false);  // msg := in op msg
     c.send(g.left(k), msg);
   } else {  // fold of relative ranks n-down .. v, sent right toward the root
     if (v == arms.down_end()) {
       c.send(g.right(k), in);
       return;
     }
-    c.recv(g.left(k), msg);
-    op(msg.data(), msg.data(), in.data(), m);
+    c.recv_fold(g.left(k), msg, op, msg, in, true);  // msg := msg op in
     c.send(g.right(k), msg);
   }
 }

@@ -102,14 +102,12 @@ void recursive_halving(const Comm& c, ConstBytes in, Bytes out, const Blocks& bl
     const int senloc = recloc + (partner & half);
     recloc += my_id & half;
     const Bytes received = Bytes(temp).first(blocks.range(in, recloc, recloc + half).size());
-    c.sendrecv(partner, blocks.range(msg, senloc, senloc + half), received);
     const ConstBytes mine = blocks.range(msg, recloc, recloc + half);
     const Bytes dst = i == 0 ? out : blocks.range(Bytes(work), recloc, recloc + half);
-    if (partner < my_id) {
-      op(dst.data(), received.data(), mine.data(), mine.size());
-    } else {
-      op(dst.data(), mine.data(), received.data(), mine.size());
-    }
+    // dst = received op mine when the partner holds the lower ids, else mine op received; folded
+    // as the partner's half lands (Comm::sendrecv_fold).
+    c.sendrecv_fold(partner, blocks.range(msg, senloc, senloc + half), received, op, dst, mine,
+                    partner < my_id);
     msg = work;
   }
 }

@@ -4,6 +4,7 @@
 // wrong data).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -28,6 +29,19 @@ namespace detail {
 // install theirs once (the runtime knows nothing about specific collectives).
 using TagDescriber = std::string (*)(const MessageTag& tag, const Topology& machine);
 void set_tag_describer(TagDescriber describer) noexcept;
+
+// A receive that folds the message into the receiver's own data as it lands, rather than taking
+// a copy to fold afterwards (a reduction's receive): apply(context, offset, bytes, n) folds bytes
+// [offset, offset + n) of the message, n a multiple of granule. Each piece is applied once; the
+// pieces of a message handed straight to the waiting receiver are applied by the sender's thread,
+// or by both threads at once (disjoint pieces), so apply must not throw and must not touch what
+// another piece touches.
+struct Fold {
+  void (*apply)(const void* context, std::size_t offset, const std::byte* bytes,
+                std::size_t n) noexcept;
+  const void* context;
+  std::size_t granule;
+};
 }  // namespace detail
 
 }  // namespace hypercomm

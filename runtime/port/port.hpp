@@ -63,6 +63,16 @@ class alignas(64) Port {
                          void (*meanwhile)(void*), void* context);
   void sendrecv_bytes(int dest, std::span<const std::byte> out, int src, std::span<std::byte> in,
                       const MessageTag& tag);
+  // recv_bytes of a message of scratch.size() bytes that fold (message.hpp) folds into this VP's
+  // data as it lands: a message handed straight to this waiting VP is folded by its sender (or
+  // by both, a large one), without a copy; one already queued is copied into scratch and folded
+  // here.
+  void recv_fold_bytes(int src, std::span<std::byte> scratch, const MessageTag& tag,
+                       const Fold& fold);
+  // sendrecv_bytes whose receive folds so (the partner's thread folds this VP's message while
+  // this one folds the partner's).
+  void sendrecv_fold_bytes(int dest, std::span<const std::byte> out, int src,
+                           std::span<std::byte> scratch, const MessageTag& tag, const Fold& fold);
 
   // Collective bookkeeping: trace spans.
   void begin_span(const char* name, const char* algo, std::uint64_t bytes,
@@ -176,8 +186,12 @@ class alignas(64) Port {
   // CollectiveMismatch (in a collective) or Deadlock, `head` then what every VP waits for
   // (Fabric::describe_waits); Aborted when another VP failed meanwhile.
   [[noreturn]] void throw_stuck(int src, bool collective, const std::string& head);
+  void recv_into(int src, std::span<std::byte> data, const MessageTag& tag,
+                 void (*meanwhile)(void*), void* context, const Fold* fold);
+  void sendrecv_into(int dest, std::span<const std::byte> out, int src, std::span<std::byte> in,
+                     const MessageTag& tag, const Fold* fold);
   double receive(Link& channel, int src, std::span<std::byte> data, const MessageTag& tag,
-                 bool posted);
+                 bool posted, const Fold* fold);
   [[nodiscard]] const char* operation_name() const noexcept;
   void note_received() noexcept;
   void record(Event::Kind kind, int peer, std::uint64_t bytes, double wall_begin,

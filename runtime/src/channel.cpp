@@ -101,8 +101,14 @@ void Channel::next_segment() {
 bool Channel::try_hand_over(const Envelope& envelope, std::span<const std::byte> payload) noexcept {
   if (payload.size() >= kSharedCopyBytes)
     return hand_over(envelope, [&](std::span<std::byte>) { share_copy(payload); });
-  return hand_over(envelope, [&](std::span<std::byte> dest) {
-    if (!payload.empty()) std::memcpy(dest.data(), payload.data(), payload.size());
+  return hand_over(envelope,
+                   [&](std::span<std::byte>) { place(0, payload.data(), payload.size()); });
+}
+
+bool Channel::try_hand_over_with(const Envelope& envelope, Fill write, void* context) {
+  return hand_over(envelope, [&](std::span<std::byte> to) {
+    write(context, to);
+    if (posted_.fold != nullptr) place(0, to.data(), to.size());  // to: the post's scratch
   });
 }
 
@@ -116,7 +122,7 @@ void Channel::share_copy(std::span<const std::byte> payload) noexcept {
   // chunk takes microseconds; past that the receiver may share this core (VPs outnumbering
   // cores) and have been switched out mid-chunk, so hand the core over.
   const auto chunks =
-      static_cast<std::uint32_t>((payload.size() + kSharedCopyChunk - 1) / kSharedCopyChunk);
+      static_cast<std::uint32_t>((payload.size() + posted_.chunk - 1) / posted_.chunk);
   for (unsigned polls = 0; posted_.chunks_done.load(std::memory_order_acquire) != chunks; ++polls)
     if (polls < 1024)
       cpu_relax();
@@ -129,14 +135,15 @@ void Channel::share_copy(std::span<const std::byte> payload) noexcept {
 // of one copy's chunk meets the next copy's counts.
 void Channel::copy_chunks() noexcept {
   const std::size_t size = posted_.size;
-  const auto chunks = static_cast<std::uint32_t>((size + kSharedCopyChunk - 1) / kSharedCopyChunk);
+  const std::size_t chunk = posted_.chunk;
+  const auto chunks = static_cast<std::uint32_t>((size + chunk - 1) / chunk);
   // Look before taking: a side that polls while the other copies the last chunk must not count
   // on and on (the count would wrap and hand out a chunk again).
   while (posted_.next_chunk.load(std::memory_order_relaxed) < chunks) {
     const std::uint32_t k = posted_.next_chunk.fetch_add(1, std::memory_order_relaxed);
     if (k >= chunks) return;
-    const std::size_t at = static_cast<std::size_t>(k) * kSharedCopyChunk;
-    std::memcpy(posted_.buffer + at, posted_.source + at, std::min(kSharedCopyChunk, size - at));
+    const std::size_t at = static_cast<std::size_t>(k) * chunk;
+    place(at, posted_.source + at, std::min(chunk, size - at));
     posted_.chunks_done.fetch_add(1, std::memory_order_release);
   }
 }
@@ -191,10 +198,15 @@ void Channel::recycle(Block* block) noexcept {
   if (block != nullptr && !returned_blocks_.push(block)) std::unique_ptr<Block>(block).reset();
 }
 
-void Channel::post(std::span<std::byte> buffer, const MessageTag& tag) noexcept {
+void Channel::post(std::span<std::byte> buffer, const MessageTag& tag, const Fold* fold) noexcept {
   posted_.buffer = buffer.data();
   posted_.size = buffer.size();
   posted_.tag = tag;
+  posted_.fold = fold;
+  // A folded chunk ends on an element: whole granules, at least one.
+  posted_.chunk = fold == nullptr || fold->granule <= 1
+                      ? kSharedCopyChunk
+                      : std::max(fold->granule, kSharedCopyChunk / fold->granule * fold->granule);
   posted_.expected = dequeued_;
   posted_.state.store(kPosted, std::memory_order_seq_cst);
 }

@@ -89,10 +89,9 @@ class Channel final : public Link {
   bool try_hand_over(const Envelope& envelope,
                      std::span<const std::byte> payload) noexcept override;
   // The same, where write(context, dest) writes the payload into the posted buffer itself (the
-  // Remote receives a large message from MPI straight into it); called only when it matches.
-  bool try_hand_over_with(const Envelope& envelope, Fill write, void* context) override {
-    return hand_over(envelope, [&](std::span<std::byte> to) { write(context, to); });
-  }
+  // Remote receives a large message from MPI straight into it; a folding post folds it from
+  // there); called only when it matches.
+  bool try_hand_over_with(const Envelope& envelope, Fill write, void* context) override;
   // Whether the receiver has posted a receive that no sender has taken yet.
   [[nodiscard]] bool receiver_posted() const noexcept override {
     return posted_.state.load(std::memory_order_acquire) == kPosted;
@@ -107,8 +106,8 @@ class Channel final : public Link {
   void take_front(std::span<std::byte> dest) noexcept override;
 
   // A posted receive: a sender whose message is next in line (the channel is empty), has this
-  // size and this tag copies it straight into buffer.
-  void post(std::span<std::byte> buffer, const MessageTag& tag) noexcept override;
+  // size and this tag copies it straight into buffer, or folds it with *fold (Link::post).
+  void post(std::span<std::byte> buffer, const MessageTag& tag, const Fold* fold) noexcept override;
   [[nodiscard]] bool post_done() const noexcept override;
   [[nodiscard]] double take_posted_arrival() noexcept override;  // after post_done(); clears it
   // Withdraws the post; false when a sender has already taken it (then wait for post_done()).
@@ -131,6 +130,13 @@ class Channel final : public Link {
   // returns once every chunk is copied, the other side's too.
   void share_copy(std::span<const std::byte> payload) noexcept;
   void copy_chunks() noexcept;
+  // Bytes [at, at + n) of the message, from `from`, into the post: copied, or folded.
+  void place(std::size_t at, const std::byte* from, std::size_t n) const noexcept {
+    if (posted_.fold != nullptr)
+      posted_.fold->apply(posted_.fold->context, at, from, n);
+    else if (n != 0)
+      std::memcpy(posted_.buffer + at, from, n);
+  }
   // One ring of slots. The producer leaves it for a new one when it is full: it sets `end`,
   // then publishes `next`; the consumer moves on once it has taken every message before `end`.
   struct Segment {
@@ -197,6 +203,8 @@ class Channel final : public Link {
     MessageTag tag{};
     std::uint64_t expected = 0;  // the consumer's dequeued_ when posting
     double arrival = 0;
+    const Fold* fold = nullptr;         // the message folded rather than copied, or null
+    std::size_t chunk = 0;              // a shared copy's chunk: a multiple of fold's granule
     const std::byte* source = nullptr;  // kCopying: the payload, written before kCopying
     // kCopying: the next chunk to take, and how many are copied (the sender's last wait).
     alignas(kCacheLine) std::atomic<std::uint32_t> next_chunk{0};

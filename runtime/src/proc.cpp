@@ -526,8 +526,18 @@ void Port::recv_bytes(int src, std::span<std::byte> data, const MessageTag& tag)
   recv_bytes_during(src, data, tag, nullptr, nullptr);
 }
 
+void Port::recv_fold_bytes(int src, std::span<std::byte> scratch, const MessageTag& tag,
+                           const Fold& fold) {
+  recv_into(src, scratch, tag, nullptr, nullptr, &fold);
+}
+
 void Port::recv_bytes_during(int src, std::span<std::byte> data, const MessageTag& tag,
                              void (*meanwhile)(void*), void* context) {
+  recv_into(src, data, tag, meanwhile, context, nullptr);
+}
+
+void Port::recv_into(int src, std::span<std::byte> data, const MessageTag& tag,
+                     void (*meanwhile)(void*), void* context, const Fold* fold) {
   if (pending_ != 0) [[unlikely]]
     settle_clock();
   check_peer(src, "recv", data.size());
@@ -537,7 +547,7 @@ void Port::recv_bytes_during(int src, std::span<std::byte> data, const MessageTa
   bool posted = false;
   if (meanwhile != nullptr) {
     posted = data.size() >= detail::kHandOverBytes && channel.front() == nullptr;
-    if (posted) channel.post(data, tag);
+    if (posted) channel.post(data, tag, fold);
     try {
       meanwhile(context);
     } catch (...) {
@@ -548,7 +558,7 @@ void Port::recv_bytes_during(int src, std::span<std::byte> data, const MessageTa
       throw;
     }
   }
-  const double arrival = receive(channel, src, data, tag, posted);
+  const double arrival = receive(channel, src, data, tag, posted, fold);
   clock_ = std::max(clock_, arrival);
   if (recording_) operations_.push_back({CommOp::Kind::recv, -1, src, 0, data.size()});
   if (options().trace) record(Event::Kind::recv, src, data.size(), wall_begin, model_begin, "recv");
@@ -556,6 +566,17 @@ void Port::recv_bytes_during(int src, std::span<std::byte> data, const MessageTa
 
 void Port::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
                           std::span<std::byte> in, const MessageTag& tag) {
+  sendrecv_into(dest, out, src, in, tag, nullptr);
+}
+
+void Port::sendrecv_fold_bytes(int dest, std::span<const std::byte> out, int src,
+                               std::span<std::byte> scratch, const MessageTag& tag,
+                               const Fold& fold) {
+  sendrecv_into(dest, out, src, scratch, tag, &fold);
+}
+
+void Port::sendrecv_into(int dest, std::span<const std::byte> out, int src, std::span<std::byte> in,
+                         const MessageTag& tag, const Fold* fold) {
   if (pending_ != 0) [[unlikely]]
     settle_clock();
   check_peer(dest, "sendrecv", out.size());
@@ -566,14 +587,14 @@ void Port::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
   // Post the receive first, so that a partner sending at the same time copies its message
   // straight into `in`.
   const bool posted = in.size() >= detail::kHandOverBytes && in_channel.front() == nullptr;
-  if (posted) in_channel.post(in, tag);
+  if (posted) in_channel.post(in, tag, fold);
   try {
     post_send(dest, out, tag, start);
   } catch (...) {
     if (posted && !in_channel.cancel_post()) (void)in_channel.take_posted_arrival();
     throw;
   }
-  const double arrival = receive(in_channel, src, in, tag, posted);
+  const double arrival = receive(in_channel, src, in, tag, posted, fold);
   sent(dest, start, out.size());
   clock_ = std::max(clock_, arrival);
   if (recording_) operations_.push_back({CommOp::Kind::sendrecv, dest, src, out.size(), in.size()});
@@ -582,9 +603,11 @@ void Port::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
 }
 
 // Receives the next message from src into data and returns its model arrival time. `posted`:
-// the caller already posted data as a receive buffer on channel.
+// the caller already posted data as a receive buffer on channel (with `fold`). With a fold, a
+// message that a sender delivers through the post is folded there; one taken from the queue is
+// copied into data and folded here.
 double Port::receive(Link& channel, int src, std::span<std::byte> data, const MessageTag& tag,
-                     bool posted) {
+                     bool posted, const Fold* fold) {
   auto take = [&](const Envelope& envelope) {
     if (!(envelope.tag == tag)) throw_tag_mismatch(src, envelope.tag, tag);
     if (envelope.size != data.size())
@@ -592,6 +615,7 @@ double Port::receive(Link& channel, int src, std::span<std::byte> data, const Me
     const double arrival = envelope.arrival;
     channel.take_front(data);
     note_received();
+    if (fold != nullptr) fold->apply(fold->context, 0, data.data(), data.size());
     return arrival;
   };
   auto posted_arrival = [&] {
@@ -602,7 +626,7 @@ double Port::receive(Link& channel, int src, std::span<std::byte> data, const Me
   if (!posted) {
     if (const Envelope* envelope = channel.front()) return take(*envelope);
     if (data.size() >= detail::kHandOverBytes) {
-      channel.post(data, tag);
+      channel.post(data, tag, fold);
       posted = true;
     }
   }

@@ -45,7 +45,8 @@ class LockedLink final : public Link {
     queue_.pop_front();
   }
 
-  void post(std::span<std::byte> /*buffer*/, const MessageTag& /*tag*/) noexcept override {}
+  void post(std::span<std::byte> /*buffer*/, const MessageTag& /*tag*/,
+            const Fold* /*fold*/) noexcept override {}
   [[nodiscard]] bool post_done() const noexcept override { return false; }
   [[nodiscard]] double take_posted_arrival() noexcept override { return 0; }  // never done
   [[nodiscard]] bool cancel_post() noexcept override { return true; }

@@ -59,8 +59,11 @@ class Link {
   // Offers buffer for the next message, which must carry tag; a sender may then fill it
   // (post_done, then take_posted_arrival: its arrival time, and the post is cleared). A post is
   // withdrawn by cancel_post, which fails (false) when a sender has already claimed it: its copy
-  // is then about to complete.
-  virtual void post(std::span<std::byte> buffer, const MessageTag& tag) noexcept = 0;
+  // is then about to complete. With a fold, a sender filling the post folds the message into the
+  // receiver's data instead (fold->apply over its pieces; buffer, of the message's size, is then
+  // scratch the transport may write); a message taken by take_front is copied as it is.
+  virtual void post(std::span<std::byte> buffer, const MessageTag& tag,
+                    const Fold* fold) noexcept = 0;
   [[nodiscard]] virtual bool post_done() const noexcept = 0;
   [[nodiscard]] virtual double take_posted_arrival() noexcept = 0;
   [[nodiscard]] virtual bool cancel_post() noexcept = 0;

@@ -5,11 +5,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <hypercomm/export.hpp>
 #include <hypercomm/group.hpp>
 #include <hypercomm/ops.hpp>
 #include <hypercomm/proc.hpp>
 #include <span>
+#include <type_traits>
 
 HYPERCOMM_PUBLIC_BEGIN
 
@@ -63,6 +65,9 @@ struct Reducer {
   const void* op;
   std::size_t elem_size;
   bool commutative;
+  // The operator cannot throw: a receive may fold a message with it on the sender's thread as
+  // the message lands (Comm::recv_fold); a throwing one folds only on the thread that called.
+  bool never_throws = false;
 
   void operator()(std::byte* dst, const std::byte* left, const std::byte* right,
                   std::size_t bytes) const {
@@ -83,9 +88,36 @@ void combine_block(const void* op, std::byte* dst, const std::byte* left, const 
   }
 }
 
+// The standard library's arithmetic and bitwise function objects, which cannot throw on
+// arithmetic values though their operator() is not declared noexcept.
+template <class Op>
+struct is_standard_arithmetic_op : std::false_type {};
+template <class U>
+struct is_standard_arithmetic_op<std::plus<U>> : std::true_type {};
+template <class U>
+struct is_standard_arithmetic_op<std::minus<U>> : std::true_type {};
+template <class U>
+struct is_standard_arithmetic_op<std::multiplies<U>> : std::true_type {};
+template <class U>
+struct is_standard_arithmetic_op<std::bit_and<U>> : std::true_type {};
+template <class U>
+struct is_standard_arithmetic_op<std::bit_or<U>> : std::true_type {};
+template <class U>
+struct is_standard_arithmetic_op<std::bit_xor<U>> : std::true_type {};
+template <class U>
+struct is_standard_arithmetic_op<max<U>> : std::true_type {};
+template <class U>
+struct is_standard_arithmetic_op<min<U>> : std::true_type {};
+
+template <class T, class Op>
+inline constexpr bool never_throws_v = std::is_nothrow_invocable_v<const Op&, const T&, const T&> ||
+                                       (std::is_arithmetic_v<T> &&
+                                        is_standard_arithmetic_op<std::remove_cvref_t<Op>>::value);
+
 template <class T, class Op>
 [[nodiscard]] Reducer make_reducer(const Op& op) noexcept {
-  return Reducer{&combine_block<T, Op>, &op, sizeof(T), is_commutative_v<Op>};
+  return Reducer{&combine_block<T, Op>, &op, sizeof(T), is_commutative_v<Op>,
+                 never_throws_v<T, Op>};
 }
 
 using Bytes = std::span<std::byte>;

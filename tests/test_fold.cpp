@@ -1,0 +1,138 @@
+// Reductions whose receives fold a message as it lands (Comm::recv_fold, sendrecv_fold): an
+// operator that cannot throw is applied by whichever thread delivers the message, to pieces of
+// it, straight from the sender's buffer. Checked with a non-commutative noexcept operator whose
+// element (24 bytes) does not divide the shared copy's chunk, at sizes that take every path: a
+// meeting or the ring's slots, a hand-over, a rendezvous, a copy shared by both threads; on
+// rings, meshes, lines and hypercubes, every root, against the sequential left fold.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "support.hpp"
+
+using hypercomm::Algo;
+using hypercomm::Proc;
+using hypercomm::Topology;
+
+namespace {
+
+// Upper triangular 2x2 matrices [[a, b], [0, c]] modulo a prime: associative, not commutative.
+struct Upper {
+  std::uint64_t a, b, c;
+  bool operator==(const Upper&) const = default;
+};
+static_assert(sizeof(Upper) == 24);
+struct UpperMul {
+  static constexpr std::uint64_t kPrime = 1'000'003;
+  Upper operator()(const Upper& x, const Upper& y) const noexcept {
+    return {x.a * y.a % kPrime, (x.a * y.b + x.b * y.c) % kPrime, x.c * y.c % kPrime};
+  }
+};
+static_assert(hypercomm::detail::never_throws_v<Upper, UpperMul>);
+static_assert(!hypercomm::detail::never_throws_v<hctest::Mat, hctest::MatMul>);
+
+Upper upper_of(int vp, std::size_t i) {
+  const auto v = static_cast<std::uint64_t>(vp), k = static_cast<std::uint64_t>(i);
+  return {(v * 7 + k * 3 + 2) % UpperMul::kPrime, (v * 5 + k + 1) % UpperMul::kPrime,
+          (v * 13 + k * 11 + 3) % UpperMul::kPrime};
+}
+
+std::vector<Upper> input_of(int vp, std::size_t count, std::size_t first = 0) {
+  std::vector<Upper> v(count);
+  for (std::size_t i = 0; i < count; ++i) v[i] = upper_of(vp, first + i);
+  return v;
+}
+
+// The left fold over VP ids 0 .. p-1 of elements [first, first + count).
+std::vector<Upper> oracle(int p, std::size_t count, std::size_t first = 0) {
+  std::vector<Upper> acc = input_of(0, count, first);
+  for (int vp = 1; vp < p; ++vp)
+    for (std::size_t i = 0; i < count; ++i) acc[i] = UpperMul{}(acc[i], upper_of(vp, first + i));
+  return acc;
+}
+
+// 24 B to 1.1 MB a VP: a meeting or slots, a hand-over (>= 256 B), a rendezvous (>= 4 KiB, or
+// 64 KiB when VPs share cores), a shared copy (>= 1 MiB, in chunks cut to whole elements).
+std::vector<std::size_t> counts() {
+  if (hctest::kSanitized) return {1, 12, 200, 3000, 44000};
+  return {1, 12, 200, 3000, 44000, 90000};
+}
+
+std::vector<Topology> machines() {
+  return {Topology::ring(2),      Topology::ring(3),     Topology::ring(5),
+          Topology::linear(4),    Topology::mesh(2, 3),  Topology::hypercube(1),
+          Topology::hypercube(2), Topology::hypercube(3)};
+}
+
+std::vector<Algo> reduce_algos(const Topology& t) {
+  std::vector<Algo> algos{Algo::automatic, Algo::two_phase};
+  if (t.kind() == Topology::Kind::hypercube) algos.push_back(Algo::hypercube);
+  if (t.kind() == Topology::Kind::ring) algos.push_back(Algo::ring);
+  if (t.kind() == Topology::Kind::mesh) algos.push_back(Algo::mesh);
+  return algos;
+}
+
+}  // namespace
+
+TEST_CASE("reduce with a noexcept non-commutative operator folds in id order, every root") {
+  for (const Topology& t : machines()) {
+    const int p = t.size();
+    for (const std::size_t count : counts()) {
+      for (const Algo algo : reduce_algos(t)) {
+        std::vector<std::vector<Upper>> got(static_cast<std::size_t>(p));
+        hypercomm::run(
+            t,
+            [&](Proc& vp) {
+              const std::vector<Upper> in = input_of(vp.id(), count);
+              for (int root = 0; root < p; ++root) {
+                std::vector<Upper> out(vp.id() == root ? count : 0);
+                hypercomm::reduce(vp, in, out, UpperMul{}, root, algo);
+                if (vp.id() == root && out != oracle(p, count))
+                  got[static_cast<std::size_t>(root)] = out;  // kept only when wrong
+              }
+            },
+            hctest::test_options());
+        for (int root = 0; root < p; ++root) {
+          INFO(hctest::describe(t, count, root), " algo=", std::string(hypercomm::to_string(algo)));
+          CHECK(got[static_cast<std::size_t>(root)].empty());
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("reduce_scatter and all_reduce with a noexcept non-commutative operator") {
+  for (const Topology& t : machines()) {
+    const int p = t.size();
+    const auto vps = static_cast<std::size_t>(p);
+    for (const std::size_t count : counts()) {
+      const std::size_t block = (count + vps - 1) / vps;
+      std::vector<int> wrong_scatter(vps), wrong_all(vps), wrong_two_phase(vps);
+      hypercomm::run(
+          t,
+          [&](Proc& vp) {
+            const auto id = static_cast<std::size_t>(vp.id());
+            std::vector<Upper> blocks = input_of(vp.id(), block * vps);
+            std::vector<Upper> mine(block);
+            hypercomm::reduce_scatter(vp, blocks, mine, UpperMul{});
+            wrong_scatter[id] = mine != oracle(p, block, id * block);
+            const std::vector<Upper> in = input_of(vp.id(), count);
+            std::vector<Upper> out(count);
+            hypercomm::all_reduce(vp, in, out, UpperMul{});
+            wrong_all[id] = out != oracle(p, count);
+            std::vector<Upper> inout = in;
+            hypercomm::all_reduce(vp, inout, inout, UpperMul{}, Algo::two_phase);
+            wrong_two_phase[id] = inout != oracle(p, count);
+          },
+          hctest::test_options());
+      for (std::size_t v = 0; v < vps; ++v) {
+        INFO(hctest::describe(t, count), " VP ", v);
+        CHECK(wrong_scatter[v] == 0);
+        CHECK(wrong_all[v] == 0);
+        CHECK(wrong_two_phase[v] == 0);
+      }
+    }
+  }
+}
