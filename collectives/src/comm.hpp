@@ -82,13 +82,16 @@ struct Comm {
       into(0, msg.data(), msg.size());
     }
   }
-  // sendrecv with partner whose receive folds as recv_fold's does.
+  // sendrecv with partner whose receive folds as recv_fold's does where `landing`; else this VP
+  // folds the message once it is in. A sum that this VP sends on next is better built here, in
+  // its own cache: folded as it lands, by the partner, it would have to come back (16 cores:
+  // a reduce-scatter's earlier steps 1.2-1.7x slower so at p = 8).
   void sendrecv_fold(int partner, ConstBytes out, Bytes msg, const Reducer& op, Bytes sum,
-                     ConstBytes partial, bool message_left) const {
+                     ConstBytes partial, bool message_left, bool landing) const {
     if (receiving != nullptr) *receiving = partner;
     const FoldInto into{&op, sum.data(), partial.data(), message_left};
     const int vp = group.vp_of(partner);
-    if (op.never_throws) {
+    if (landing && op.never_throws) {
       port.sendrecv_fold_bytes(vp, out, vp, msg, tag, into.fold());
     } else {
       port.sendrecv_bytes(vp, out, vp, msg, tag);

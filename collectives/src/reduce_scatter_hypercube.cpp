@@ -104,10 +104,10 @@ void recursive_halving(const Comm& c, ConstBytes in, Bytes out, const Blocks& bl
     const Bytes received = Bytes(temp).first(blocks.range(in, recloc, recloc + half).size());
     const ConstBytes mine = blocks.range(msg, recloc, recloc + half);
     const Bytes dst = i == 0 ? out : blocks.range(Bytes(work), recloc, recloc + half);
-    // dst = received op mine when the partner holds the lower ids, else mine op received; folded
-    // as the partner's half lands (Comm::sendrecv_fold).
+    // dst = received op mine when the partner holds the lower ids, else mine op received; in the
+    // last step (dst is out, not sent on) folded as the partner's half lands (Comm::sendrecv_fold).
     c.sendrecv_fold(partner, blocks.range(msg, senloc, senloc + half), received, op, dst, mine,
-                    partner < my_id);
+                    partner < my_id, i == 0);
     msg = work;
   }
 }
