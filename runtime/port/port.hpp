@@ -65,8 +65,8 @@ class alignas(64) Port {
                       const MessageTag& tag);
   // recv_bytes of a message of scratch.size() bytes that fold (message.hpp) folds into this VP's
   // data as it lands: a message handed straight to this waiting VP is folded by its sender (or
-  // by both, a large one), without a copy; one already queued is copied into scratch and folded
-  // here.
+  // by both, a large one), without a copy; one already queued, or one of fewer than
+  // kFoldLandingBytes (channel.hpp), is copied into scratch and folded here.
   void recv_fold_bytes(int src, std::span<std::byte> scratch, const MessageTag& tag,
                        const Fold& fold);
   // sendrecv_bytes whose receive folds so (the partner's thread folds this VP's message while

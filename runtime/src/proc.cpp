@@ -528,6 +528,11 @@ void Port::recv_bytes(int src, std::span<std::byte> data, const MessageTag& tag)
 
 void Port::recv_fold_bytes(int src, std::span<std::byte> scratch, const MessageTag& tag,
                            const Fold& fold) {
+  if (scratch.size() < detail::kFoldLandingBytes) {
+    recv_into(src, scratch, tag, nullptr, nullptr, nullptr);
+    fold.apply(fold.context, 0, scratch.data(), scratch.size());
+    return;
+  }
   recv_into(src, scratch, tag, nullptr, nullptr, &fold);
 }
 
@@ -572,6 +577,11 @@ void Port::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
 void Port::sendrecv_fold_bytes(int dest, std::span<const std::byte> out, int src,
                                std::span<std::byte> scratch, const MessageTag& tag,
                                const Fold& fold) {
+  if (scratch.size() < detail::kFoldLandingBytes) {
+    sendrecv_into(dest, out, src, scratch, tag, nullptr);
+    fold.apply(fold.context, 0, scratch.data(), scratch.size());
+    return;
+  }
   sendrecv_into(dest, out, src, scratch, tag, &fold);
 }
 
