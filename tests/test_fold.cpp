@@ -53,11 +53,12 @@ std::vector<Upper> oracle(int p, std::size_t count, std::size_t first = 0) {
   return acc;
 }
 
-// 24 B to 1.1 MB a VP: a meeting or slots, a hand-over (>= 256 B), a rendezvous (>= 4 KiB, or
-// 64 KiB when VPs share cores), a shared copy (>= 1 MiB, in chunks cut to whole elements).
+// 24 B to 2.2 MB a VP: a meeting or slots, a receive folded by the receiver (< 2 KiB), a
+// rendezvous (>= 4 KiB, or 64 KiB when VPs share cores), a shared copy (>= 256 KiB, or 1 MiB
+// when VPs share cores, in chunks cut to whole elements).
 std::vector<std::size_t> counts() {
-  if (hctest::kSanitized) return {1, 12, 200, 3000, 44000};
-  return {1, 12, 200, 3000, 44000, 90000};
+  if (hctest::kSanitized) return {1, 12, 200, 3000, 12000, 44000};
+  return {1, 12, 200, 3000, 12000, 44000, 90000};
 }
 
 std::vector<Topology> machines() {

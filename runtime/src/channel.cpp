@@ -18,10 +18,11 @@ constexpr std::size_t kBlockGranule = 4096;
 std::size_t ring_capacity(std::size_t n) noexcept { return n <= 2 ? 2 : std::bit_ceil(n); }
 }  // namespace
 
-Channel::Channel(std::size_t capacity)
+Channel::Channel(std::size_t capacity, std::size_t shared_copy_bytes)
     : capacity_(ring_capacity(capacity)),
       mask_(capacity_ - 1),
       max_slots_(capacity_ / 2),
+      shared_copy_bytes_(shared_copy_bytes),
       producer_segment_(std::make_unique<Segment>(capacity_).release()),
       consumer_segment_(producer_segment_) {}
 
@@ -99,7 +100,7 @@ void Channel::next_segment() {
 }
 
 bool Channel::try_hand_over(const Envelope& envelope, std::span<const std::byte> payload) noexcept {
-  if (payload.size() >= kSharedCopyBytes)
+  if (payload.size() >= shared_copy_bytes_)
     return hand_over(envelope, [&](std::span<std::byte>) { share_copy(payload); });
   return hand_over(envelope,
                    [&](std::span<std::byte>) { place(0, payload.data(), payload.size()); });

@@ -79,14 +79,20 @@ inline constexpr std::size_t kRendezvousBytes = 4 * 1024;
 inline constexpr std::size_t kRendezvousBytesShared = 64 * 1024;
 // A message of at least this many bytes handed to a posted receive is copied by both VPs, each
 // taking the next chunk in turn: one core's copy runs well below the memory's bandwidth
-// (4.9-10 GB/s single-threaded on a 16-core Xeon), two copy nearly twice as fast.
-inline constexpr std::size_t kSharedCopyBytes = 1 << 20;
+// (4.9-10 GB/s single-threaded on a 16-core Xeon), two copy nearly twice as fast. With a core
+// to each VP from 256 KiB (p = 2: a ping-pong or broadcast of 256-512 KiB 1.7-2x faster than
+// from 1 MiB); VPs that share cores from 1 MiB (a receiver switched out mid-chunk holds its
+// sender: 4 VPs on 2 cores scattered 256 KiB in 41 us sharing the copy, 29 not).
+inline constexpr std::size_t kSharedCopyBytes = 256 << 10;
+inline constexpr std::size_t kSharedCopyBytesShared = 1 << 20;
 inline constexpr std::size_t kSharedCopyChunk = 128 << 10;
 
 // The shared-memory transport's Link (transport.hpp).
 class Channel final : public Link {
  public:
-  explicit Channel(std::size_t capacity);
+  // shared_copy_bytes: the smallest message copied by both sides (kSharedCopyBytes or
+  // kSharedCopyBytesShared).
+  explicit Channel(std::size_t capacity, std::size_t shared_copy_bytes = kSharedCopyBytes);
   ~Channel() override;
 
   // ---- producer side (the sending VP only)
@@ -183,6 +189,7 @@ class Channel final : public Link {
   const std::size_t capacity_;
   const std::size_t mask_;
   const std::size_t max_slots_;  // the most slots one message may take: half the ring
+  const std::size_t shared_copy_bytes_;
 
   // Producer-only state.
   alignas(kCacheLine) std::uint64_t head_ = 0;

@@ -413,7 +413,8 @@ class HYPERCOMM_INTERNAL Fabric {
   std::chrono::nanoseconds spin_time_;
   std::chrono::nanoseconds yield_time_;
   std::size_t rendezvous_bytes_;
-  int core_share_ = 0;  // oversubscribed: VPs per core (else 0)
+  std::size_t shared_copy_bytes_;  // the channels' (channel.hpp), chosen with the wait policy
+  int core_share_ = 0;             // oversubscribed: VPs per core (else 0)
   const bool asymmetric_fences_ = ::hypercomm::detail::asymmetric_fences();
   int core_count_ = 1;         // cores the VPs are pinned to, round robin
   bool shared_cores_ = false;  // other processes' threads run on this process's cores

@@ -71,6 +71,7 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   spin_time_ = oversubscribed ? std::chrono::microseconds(0) : std::chrono::microseconds(200);
   yield_time_ = oversubscribed ? std::chrono::microseconds(1000) : std::chrono::microseconds(0);
   rendezvous_bytes_ = oversubscribed ? kRendezvousBytesShared : kRendezvousBytes;
+  shared_copy_bytes_ = oversubscribed ? kSharedCopyBytesShared : kSharedCopyBytes;
   core_count_ = static_cast<int>(cpus.size());
   core_share_ = oversubscribed
                     ? std::max<int>(1, (static_cast<int>(threads) + core_count_ - 1) / core_count_)
@@ -132,7 +133,7 @@ Link& Fabric::create_channel(int src, int dst) {
   }
   auto& entry = (*row)[static_cast<std::size_t>(dst)];
   if (Link* existing = entry.load(std::memory_order_acquire)) return *existing;
-  channels_.push_back({src, dst, make_link(transport_, channel_capacity_)});
+  channels_.push_back({src, dst, make_link(transport_, channel_capacity_, shared_copy_bytes_)});
   Link* created = channels_.back().channel.get();
   entry.store(created, std::memory_order_release);
   channel_epoch_.fetch_add(1, std::memory_order_release);

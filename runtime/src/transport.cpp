@@ -86,9 +86,10 @@ const char* to_string(Transport transport) noexcept {
   return transport == Transport::locked ? "locked" : "shared_memory";
 }
 
-std::unique_ptr<Link> make_link(Transport transport, std::size_t capacity) {
+std::unique_ptr<Link> make_link(Transport transport, std::size_t capacity,
+                                std::size_t shared_copy_bytes) {
   if (transport == Transport::locked) return std::make_unique<LockedLink>();
-  return std::make_unique<Channel>(capacity);
+  return std::make_unique<Channel>(capacity, shared_copy_bytes);
 }
 
 }  // namespace hypercomm::detail

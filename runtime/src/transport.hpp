@@ -82,7 +82,9 @@ enum class Transport : std::uint8_t { shared_memory, locked };
 // std::invalid_argument naming the variable and the accepted values.
 [[nodiscard]] Transport transport_from_environment();
 [[nodiscard]] const char* to_string(Transport transport) noexcept;
-// A new link of the transport; `capacity` is the shared-memory ring's slots (a power of two).
-[[nodiscard]] std::unique_ptr<Link> make_link(Transport transport, std::size_t capacity);
+// A new link of the transport; `capacity` is the shared-memory ring's slots (a power of two),
+// `shared_copy_bytes` the smallest message whose copy both VPs share (channel.hpp).
+[[nodiscard]] std::unique_ptr<Link> make_link(Transport transport, std::size_t capacity,
+                                              std::size_t shared_copy_bytes);
 
 }  // namespace hypercomm::detail
