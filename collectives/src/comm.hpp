@@ -15,11 +15,6 @@ namespace hypercomm::detail {
 // every VP's data, while the rounds of messages would each cost every VP a switch.
 inline constexpr std::size_t kMeetingBytes = 4096;
 
-// One collective call as its algorithm sees it: the group's ranks, size and topology, and the
-// header every message of the call carries. Algorithms talk only through this (which talks only
-// through the VP's call port, port.hpp): no mailbox, thread or atomic, and no machine id: a rank
-// becomes the member's VP id here, so Algorithm 4.1 on a subcube is the same code as on the
-// whole hypercube.
 // A message's pieces folded into a reduction's sum (Comm::recv_fold): sum = msg op partial
 // (message_left) or partial op msg, over bytes [offset, offset + n).
 struct FoldInto {
@@ -42,6 +37,11 @@ struct FoldInto {
   [[nodiscard]] Fold fold() const noexcept { return Fold{&apply, this, op->elem_size}; }
 };
 
+// One collective call as its algorithm sees it: the group's ranks, size and topology, and the
+// header every message of the call carries. Algorithms talk only through this (which talks only
+// through the VP's call port, port.hpp): no mailbox, thread or atomic, and no machine id: a rank
+// becomes the member's VP id here, so Algorithm 4.1 on a subcube is the same code as on the
+// whole hypercube.
 struct Comm {
   Port& port;
   const GroupInfo& group;
