@@ -526,13 +526,16 @@ void Port::recv_bytes(int src, std::span<std::byte> data, const MessageTag& tag)
   recv_bytes_during(src, data, tag, nullptr, nullptr);
 }
 
+namespace {
+// The fold a receive's post carries: none under kFoldLandingBytes (channel.hpp), where the
+// message is received as it is and folded by this VP (Port::receive).
+const detail::Fold* landing(const detail::Fold* fold, std::size_t bytes) noexcept {
+  return fold != nullptr && bytes >= detail::kFoldLandingBytes ? fold : nullptr;
+}
+}  // namespace
+
 void Port::recv_fold_bytes(int src, std::span<std::byte> scratch, const MessageTag& tag,
                            const Fold& fold) {
-  if (scratch.size() < detail::kFoldLandingBytes) {
-    recv_into(src, scratch, tag, nullptr, nullptr, nullptr);
-    fold.apply(fold.context, 0, scratch.data(), scratch.size());
-    return;
-  }
   recv_into(src, scratch, tag, nullptr, nullptr, &fold);
 }
 
@@ -552,7 +555,7 @@ void Port::recv_into(int src, std::span<std::byte> data, const MessageTag& tag,
   bool posted = false;
   if (meanwhile != nullptr) {
     posted = data.size() >= detail::kHandOverBytes && channel.front() == nullptr;
-    if (posted) channel.post(data, tag, fold);
+    if (posted) channel.post(data, tag, landing(fold, data.size()));
     try {
       meanwhile(context);
     } catch (...) {
@@ -577,11 +580,6 @@ void Port::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
 void Port::sendrecv_fold_bytes(int dest, std::span<const std::byte> out, int src,
                                std::span<std::byte> scratch, const MessageTag& tag,
                                const Fold& fold) {
-  if (scratch.size() < detail::kFoldLandingBytes) {
-    sendrecv_into(dest, out, src, scratch, tag, nullptr);
-    fold.apply(fold.context, 0, scratch.data(), scratch.size());
-    return;
-  }
   sendrecv_into(dest, out, src, scratch, tag, &fold);
 }
 
@@ -597,7 +595,7 @@ void Port::sendrecv_into(int dest, std::span<const std::byte> out, int src, std:
   // Post the receive first, so that a partner sending at the same time copies its message
   // straight into `in`.
   const bool posted = in.size() >= detail::kHandOverBytes && in_channel.front() == nullptr;
-  if (posted) in_channel.post(in, tag, fold);
+  if (posted) in_channel.post(in, tag, landing(fold, in.size()));
   try {
     post_send(dest, out, tag, start);
   } catch (...) {
@@ -613,9 +611,10 @@ void Port::sendrecv_into(int dest, std::span<const std::byte> out, int src, std:
 }
 
 // Receives the next message from src into data and returns its model arrival time. `posted`:
-// the caller already posted data as a receive buffer on channel (with `fold`). With a fold, a
-// message that a sender delivers through the post is folded there; one taken from the queue is
-// copied into data and folded here.
+// the caller already posted data as a receive buffer on channel (with landing(fold)). With a
+// fold, a message that a sender delivers through a post carrying it is folded there; one taken
+// from the queue, or through a post without it (under kFoldLandingBytes), is copied into data
+// and folded here.
 double Port::receive(Link& channel, int src, std::span<std::byte> data, const MessageTag& tag,
                      bool posted, const Fold* fold) {
   auto take = [&](const Envelope& envelope) {
@@ -630,13 +629,16 @@ double Port::receive(Link& channel, int src, std::span<std::byte> data, const Me
   };
   auto posted_arrival = [&] {
     note_received();
+    // A post without the fold (a small message) got the message as it is: fold it here.
+    if (fold != nullptr && landing(fold, data.size()) == nullptr)
+      fold->apply(fold->context, 0, data.data(), data.size());
     return channel.take_posted_arrival();
   };
 
   if (!posted) {
     if (const Envelope* envelope = channel.front()) return take(*envelope);
     if (data.size() >= detail::kHandOverBytes) {
-      channel.post(data, tag, fold);
+      channel.post(data, tag, landing(fold, data.size()));
       posted = true;
     }
   }
