@@ -40,6 +40,9 @@ struct KeepLeft {
   std::int64_t operator()(std::int64_t a, std::int64_t) const { return a; }
 };
 static_assert(!hc::is_commutative_v<KeepLeft>);
+// Nor noexcept: its folds are weighed as a receive, then a combine (CallShape::never_throws);
+// std::plus's as they land.
+static_assert(!hc::detail::never_throws_v<std::int64_t, KeepLeft>);
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 constexpr bool kSanitized = true;
@@ -256,8 +259,11 @@ void check_machine(const Topology& t, Links links, const hc::CostModel& model, C
   for (const Call& c : calls_for(t, links)) {
     const std::size_t bytes = bytes_of(c, t.size());
     if (model.th != 0 && !hc::textbook_counts_hops(c.op, c.algo, t, links, bytes)) continue;
-    const hc::CallShape shape{
-        .root = c.root, .shift = c.shift, .elem_size = kElem, .commutative = c.commutative};
+    const hc::CallShape shape{.root = c.root,
+                              .shift = c.shift,
+                              .elem_size = kElem,
+                              .commutative = c.commutative,
+                              .never_throws = c.commutative};
     try {  // an algorithm that folds in another order than the ids refuses a non-commutative op
       (void)hc::textbook_time(c.op, c.algo, t, links, bytes, model, shape);
     } catch (const hc::AlgorithmError&) {
@@ -269,8 +275,9 @@ void check_machine(const Topology& t, Links links, const hc::CostModel& model, C
     const hc::Report r = machine.run([&](hc::Proc& vp) { run_call(vp, c); });
     const double formula = hc::textbook_time(c.op, c.algo, t, links, bytes, model, shape);
     const hc::TimeBounds bounds = hc::textbook_bounds(c.op, c.algo, t, links, bytes, model, shape);
-    // Automatic is exactly the card of the algorithm resolve names.
-    const Algo chosen = hc::resolve(c.op, c.algo, t, links, bytes);
+    // Automatic is exactly the card of the algorithm find_card names for this call's shape (its
+    // operator's included).
+    const Algo chosen = hc::find_card(c.op, c.algo, t, links, bytes, shape)->algo;
     covered.insert({c.op, chosen});
     const double card = hc::textbook_time(c.op, chosen, t, links, bytes, model, shape);
     INFO(describe(c, t, links, model), " runs ", std::string(hc::to_string(chosen)));
@@ -283,8 +290,8 @@ void check_machine(const Topology& t, Links links, const hc::CostModel& model, C
         std::printf("OUT OF BOUNDS %s (%s): [%.6f, %.6f] model %.6f\n",
                     describe(c, t, links, model).c_str(), hc::to_string(chosen), bounds.lower,
                     bounds.upper, r.model_time);
-      if (hc::find_card(c.op, c.algo, t, links, bytes, c.shift) ==
-          hc::find_card(c.op, chosen, t, links, bytes, c.shift))
+      if (hc::find_card(c.op, c.algo, t, links, bytes, shape) ==
+          hc::find_card(c.op, chosen, t, links, bytes, shape))
         CHECK(std::isnan(card));
       CHECK(bounds.lower <= bounds.upper);
       CHECK_MESSAGE(bounds.lower <= r.model_time * (1 + 1e-9), "lower ", bounds.lower, " model ",
@@ -301,8 +308,8 @@ void check_machine(const Topology& t, Links links, const hc::CostModel& model, C
                   r.model_time);
     // (A forced Algo runs its first card that can run; automatic may pick another variant of
     // the same Algo, the line's beside the ring's.)
-    if (hc::find_card(c.op, c.algo, t, links, bytes, c.shift) ==
-        hc::find_card(c.op, chosen, t, links, bytes, c.shift))
+    if (hc::find_card(c.op, c.algo, t, links, bytes, shape) ==
+        hc::find_card(c.op, chosen, t, links, bytes, shape))
       CHECK(formula == card);
     CHECK(bounds.lower == formula);
     CHECK(bounds.upper == formula);

@@ -46,6 +46,9 @@ struct KeepLeft {  // associative, not commutative
   std::int64_t operator()(std::int64_t a, std::int64_t) const { return a; }
 };
 static_assert(!hc::is_commutative_v<KeepLeft>);
+// Nor noexcept: its folds are weighed as a receive, then a combine (CallShape::never_throws);
+// std::plus's as they land.
+static_assert(!hc::detail::never_throws_v<std::int64_t, KeepLeft>);
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 constexpr bool kSanitized = true;
@@ -246,7 +249,10 @@ void check(const Topology& machine_topology, Where where, unsigned mask, const T
     const hc::Report r = machine.run([&](hc::Proc& vp) {
       on(vp, where, mask, [&](auto& comm, int me, int n) { run_call(comm, me, n, c); });
     });
-    const hc::CallShape shape{.root = c.root, .elem_size = kElem, .commutative = c.commutative};
+    const hc::CallShape shape{.root = c.root,
+                              .elem_size = kElem,
+                              .commutative = c.commutative,
+                              .never_throws = c.commutative};
     INFO(std::string(hc::to_string(c.op)), " algo=", std::string(hc::to_string(c.algo)), " on ",
          t.name(), " in ", machine_topology.name(), links == Links::routed ? " routed" : " strict",
          " th=", model.th, " root=", c.root, c.commutative ? " plus" : " keep-left",

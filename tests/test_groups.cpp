@@ -180,6 +180,10 @@ template <>
 struct OpOf<Mat> {
   using type = MatMul;
 };
+// The model checks pass CallShape::never_throws = !matmul: std::plus folds as the message lands,
+// MatMul (not noexcept) is received, then folded.
+static_assert(hc::detail::never_throws_v<Int, std::plus<>>);
+static_assert(!hc::detail::never_throws_v<Mat, MatMul>);
 
 template <class T>
 std::vector<T> input(int id, std::size_t n) {
@@ -761,7 +765,7 @@ bool can_run(const Case& c, const Topology& gt, hc::Links links) {
     // textbook_time validates as the collective does, the operator's commutativity included
     // (the Gray-code ring's reductions refuse a non-commutative one).
     (void)hc::textbook_time(c.op, c.algo, gt, links, c.count * 8, {},
-                            hc::CallShape{.commutative = !c.matmul});
+                            hc::CallShape{.commutative = !c.matmul, .never_throws = !c.matmul});
     return true;
   } catch (const hc::AlgorithmError&) {
     return false;
@@ -1143,9 +1147,12 @@ TEST_CASE("model time: every column reduces at once, at ring(rows)'s cost") {
                    << (matmul ? " MatMul" : " plus") << " th=" << th);
               const std::size_t elem = matmul ? sizeof(Mat) : sizeof(Int);
               if (th != 0 && !hops_counted(Collective::reduce, a, gt, count * elem)) continue;
-              const auto expected =
-                  formula(Collective::reduce, a, gt, count * elem,
-                          {.root = root, .elem_size = elem, .commutative = !matmul}, model);
+              const auto expected = formula(Collective::reduce, a, gt, count * elem,
+                                            {.root = root,
+                                             .elem_size = elem,
+                                             .commutative = !matmul,
+                                             .never_throws = !matmul},
+                                            model);
               check_model_time(
                   m,
                   [&](Proc& vp) {
@@ -1276,7 +1283,7 @@ TEST_CASE("model time: a split group's all_reduce costs ring(n)'s formula") {
             const std::size_t elem = matmul ? sizeof(Mat) : sizeof(Int);
             const auto expected =
                 formula(Collective::all_reduce, a, Topology::ring(n), count * elem,
-                        {.elem_size = elem, .commutative = !matmul});
+                        {.elem_size = elem, .commutative = !matmul, .never_throws = !matmul});
             INFO("group " << show(mem));
             double lo = 1e300, hi = -1e300, end = -1e300;
             for (int x : mem) {

@@ -167,30 +167,34 @@ TEST_CASE("automatic's choice is the registry's cheapest card that can run, ties
            k <= static_cast<int>(Collective::barrier); ++k) {
         const auto op = static_cast<Collective>(k);
         for (std::size_t bytes :
-             {std::size_t{0}, std::size_t{8}, std::size_t{4096}, std::size_t{1} << 20}) {
-          INFO(std::string(hc::to_string(op)), " on ", t.name(),
-               links == Links::strict ? " strict " : " ", bytes, " B");
-          const detail::AlgorithmCard* best = nullptr;
-          double best_cost = INFINITY;
-          for (const detail::AlgorithmCard* card : detail::cards_of(op)) {
-            // (The cards for a Gray-code ring group run only on one: not on these machines.)
-            if (card->restriction(t, links) != nullptr || card->needs_gray_ring_group) continue;
-            const double cost = detail::selection_cost(*card, t, links, bytes, 0, t.size() / 2);
-            // The reference machine's estimate has a closed form for every card and call.
-            CHECK(std::isfinite(cost));
-            CHECK(cost >= 0);
-            if (best == nullptr || cost < best_cost) best = card, best_cost = cost;
+             {std::size_t{0}, std::size_t{8}, std::size_t{4096}, std::size_t{1} << 20})
+          for (const bool never_throws : {true, false}) {
+            INFO(std::string(hc::to_string(op)), " on ", t.name(),
+                 links == Links::strict ? " strict " : " ", bytes, " B",
+                 never_throws ? "" : ", an operator that may throw");
+            const detail::AlgorithmCard* best = nullptr;
+            double best_cost = INFINITY;
+            for (const detail::AlgorithmCard* card : detail::cards_of(op)) {
+              // (The cards for a Gray-code ring group run only on one: not on these machines.)
+              if (card->restriction(t, links) != nullptr || card->needs_gray_ring_group) continue;
+              const double cost = detail::selection_cost(*card, t, links, bytes, 0, t.size() / 2,
+                                                         {.never_throws = never_throws});
+              // The reference machine's estimate has a closed form for every card and call.
+              CHECK(std::isfinite(cost));
+              CHECK(cost >= 0);
+              if (best == nullptr || cost < best_cost) best = card, best_cost = cost;
+            }
+            if (best == nullptr) {
+              CHECK_THROWS_AS((void)hc::resolve(op, Algo::automatic, t, links, bytes),
+                              hc::AlgorithmError);
+              continue;
+            }
+            const hc::Card* chosen =
+                hc::find_card(op, Algo::automatic, t, links, bytes,
+                              hc::CallShape{.shift = t.size() / 2, .never_throws = never_throws});
+            CHECK(chosen->algo == best->text.algo);
+            CHECK(chosen->variant == best->text.variant);
           }
-          if (best == nullptr) {
-            CHECK_THROWS_AS((void)hc::resolve(op, Algo::automatic, t, links, bytes),
-                            hc::AlgorithmError);
-            continue;
-          }
-          const hc::Card* chosen =
-              hc::find_card(op, Algo::automatic, t, links, bytes, t.size() / 2);
-          CHECK(chosen->algo == best->text.algo);
-          CHECK(chosen->variant == best->text.variant);
-        }
       }
 }
 

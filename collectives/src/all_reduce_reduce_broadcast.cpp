@@ -23,7 +23,7 @@ void all_reduce_reduce_broadcast(const Comm& c, ConstBytes in, Bytes out, const 
 }
 
 double all_reduce_reduce_broadcast_cost(const CostQuery& q) {
-  return 2 * (q.d() * q.w(q.m()) + q.dimension_hops()) + q.d() * q.tc * q.m();
+  return 2 * (q.d() * q.w(q.m()) + q.dimension_hops()) + q.d() * q.landing_tc() * q.m();
 }
 
 }  // namespace

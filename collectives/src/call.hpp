@@ -51,12 +51,11 @@ struct Extent {
 // One collective call on this VP: its group, its algorithm, its header and its trace span.
 class Call {
  public:
-  // commutative: the reduction's operator (a non-commutative one rules out the cards that do not
-  // fold in id order).
+  // op_traits: the reduction's operator, as automatic weighs it (select.hpp).
   Call(const Group& g, Collective op, Algo requested, std::size_t bytes, int root = 0,
-       bool commutative = true)
+       OperatorTraits op_traits = {})
       : Call(g, op, requested, bytes, 0, root, static_cast<std::uint32_t>(bytes), bytes,
-             commutative) {}
+             op_traits) {}
   // An irregular collective: automatic weighs its largest block and its total, and the header's
   // count field carries `digest` (of the counts that every member must agree on, or 0).
   Call(const Group& g, Collective op, Algo requested, Extent blocks, int root, std::uint32_t digest)
@@ -83,12 +82,12 @@ class Call {
 
  private:
   Call(const Group& g, Collective op, Algo requested, std::size_t bytes, std::size_t total,
-       int root, std::uint32_t tag_count, std::uint64_t span_bytes, bool commutative = true)
+       int root, std::uint32_t tag_count, std::uint64_t span_bytes, OperatorTraits op_traits = {})
       : port_(Port::of(g.proc())),
         group_(g.info()),
         choice_(select(op, group_, port_.options().links, bytes, requested, port_.id(),
                        port_.options().model, total, op == Collective::circular_shift ? root : 0,
-                       commutative)) {
+                       op_traits)) {
     tag_.sequence = ++group_.sequence;
     tag_.group = group_.id;
     tag_.root = static_cast<std::uint16_t>(root);

@@ -125,7 +125,8 @@ double CostQuery::line_broadcast(int n, int r, double size, double h, Arms arms)
 }
 
 double CostQuery::line_reduce(int n, int r, double size, double h) const noexcept {
-  return std::max(r, n - 1 - r) * (w(size) + h + tc * size);
+  return std::max(r, n - 1 - r) *
+         (w(size) + h + landing_tc() * size);  // reduce_arms folds as it lands
 }
 
 double CostQuery::line_scatter(int n, int r, double part, double h, Arms arms) const noexcept {

@@ -93,6 +93,9 @@ struct CostQuery {
   [[nodiscard]] double tw() const noexcept { return model.tw; }
   [[nodiscard]] double th() const noexcept { return model.th; }
   [[nodiscard]] double w(double b) const noexcept { return model.ts + model.tw * b; }
+  // tc of a fold done as the message lands (Comm::recv_fold, sendrecv_fold): none for an
+  // operator that never throws, whose fold is the receive's copy; else the receive, then the fold.
+  [[nodiscard]] double landing_tc() const noexcept { return shape.never_throws ? 0.0 : tc; }
   // th per message of a ring algorithm: counted when VP i and i+1 are neighbours (elsewhere the
   // routes differ in length from VP to VP and the formula leaves th out).
   [[nodiscard]] double ring_th() const noexcept {

@@ -45,10 +45,10 @@ std::vector<std::size_t> equal_counts(Collective op, const Topology& t, std::siz
 // The card that runs `requested` (automatic resolved) for a call of `bytes` (the irregular
 // collectives: the largest block, of `total`), by the collectives' own rule (detail::choose).
 const AlgorithmCard& card_for(Collective op, Algo requested, const Topology& t, Links links,
-                              std::size_t bytes, std::size_t total, int shift,
-                              bool commutative = true, bool gray_ring = false) {
-  return detail::choose(op, requested, t, links, bytes, total, shift, t.name(), {}, commutative,
-                        gray_ring);
+                              std::size_t bytes, std::size_t total, const CallShape& shape = {}) {
+  return detail::choose(op, requested, t, links, bytes, total, shape.shift, t.name(), {},
+                        {.commutative = shape.commutative, .never_throws = shape.never_throws},
+                        shape.gray_ring);
 }
 
 const AlgorithmCard& checked_v(Collective op, Algo algo, const Topology& t, Links links,
@@ -57,7 +57,7 @@ const AlgorithmCard& checked_v(Collective op, Algo algo, const Topology& t, Link
   std::size_t largest = 0, total = 0;
   for (const std::size_t n : counts)
     largest = std::max(largest, n * elem_size), total += n * elem_size;
-  return card_for(op, algo, t, links, largest, total, 0);
+  return card_for(op, algo, t, links, largest, total);
 }
 
 // An irregular call as its card's cost function takes it: bytes the largest block.
@@ -127,8 +127,7 @@ const Card* find_card(Collective op, Algo algo, const Topology& t, Links links, 
 
 const Card* find_card(Collective op, Algo algo, const Topology& t, Links links, std::size_t bytes,
                       const CallShape& shape) {
-  const AlgorithmCard& card =
-      card_for(op, algo, t, links, bytes, 0, shape.shift, shape.commutative, shape.gray_ring);
+  const AlgorithmCard& card = card_for(op, algo, t, links, bytes, 0, shape);
   const auto all = detail::registry();
   const auto at = std::find(all.begin(), all.end(), &card) - all.begin();
   return &cards()[static_cast<std::size_t>(at)];
@@ -140,7 +139,7 @@ Algo resolve(Collective op, Algo requested, const Topology& t, Links links, std:
   if (!takes_algo(op) && requested != A::automatic)
     throw AlgorithmError(std::string(to_string(op)) +
                          " takes no algorithm: it always chooses for itself");
-  return card_for(op, requested, t, links, bytes, 0, 0).text.algo;
+  return card_for(op, requested, t, links, bytes, 0).text.algo;
 }
 
 Algo resolve_v(Collective op, Algo requested, const Topology& t, Links links,
@@ -172,8 +171,7 @@ double textbook_time(Collective op, Algo algo, const Topology& t, Links links, s
   if (detail::is_irregular(op))  // equal blocks of `bytes`
     return textbook_time_v(op, algo, t, links, equal_counts(op, t, bytes, shape.elem_size), model,
                            shape);
-  const AlgorithmCard& card =
-      card_for(op, algo, t, links, bytes, 0, shape.shift, shape.commutative, shape.gray_ring);
+  const AlgorithmCard& card = card_for(op, algo, t, links, bytes, 0, shape);
   if (t.size() == 1) return 0;
   return card.cost({.t = t, .links = links, .bytes = bytes, .model = model, .shape = shape});
 }
@@ -183,8 +181,7 @@ TimeBounds textbook_bounds(Collective op, Algo algo, const Topology& t, Links li
   if (detail::is_irregular(op))  // equal blocks of `bytes`
     return textbook_bounds_v(op, algo, t, links, equal_counts(op, t, bytes, shape.elem_size), model,
                              shape);
-  const AlgorithmCard& card =
-      card_for(op, algo, t, links, bytes, 0, shape.shift, shape.commutative, shape.gray_ring);
+  const AlgorithmCard& card = card_for(op, algo, t, links, bytes, 0, shape);
   if (t.size() == 1) return {0, 0};
   return detail::cost_bounds(
       card, {.t = t, .links = links, .bytes = bytes, .model = model, .shape = shape});
@@ -198,7 +195,7 @@ double textbook_time(Collective op, Algo algo, const Topology& t, Links links, s
 bool textbook_counts_hops(Collective op, Algo algo, const Topology& t, Links links,
                           std::size_t bytes) {
   // The irregular collectives' formulas count every hop (NaN where they cannot).
-  const AlgorithmCard& card = card_for(op, algo, t, links, bytes, 0, 0);
+  const AlgorithmCard& card = card_for(op, algo, t, links, bytes, 0);
   if (detail::is_irregular(op) || card.counts_hops == nullptr) return true;
   return card.counts_hops(t, links);
 }

@@ -68,7 +68,7 @@ void reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op
 
 namespace {
 double reduce_hypercube_cost(const CostQuery& q) {
-  return q.d() * (q.w(q.m()) + q.tc * q.m()) + q.dimension_hops();
+  return q.d() * (q.w(q.m()) + q.landing_tc() * q.m()) + q.dimension_hops();
 }
 }  // namespace
 

@@ -51,7 +51,7 @@ double reduce_mesh_cost(const CostQuery& q) {
   const int r = q.root();
   return (q.ring_reduce_steps(q.t.cols(), q.t.col_of(r)) +
           q.ring_reduce_steps(q.t.rows(), q.t.row_of(r))) *
-         (q.w(q.m()) + q.mesh_th() + q.tc * q.m());
+         (q.w(q.m()) + q.mesh_th() + q.landing_tc() * q.m());
 }
 }  // namespace
 

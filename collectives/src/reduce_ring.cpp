@@ -96,7 +96,7 @@ void reduce_arms(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int
 
 namespace {
 double reduce_ring_cost(const CostQuery& q) {
-  return q.ring_reduce_steps(q.p(), q.root()) * (q.w(q.m()) + q.ring_th() + q.tc * q.m());
+  return q.ring_reduce_steps(q.p(), q.root()) * (q.w(q.m()) + q.ring_th() + q.landing_tc() * q.m());
 }
 }  // namespace
 

@@ -106,14 +106,14 @@ Collective regular_of(Collective op) noexcept {
 }
 
 double selection_cost(const AlgorithmCard& card, const Topology& t, Links links, std::size_t bytes,
-                      std::size_t total, int shift) {
+                      std::size_t total, int shift, OperatorTraits op) {
   constexpr double unit = 1e-10;  // kReferenceTw: ts = 10000 units, tw = 1 unit per byte
   static_assert(kReferenceTs == 10'000 * unit && kReferenceTw == unit);
   const CostQuery q{.t = t,
                     .links = links,
                     .bytes = bytes,
                     .model = {.ts = 10'000, .tw = 1, .th = 0},
-                    .shape = {.shift = shift},
+                    .shape = {.shift = shift, .never_throws = op.never_throws},
                     .selection = true,
                     .tc = 1,  // a combine streams memory like a copy
                     .total = total};
@@ -141,8 +141,8 @@ std::string strict_note(Links links) { return links == Links::strict ? " with Li
 
 const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t, Links links,
                             std::size_t bytes, std::size_t total, int shift,
-                            const std::string& where, const std::string& prefix, bool commutative,
-                            bool gray_ring) {
+                            const std::string& where, const std::string& prefix,
+                            OperatorTraits op_traits, bool gray_ring) {
   const auto cards = cards_of(op);
   if (requested == Algo::automatic)
     if (const AlgorithmCard* agreed = automatic_without_sizes(op, t, links)) return *agreed;
@@ -156,7 +156,7 @@ const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t, Li
       reason =
           "it needs a group whose ranks are a hypercube's VPs in reflected Gray-code order "
           "(split(vp.world(), 0, hypercomm::gray_inverse(id)))";
-    if (reason == nullptr && !commutative && !card->keeps_id_order)
+    if (reason == nullptr && !op_traits.commutative && !card->keeps_id_order)
       reason = "it folds in another order than the VPs' ids, so it needs a commutative operator";
     if (reason != nullptr) {
       if (!why.empty()) why += "; ";
@@ -165,7 +165,7 @@ const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t, Li
       continue;
     }
     if (requested != Algo::automatic) return *card;  // the first of that Algo that can run
-    const double cost = selection_cost(*card, t, links, bytes, total, shift);
+    const double cost = selection_cost(*card, t, links, bytes, total, shift, op_traits);
     if (best == nullptr || cost < best_cost) best = card, best_cost = cost;
   }
   if (best != nullptr) return *best;
@@ -199,7 +199,7 @@ const char* group_restriction(const GroupInfo& g, Links links) {
 
 Choice select_uncached(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
                        Algo requested, int vp_id, const CostModel& model, std::size_t total,
-                       int shift, bool commutative) {
+                       int shift, OperatorTraits op_traits) {
   const Topology& t = g.topology;
   const std::string prefix = who(g, vp_id) + ": ";
   const std::string where =
@@ -207,8 +207,8 @@ Choice select_uncached(Collective op, const GroupInfo& g, Links links, std::size
   if (const char* why = group_restriction(g, links))
     throw AlgorithmError(prefix + to_string(op) + " cannot run on " + where + ": " + why);
   Choice choice;
-  choice.card = &choose(op, requested, t, links, bytes, total, shift, where, prefix, commutative,
-                        g.gray_ring);
+  choice.card =
+      &choose(op, requested, t, links, bytes, total, shift, where, prefix, op_traits, g.gray_ring);
   choice.family = family_of(t, links);
   if (choice.algo() == Algo::esbt) {
     choice.chunks = esbt_chunk_count(t, bytes, model);
@@ -229,7 +229,8 @@ std::string who(const GroupInfo& g, int vp_id) {
 // A VP calls the same collective with the same size again and again: remember its last choice
 // per operation so that the registry is consulted once, not on every call.
 Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes, Algo requested,
-              int vp_id, const CostModel& model, std::size_t total, int shift, bool commutative) {
+              int vp_id, const CostModel& model, std::size_t total, int shift,
+              OperatorTraits op_traits) {
   struct Memo {
     std::optional<Topology> topology;
     Links links = Links::routed;
@@ -239,7 +240,7 @@ Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
     std::size_t bytes = 0;
     std::size_t total = 0;
     int shift = 0;
-    bool commutative = true;
+    OperatorTraits op_traits{};
     double ts = 0;
     double tw = 0;
     bool all_port = false;
@@ -250,13 +251,15 @@ Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
   const bool routed_group = group_restriction(g, links) != nullptr;
   if (m.choice.card != nullptr && m.topology == g.topology && m.links == links &&
       m.routed_group == routed_group && m.gray_ring == g.gray_ring && m.requested == requested &&
-      m.bytes == bytes && m.total == total && m.shift == shift && m.commutative == commutative &&
-      m.ts == model.ts && m.tw == model.tw && m.all_port == model.all_port)
+      m.bytes == bytes && m.total == total && m.shift == shift &&
+      m.op_traits.commutative == op_traits.commutative &&
+      m.op_traits.never_throws == op_traits.never_throws && m.ts == model.ts && m.tw == model.tw &&
+      m.all_port == model.all_port)
     return m.choice;
   const Choice choice = select_uncached(op, g, links, bytes, requested, vp_id, model, total, shift,
-                                        commutative);  // may throw
-  m = Memo{g.topology, links,       routed_group, g.gray_ring, requested,      bytes, total,
-           shift,      commutative, model.ts,     model.tw,    model.all_port, choice};
+                                        op_traits);  // may throw
+  m = Memo{g.topology, links,     routed_group, g.gray_ring, requested,      bytes, total,
+           shift,      op_traits, model.ts,     model.tw,    model.all_port, choice};
   return choice;
 }
 

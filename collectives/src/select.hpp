@@ -19,28 +19,39 @@ struct Choice {
   [[nodiscard]] Algo algo() const noexcept { return card->text.algo; }
 };
 
+// What automatic's choice knows of a reduction's operator (the other collectives: the defaults).
+// A non-commutative one rules out the cards that do not fold in id order (keeps_id_order); one
+// that never throws is folded as the message lands where a card receives so (Comm::recv_fold),
+// and those folds cost the choice nothing beyond the transfer (CostQuery::landing_tc).
+struct OperatorTraits {
+  bool commutative = true;
+  bool never_throws = true;
+};
+[[nodiscard]] inline OperatorTraits traits_of(const Reducer& op) noexcept {
+  return {.commutative = op.commutative, .never_throws = op.never_throws};
+}
+
 // The one validation and choice of an algorithm, for the collectives (select) and for resolve
 // and textbook_time alike: Algo::automatic takes the card of op that costs least on the
 // reference machine (selection_cost), ties in registry order; any other Algo the first card of
 // that Algo (in registry order) that can run here. Otherwise AlgorithmError, its message `prefix` +
 // what went wrong, naming `where` (the machine, or the group on it). `bytes` is what selection_cost
 // takes: for an irregular collective its largest block, with `total` the bytes of all its blocks
-// (0 for the regular collectives); `shift` the circular shift's q. A non-commutative operator
-// (commutative false) rules out the cards that do not fold in id order (keeps_id_order);
-// gray_ring says that t is a ring embedded in a hypercube by the Gray code (a split group's,
-// GroupInfo::gray_ring), which the cards that need one (needs_gray_ring_group) ask.
+// (0 for the regular collectives); `shift` the circular shift's q; `op_traits` the reduction's
+// operator; gray_ring says that t is a ring embedded in a hypercube by the Gray code (a split
+// group's, GroupInfo::gray_ring), which the cards that need one (needs_gray_ring_group) ask.
 [[nodiscard]] const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t,
                                           Links links, std::size_t bytes, std::size_t total,
                                           int shift, const std::string& where,
-                                          const std::string& prefix = {}, bool commutative = true,
-                                          bool gray_ring = false);
+                                          const std::string& prefix = {},
+                                          OperatorTraits op_traits = {}, bool gray_ring = false);
 
 // Resolves `requested` for this call on group g (its topology; under Links::strict also whether
 // its members are machine neighbours), or throws AlgorithmError (on every member alike, before
 // any message is sent) naming why it cannot run there; vp_id is the calling VP's machine id.
 [[nodiscard]] Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
                             Algo requested, int vp_id, const CostModel& model,
-                            std::size_t total = 0, int shift = 0, bool commutative = true);
+                            std::size_t total = 0, int shift = 0, OperatorTraits op_traits = {});
 
 // "VP 5", or "VP 5 (rank 1 of row 1 of mesh:4x4)" on a group smaller than the machine.
 [[nodiscard]] std::string who(const GroupInfo& g, int vp_id);
@@ -50,12 +61,13 @@ struct Choice {
 
 // The cost automatic compares: the card's formula on a fixed reference machine (not
 // Options::model: the choice should suit the hardware, not the model being taught), with the
-// time to combine a byte and the congestion of the XOR exchanges counted, blocks of m/p, th = 0,
-// in seconds. It is evaluated in units of 0.1 ns (ts = 10000, tw = 1 per byte), where the sums
-// are exact for whole byte counts, so that algorithms of equal cost compare equal and the
-// registry's order decides (not rounding).
+// time to combine a byte (none for a fold as the message lands, op_traits.never_throws) and the
+// congestion of the XOR exchanges counted, blocks of m/p, th = 0, in seconds. It is evaluated in
+// units of 0.1 ns (ts = 10000, tw = 1 per byte), where the sums are exact for whole byte counts, so
+// that algorithms of equal cost compare equal and the registry's order decides (not rounding).
 [[nodiscard]] double selection_cost(const AlgorithmCard& card, const Topology& t, Links links,
-                                    std::size_t bytes, std::size_t total = 0, int shift = 0);
+                                    std::size_t bytes, std::size_t total = 0, int shift = 0,
+                                    OperatorTraits op_traits = {});
 
 // Whether op is one of the irregular ("v") collectives.
 [[nodiscard]] constexpr bool is_irregular(Collective op) noexcept {

@@ -61,6 +61,12 @@ struct CallShape {
   int shift = 0;              // circular_shift (any integer; taken mod p)
   std::size_t elem_size = 1;  // bytes per element: where a vector is cut into p blocks
   bool commutative = true;    // the reduction operator (hypercomm::is_commutative_v<Op>)
+  // The reduction operator cannot throw (hypercomm::detail::never_throws_v<T, Op>: noexcept, or
+  // a standard arithmetic or bitwise function object on an arithmetic T). Then the cards that
+  // receive by folding (the hypercube and ring reductions, the last step of the hypercube
+  // reduce-scatter) fold each message as it lands, and automatic charges those folds no combine
+  // time; the model time (textbook_time) does not charge combines either way.
+  bool never_throws = true;
   // The ring is a group of a hypercube's VPs in reflected Gray-code order (rank r is VP
   // gray(r), as split(vp.world(), 0, gray_inverse(id)) makes it; Grama et al. section 2.7):
   // circular_shift's Algo::hypercube then names the book's q-shift on it (section 4.6.2).
@@ -68,7 +74,8 @@ struct CallShape {
 };
 
 // find_card for a call of this shape: its shift, its operator (a non-commutative one rules out
-// the cards that fold in another order than the ids) and gray_ring.
+// the cards that fold in another order than the ids; one that may throw is weighed with its
+// combines) and gray_ring.
 [[nodiscard]] const Card* find_card(Collective op, Algo algo, const Topology& t, Links links,
                                     std::size_t bytes, const CallShape& shape);
 
