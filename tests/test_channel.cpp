@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "channel.hpp"
+#include "fabric.hpp"
 #include "futex.hpp"
 #include "support.hpp"
 
@@ -437,4 +438,37 @@ TEST_CASE("a folding post hands the message's pieces to the fold, whole elements
     CHECK(payload_ok(into, 3));
     CHECK(recorder.pieces == 0);
   }
+}
+
+TEST_CASE("a large send waits along a chain of waits for receivers, never round a cycle") {
+  using hypercomm::detail::closes_wait_cycle;
+  using hypercomm::detail::VpState;
+  std::vector<VpState> states(6);
+  const auto lends_to = [&](int vp, int dest) {  // vp waits for dest to post its receive
+    states[static_cast<std::size_t>(vp)].lending.store(static_cast<std::uint32_t>(dest) + 1);
+  };
+  // A reduce's leaf (3) sending to its parent (2), which waits for the root (0) to post: a
+  // chain that ends at a VP not waiting so, whatever else it does (blocked in a receive here).
+  lends_to(2, 0);
+  states[0].waiting_for.store(1);
+  states[0].status.store(hypercomm::detail::kBlocked);
+  CHECK_FALSE(closes_wait_cycle(states, 3, 2));
+  CHECK_FALSE(closes_wait_cycle(states, 3, 0));
+  // Waits round a ring, 0 -> 1 -> 2 and 2 about to wait for 0: the last to wait sees the cycle;
+  // waiting for another VP instead closes none.
+  lends_to(0, 1);
+  lends_to(1, 2);
+  CHECK(closes_wait_cycle(states, 2, 0));
+  CHECK(closes_wait_cycle(states, 2, 1));
+  CHECK_FALSE(closes_wait_cycle(states, 2, 3));
+  // A cycle without me (4 and 5 wait for each other) is theirs to break: 3 waits on.
+  states = std::vector<VpState>(6);
+  lends_to(4, 5);
+  lends_to(5, 4);
+  CHECK_FALSE(closes_wait_cycle(states, 3, 4));
+  CHECK(closes_wait_cycle(states, 4, 5));
+  // Two VPs sending to each other at once: whichever reads second sees the other's wait.
+  states = std::vector<VpState>(2);
+  lends_to(0, 1);
+  CHECK(closes_wait_cycle(states, 1, 0));
 }

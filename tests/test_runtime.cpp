@@ -156,6 +156,68 @@ TEST_CASE("large sends that wait for their receivers never wait on each other") 
   }
 }
 
+TEST_CASE("large sends along a reduce's chains and round a cycle through a receive arrive intact") {
+  constexpr std::size_t n = (1 << 20) / sizeof(std::uint64_t);
+  const auto fill = [](int from, int round) {
+    return std::vector<std::uint64_t>(n, static_cast<std::uint64_t>(from * 1000 + round));
+  };
+  const auto intact = [&](const std::vector<std::uint64_t>& v, int from, int round) {
+    return v.front() == static_cast<std::uint64_t>(from * 1000 + round) && v.back() == v.front();
+  };
+  // A reduce's pattern back to back: 1 -> 0, 3 -> 2, then 2 -> 0 (3 finds 2 waiting for 0 to
+  // post, and waits along that chain), the root late now and then.
+  std::vector<int> good(4, 0);
+  hc::run(
+      hc::Topology::ring(4),
+      [&](hc::Proc& vp) {
+        std::vector<std::uint64_t> in(n);
+        for (int round = 0; round < 12; ++round) {
+          const auto k = static_cast<std::size_t>(vp.id());
+          if (vp.id() == 0) {
+            if (round % 3 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+            vp.recv(1, in);
+            good[k] += intact(in, 1, round);
+            vp.recv(2, in);
+            good[k] += intact(in, 2, round);
+          } else if (vp.id() == 2) {
+            vp.recv(3, in);
+            good[k] += intact(in, 3, round);
+            vp.send(0, fill(2, round));
+          } else {
+            vp.send(vp.id() - 1, fill(vp.id(), round));
+          }
+        }
+      },
+      test_options());
+  CHECK(good == std::vector<int>{24, 0, 12, 0});
+  // A cycle through a blocked receive: 0 waits for 1 to post, 1 waits for 2's message, and 2
+  // sends to 0, which posts only after its own send: the waits end at their bound and queue.
+  std::vector<int> ok(3, 0);
+  hc::run(
+      hc::Topology::ring(3),
+      [&](hc::Proc& vp) {
+        std::vector<std::uint64_t> in(n);
+        for (int round = 0; round < 12; ++round) {
+          const auto k = static_cast<std::size_t>(vp.id());
+          if (vp.id() == 0) {
+            vp.send(1, fill(0, round));
+            vp.recv(2, in);
+            ok[k] += intact(in, 2, round);
+          } else if (vp.id() == 1) {
+            vp.recv(2, in);
+            ok[k] += intact(in, 2, round);
+            vp.recv(0, in);
+            ok[k] += intact(in, 0, round);
+          } else {
+            vp.send(0, fill(2, round));
+            vp.send(1, fill(2, round));
+          }
+        }
+      },
+      test_options());
+  CHECK(ok == std::vector<int>{12, 24, 0});
+}
+
 TEST_CASE("a sender of many large messages to a slow receiver delivers them all in order") {
   constexpr std::size_t n = (128 << 10) / sizeof(std::uint64_t);
   std::vector<int> good(1, 0);

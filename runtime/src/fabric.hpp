@@ -43,7 +43,7 @@ struct alignas(kCacheLine) VpState {
   std::atomic<const char*> operation{nullptr};
   std::atomic<std::uint64_t> received{0};  // messages taken; the watchdog's sign of progress
   std::atomic<std::uint32_t> mail{0};      // oversubscribed: a message came since the VP blocked
-  std::atomic<std::uint32_t> lending{0};   // waiting for a receiver to post (Port::post_send)
+  std::atomic<std::uint32_t> lending{0};   // waiting for VP lending-1 to post (Port::post_send)
   // The collective call the VP is in and the last one it left (Port::begin_call), for the
   // mismatch check of the VPs that wait in the same call (Port::disagreement): a seqlock that
   // only the VP writes, twice per collective call and never per message, on a line of its own
@@ -73,6 +73,26 @@ using TagHolders = std::pair<MessageTag, std::vector<int>>;
 
 // VpState::waiting_for of a VP in a meeting: it waits for every VP, not for one.
 inline constexpr int kWaitsForAll = -2;
+
+// Whether VP `me`, about to wait for `dest` to post its receive (Port::post_send), would close a
+// cycle of such waits: the chain of waits for receivers from dest (VpState::lending: the VP
+// waited for, plus one) comes back to me. A chain that loops without me is its own VPs' to
+// break (the last of them to wait sees it), and one that ends at a VP that does not wait so
+// (copying, computing, blocked in a receive) ends: me may wait. A cycle through a blocked
+// receive (0 waits for 1 to post, 1 for a message of 2, and 2 for 0 to post) is not seen here:
+// its waits end at their bound (Port::post_send), and the messages are queued.
+[[nodiscard]] inline bool closes_wait_cycle(std::span<const VpState> states, int me,
+                                            int dest) noexcept {
+  int at = dest;
+  for (std::size_t hops = 0; hops < states.size(); ++hops) {
+    const std::uint32_t next =
+        states[static_cast<std::size_t>(at)].lending.load(std::memory_order_seq_cst);
+    if (next == 0) return false;
+    at = static_cast<int>(next) - 1;
+    if (at == me) return true;
+  }
+  return false;
+}
 
 // Where the VPs meet when they run a small symmetric collective in shared memory (Port::meet):
 // a counter of arrivals, the generation the last arriver bumps to release the others, and each
@@ -274,6 +294,9 @@ class HYPERCOMM_INTERNAL Fabric {
   [[nodiscard]] VpState& state(int vp) noexcept { return states_[static_cast<std::size_t>(vp)]; }
   [[nodiscard]] const VpState& state(int vp) const noexcept {
     return states_[static_cast<std::size_t>(vp)];
+  }
+  [[nodiscard]] std::span<const VpState> states() const noexcept {
+    return {states_.get(), static_cast<std::size_t>(size_)};
   }
   [[nodiscard]] bool aborted() const noexcept {
     return (attention_.load(std::memory_order_acquire) & kAborted) != 0;
