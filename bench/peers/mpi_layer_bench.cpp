@@ -1,7 +1,7 @@
 // hypercomm::mpi: the cost of a collective when the machine is spread over processes, and the
 // layer's overhead over plain MPI (scripts/bench-mpi runs it):
 //   mpirun -np N mpi_layer_bench --vps P [--peer] [--iters K] [--bytes 8|1048576] [--op NAME]
-//                                [--funneled] [--one-by-one]
+//                                [--algo NAME] [--funneled] [--one-by-one]
 // runs all_reduce, broadcast and all_gather of 8 B and 1 MiB on hypercube(log2 P) spread over
 // the N processes (P/N VPs each) and prints one markdown row per measurement: microseconds per
 // call, the median of 5 batches of K calls each (default 2000 of 8 B, 10 of 1 MiB). --peer (with
@@ -9,7 +9,8 @@
 // processes, back to back, batch by batch, and prints the ratio hypercomm / MPI. --one-by-one
 // instead times each of K calls (default 20000) of one run on VP 0 (and, with --peer, of MPI on
 // rank 0) and prints their mean, median, 99th percentile, maximum and how many took over 10 us:
-// what a rare slow call costs, which a batch's mean hides.
+// what a rare slow call costs, which a batch's mean hides. --algo runs hypercomm's collectives
+// with that algorithm instead of automatic's choice (the layout column names it).
 #include <mpi.h>
 
 #include <algorithm>
@@ -38,11 +39,13 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+hc::Algo g_algo = hc::Algo::automatic;  // --algo
+
 // One call of op by a VP, and the same by an MPI rank (n doubles each, in and out).
 void hypercomm_call(hc::Proc& vp, Op op, std::vector<double>& in, std::vector<double>& out) {
-  if (op == Op::all_reduce) hc::all_reduce(vp, in, out, std::plus<>{});
-  if (op == Op::broadcast) hc::broadcast(vp, in, 0);
-  if (op == Op::all_gather) hc::all_gather(vp, in, out);
+  if (op == Op::all_reduce) hc::all_reduce(vp, in, out, std::plus<>{}, g_algo);
+  if (op == Op::broadcast) hc::broadcast(vp, in, 0, g_algo);
+  if (op == Op::all_gather) hc::all_gather(vp, in, out, g_algo);
 }
 void mpi_call(Op op, std::vector<double>& in, std::vector<double>& out) {
   const int n = static_cast<int>(in.size());
@@ -166,14 +169,25 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[k], "--one-by-one") == 0) by_call = true;
     if (std::strcmp(argv[k], "--bytes") == 0 && k + 1 < argc) only_bytes = std::atol(argv[++k]);
     if (std::strcmp(argv[k], "--op") == 0 && k + 1 < argc) only_op = argv[++k];
+    if (std::strcmp(argv[k], "--algo") == 0 && k + 1 < argc) {
+      const auto algo = hc::parse_algo(argv[++k]);
+      if (!algo) {
+        if (rank == 0) std::fprintf(stderr, "mpi_layer_bench: unknown algorithm %s\n", argv[k]);
+        MPI_Finalize();
+        return 2;
+      }
+      g_algo = *algo;
+    }
   }
   int d = 0;
   while ((1 << d) < vps) ++d;
   hc::Options options;
   options.deadlock_timeout = std::chrono::seconds(60);
   hc::mpi::Machine machine(MPI_COMM_WORLD, hc::Topology::hypercube(d), options);
-  const std::string layout = std::to_string(processes) + " x " + std::to_string(vps / processes) +
-                             " (hypercube:" + std::to_string(d) + ")";
+  const std::string layout =
+      std::to_string(processes) + " x " + std::to_string(vps / processes) +
+      " (hypercube:" + std::to_string(d) +
+      (g_algo == hc::Algo::automatic ? "" : ", " + std::string(hc::to_string(g_algo))) + ")";
   if (by_call && rank == 0)
     std::printf(
         "| processes x VPs | collective | size | hypercomm mean | median | p99 | max | over 10 us "
