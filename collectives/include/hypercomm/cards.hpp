@@ -63,9 +63,9 @@ struct CallShape {
   bool commutative = true;    // the reduction operator (hypercomm::is_commutative_v<Op>)
   // The reduction operator cannot throw (hypercomm::detail::never_throws_v<T, Op>: noexcept, or
   // a standard arithmetic or bitwise function object on an arithmetic T). Then the cards that
-  // receive by folding (the hypercube and ring reductions, the last step of the hypercube
-  // reduce-scatter) fold each message as it lands, and automatic charges those folds no combine
-  // time; the model time (textbook_time) does not charge combines either way.
+  // receive by folding (the hypercube, ring, line and mesh reductions, the last step of the
+  // hypercube reduce-scatter) fold each message as it lands, and automatic charges those folds
+  // no combine time; the model time (textbook_time) does not charge combines either way.
   bool never_throws = true;
   // The ring is a group of a hypercube's VPs in reflected Gray-code order (rank r is VP
   // gray(r), as split(vp.world(), 0, gray_inverse(id)) makes it; Grama et al. section 2.7):
