@@ -52,10 +52,7 @@ double all_reduce_two_phase_cost(const CostQuery& q) {
   const int p = q.p();
   const Family f = q.family();
   if (f == Family::ring) return all_reduce_ring_cost(q);
-  const double block = q.block(q.m(), p);
-  // The hypercube pair's last halving step (a commutative operator) folds as it lands.
-  const double last = f == Family::hypercube && q.shape.commutative ? block : 0.0;
-  const double fold = q.tc * (block * (p - 1) - last) + q.landing_tc() * last;
+  const double block = q.block(q.m(), p), fold = q.reduce_scatter_folds(block);
   const bool even = q.even(q.bytes, p);
   if (f == Family::hypercube && q.shape.commutative) {
     const Blocks b = q.blocks(q.bytes, p);

@@ -124,6 +124,11 @@ double CostQuery::line_broadcast(int n, int r, double size, double h, Arms arms)
   return std::max(first, (shorter + 1) * w(size) + shorter * h);
 }
 
+double CostQuery::reduce_scatter_folds(double block) const noexcept {
+  const double last = family() == Family::hypercube && shape.commutative ? block : 0.0;
+  return tc * (block * (p() - 1) - last) + landing_tc() * last;
+}
+
 double CostQuery::line_reduce(int n, int r, double size, double h) const noexcept {
   return std::max(r, n - 1 - r) *
          (w(size) + h + landing_tc() * size);  // reduce_arms folds as it lands

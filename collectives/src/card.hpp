@@ -152,6 +152,10 @@ struct CostQuery {
   [[nodiscard]] int root() const noexcept { return ((shape.root % p()) + p()) % p(); }
   [[nodiscard]] int shift() const noexcept { return ((shape.shift % p()) + p()) % p(); }
   [[nodiscard]] Family family() const noexcept { return family_of(t, links); }
+  // The combines on a VP's path in a reduce-scatter phase of p blocks of `block` bytes (two_phase's
+  // reduce and all-reduce): one block for each other VP, the hypercube pair's last halving step
+  // (a commutative operator) folded as it lands (landing_tc).
+  [[nodiscard]] double reduce_scatter_folds(double block) const noexcept;
   // The p-block layout of `whole` bytes in elements of shape.elem_size.
   [[nodiscard]] Blocks blocks(std::size_t whole, int parts) const noexcept {
     return Blocks(whole, shape.elem_size, parts);

@@ -54,9 +54,7 @@ double reduce_two_phase_cost(const CostQuery& q) {
   const double block = q.block(q.m(), p);
   const Family f = q.family();
   if (!q.even(q.bytes, p) || (!q.shape.commutative && f != Family::hypercube)) return kNoClosedForm;
-  // The hypercube pair's last halving step (a commutative operator) folds as it lands.
-  const double last = f == Family::hypercube && q.shape.commutative ? block : 0.0;
-  const double fold = q.tc * (block * (p - 1) - last) + q.landing_tc() * last;
+  const double fold = q.reduce_scatter_folds(block);
   switch (f) {
     case Family::hypercube:
       return 2 * (q.d() * q.ts() + q.tw() * block * (p - 1) + q.dimension_hops()) + fold;

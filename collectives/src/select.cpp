@@ -106,14 +106,14 @@ Collective regular_of(Collective op) noexcept {
 }
 
 double selection_cost(const AlgorithmCard& card, const Topology& t, Links links, std::size_t bytes,
-                      std::size_t total, int shift, OperatorTraits op) {
+                      std::size_t total, int shift, OperatorTraits op_traits) {
   constexpr double unit = 1e-10;  // kReferenceTw: ts = 10000 units, tw = 1 unit per byte
   static_assert(kReferenceTs == 10'000 * unit && kReferenceTw == unit);
   const CostQuery q{.t = t,
                     .links = links,
                     .bytes = bytes,
                     .model = {.ts = 10'000, .tw = 1, .th = 0},
-                    .shape = {.shift = shift, .never_throws = op.never_throws},
+                    .shape = {.shift = shift, .never_throws = op_traits.never_throws},
                     .selection = true,
                     .tc = 1,  // a combine streams memory like a copy
                     .total = total};
@@ -251,10 +251,8 @@ Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
   const bool routed_group = group_restriction(g, links) != nullptr;
   if (m.choice.card != nullptr && m.topology == g.topology && m.links == links &&
       m.routed_group == routed_group && m.gray_ring == g.gray_ring && m.requested == requested &&
-      m.bytes == bytes && m.total == total && m.shift == shift &&
-      m.op_traits.commutative == op_traits.commutative &&
-      m.op_traits.never_throws == op_traits.never_throws && m.ts == model.ts && m.tw == model.tw &&
-      m.all_port == model.all_port)
+      m.bytes == bytes && m.total == total && m.shift == shift && m.op_traits == op_traits &&
+      m.ts == model.ts && m.tw == model.tw && m.all_port == model.all_port)
     return m.choice;
   const Choice choice = select_uncached(op, g, links, bytes, requested, vp_id, model, total, shift,
                                         op_traits);  // may throw

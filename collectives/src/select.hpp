@@ -26,6 +26,7 @@ struct Choice {
 struct OperatorTraits {
   bool commutative = true;
   bool never_throws = true;
+  bool operator==(const OperatorTraits&) const = default;
 };
 [[nodiscard]] inline OperatorTraits traits_of(const Reducer& op) noexcept {
   return {.commutative = op.commutative, .never_throws = op.never_throws};
