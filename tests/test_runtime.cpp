@@ -363,6 +363,58 @@ TEST_CASE("an exception in one VP releases every blocked VP with Aborted, and ru
     if (i != 5) CHECK(aborted[static_cast<std::size_t>(i)] == 1);
 }
 
+// A VP publishes each collective call it enters, and nothing as it leaves (Port::begin_call):
+// the report names the call only of the VPs blocked in one, not of one that left its last call
+// for a receive.
+TEST_CASE("a deadlock's report names the collective call of the VPs blocked in one") {
+  hc::Options o = test_options();
+  o.deadlock_timeout = std::chrono::milliseconds(200);
+  o.meetings = false;  // the barriers' messages, so that VPs 1-3 wait for one
+  try {
+    hc::run(
+        hc::Topology::ring(4),
+        [](hc::Proc& vp) {
+          hc::barrier(vp);
+          std::vector<int> in(1);
+          if (vp.id() == 0) vp.recv(1, in);
+          hc::barrier(vp);
+        },
+        o);
+    FAIL("no error");
+  } catch (const hc::Deadlock& e) {
+    const std::string what = e.what();
+    CAPTURE(what);
+    CHECK(what.find("VP 0 waits in recv for VP 1;") != std::string::npos);
+    CHECK(what.find("VP 0 waits in recv (call") == std::string::npos);
+    CHECK(what.find("waits in barrier (call 2 on ring:4) for VP") != std::string::npos);
+  }
+}
+
+// Calls that send without waiting leave their messages unreceived: the run's end names the
+// call the receiver made instead (its last one, as it published it on entry).
+TEST_CASE("a message never received names the call its receiver made instead") {
+  hc::Options o = test_options();
+  o.meetings = false;
+  try {
+    hc::run(
+        hc::Topology::ring(2),
+        [](hc::Proc& vp) {
+          std::vector<int> data(2, 1), block(1);
+          if (vp.id() == 0) hc::broadcast(vp, std::span(data), 0);
+          if (vp.id() == 1) hc::scatter(vp, std::span<const int>(data), std::span(block), 1);
+        },
+        o);
+    FAIL("no error");
+  } catch (const hc::CollectiveMismatch& e) {
+    const std::string what = e.what();
+    CAPTURE(what);
+    CHECK(what.find("never received a message of") != std::string::npos);
+    const bool names_scatter = what.find("(VP 1 called scatter") != std::string::npos;
+    const bool names_broadcast = what.find("(VP 0 called broadcast") != std::string::npos;
+    CHECK((names_scatter || names_broadcast));
+  }
+}
+
 TEST_CASE("a deadlock raises Deadlock naming who waits for whom") {
   hc::Options o = test_options();
   o.deadlock_timeout = std::chrono::milliseconds(200);

@@ -17,22 +17,31 @@ inline std::string vp_name(const Group& g) { return who(g.info(), g.proc().id())
   throw SizeMismatch(vp_name(g) + ": " + to_string(op) + ": " + what);
 }
 
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_not_member(const Group& g, Collective op) {
+  throw LinkError(vp_name(g) + ": " + to_string(op) + " on an empty group (" + g.name() +
+                  ", this VP split with a negative color and is in no group)");
+}
+
 // A VP outside every group of a split (color < 0) holds an empty group: it has no collective.
 inline void check_member(const Group& g, Collective op) {
-  if (g.info().size == 0)
-    throw LinkError(vp_name(g) + ": " + to_string(op) + " on an empty group (" + g.name() +
-                    ", this VP split with a negative color and is in no group)");
+  if (g.info().size == 0) [[unlikely]]
+    throw_not_member(g, op);
 }
 
 inline std::size_t elements(std::size_t bytes, std::size_t elem_size) {
   return elem_size == 0 ? 0 : bytes / elem_size;
 }
 
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_bad_root(const Group& g, Collective op,
+                                                                  int root) {
+  throw LinkError(vp_name(g) + ": " + to_string(op) + " with root " + std::to_string(root) +
+                  ", which is outside [0, " + std::to_string(g.size()) + ")" +
+                  (g.info().shape == GroupInfo::Shape::world ? "" : " of " + g.name()));
+}
+
 inline void check_root(const Group& g, Collective op, int root) {
-  if (root < 0 || root >= g.size())
-    throw LinkError(vp_name(g) + ": " + to_string(op) + " with root " + std::to_string(root) +
-                    ", which is outside [0, " + std::to_string(g.size()) + ")" +
-                    (g.info().shape == GroupInfo::Shape::world ? "" : " of " + g.name()));
+  if (root < 0 || root >= g.info().size) [[unlikely]]
+    throw_bad_root(g, op, root);
 }
 
 inline bool overlaps(ConstBytes a, ConstBytes b) noexcept {
@@ -94,7 +103,8 @@ class Call {
     tag_.kind = static_cast<std::uint8_t>(op);
     tag_.algo = static_cast<std::uint8_t>(choice_.algo());
     tag_.count = tag_count;
-    port_.begin_span(to_string(op), to_string(choice_.algo()), span_bytes, group_.id);
+    port_.begin_span(to_string(op), port_.tracing() ? to_string(choice_.algo()) : nullptr,
+                     span_bytes, group_.id);
     try {
       port_.begin_call(tag_);  // published for the members' mismatch check (Port::begin_call)
     } catch (...) {            // a test's fault hook (runtime/src/faults.hpp)

@@ -119,7 +119,7 @@ struct Comm {
                           Port::Combine combine = nullptr, const void* context = nullptr,
                           Bytes out = {}, Port::Results results = Port::Results::shared,
                           std::size_t result_bytes = 0) const {
-    if (group.shape != GroupInfo::Shape::world) return false;
+    if (!port.may_meet() || group.shape != GroupInfo::Shape::world) return false;
     return port.meet(tag, rounds, input, combine, context, out, results, result_bytes);
   }
   // A rooted collective as a meeting in shared memory (Port::meet_rooted, rounds.root a rank;
@@ -128,14 +128,14 @@ struct Comm {
                                  Port::Results results = Port::Results::shared,
                                  Port::Combine combine = nullptr,
                                  const void* context = nullptr) const {
-    if (group.shape != GroupInfo::Shape::world) return false;
+    if (!port.may_meet() || group.shape != GroupInfo::Shape::world) return false;
     rounds.root = group.vp_of(rounds.root);
     return port.meet_rooted(tag, rounds, flow, input, out, results, combine, context);
   }
   // A prefix as a meeting in shared memory (Port::meet_prefix; false: send the messages).
   [[nodiscard]] bool meet_prefix(const Port::Rounds& rounds, ConstBytes input,
                                  Port::PrefixStep step, const void* context, Bytes out) const {
-    if (group.shape != GroupInfo::Shape::world) return false;
+    if (!port.may_meet() || group.shape != GroupInfo::Shape::world) return false;
     return port.meet_prefix(tag, rounds, input, step, context, out);
   }
 };

@@ -226,39 +226,57 @@ std::string who(const GroupInfo& g, int vp_id) {
   return s;
 }
 
-// A VP calls the same collective with the same size again and again: remember its last choice
-// per operation so that the registry is consulted once, not on every call.
-Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes, Algo requested,
-              int vp_id, const CostModel& model, std::size_t total, int shift,
-              OperatorTraits op_traits) {
-  struct Memo {
-    std::optional<Topology> topology;
-    Links links = Links::routed;
-    bool routed_group = false;
-    bool gray_ring = false;
-    Algo requested = Algo::automatic;
-    std::size_t bytes = 0;
-    std::size_t total = 0;
-    int shift = 0;
-    OperatorTraits op_traits{};
-    double ts = 0;
-    double tw = 0;
-    bool all_port = false;
-    Choice choice{};
-  };
-  thread_local std::array<Memo, static_cast<std::size_t>(Collective::reduce_scatterv) + 1> memo;
-  Memo& m = memo[static_cast<std::size_t>(op)];
-  const bool routed_group = group_restriction(g, links) != nullptr;
-  if (m.choice.card != nullptr && m.topology == g.topology && m.links == links &&
-      m.routed_group == routed_group && m.gray_ring == g.gray_ring && m.requested == requested &&
-      m.bytes == bytes && m.total == total && m.shift == shift && m.op_traits == op_traits &&
-      m.ts == model.ts && m.tw == model.tw && m.all_port == model.all_port)
-    return m.choice;
+namespace {
+
+// A VP's last choice for one collective and what it was made for.
+struct Memo {
+  std::optional<Topology> topology;
+  Links links = Links::routed;
+  bool routed_group = false;
+  bool gray_ring = false;
+  Algo requested = Algo::automatic;
+  std::size_t bytes = 0;
+  std::size_t total = 0;
+  int shift = 0;
+  OperatorTraits op_traits{};
+  double ts = 0;
+  double tw = 0;
+  bool all_port = false;
+  Choice choice{};
+};
+
+// The registry consulted, the choice remembered: apart from the memo's look, which every call
+// makes, so that the look stays a few compares and its frame small.
+[[gnu::noinline]] Choice select_and_remember(Memo& m, Collective op, const GroupInfo& g,
+                                             Links links, std::size_t bytes, Algo requested,
+                                             int vp_id, const CostModel& model, std::size_t total,
+                                             int shift, OperatorTraits op_traits,
+                                             bool routed_group) {
   const Choice choice = select_uncached(op, g, links, bytes, requested, vp_id, model, total, shift,
                                         op_traits);  // may throw
   m = Memo{g.topology, links,     routed_group, g.gray_ring, requested,      bytes, total,
            shift,      op_traits, model.ts,     model.tw,    model.all_port, choice};
   return choice;
+}
+
+}  // namespace
+
+// A VP calls the same collective with the same size again and again: remember its last choice
+// per operation so that the registry is consulted once, not on every call.
+Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes, Algo requested,
+              int vp_id, const CostModel& model, std::size_t total, int shift,
+              OperatorTraits op_traits) {
+  thread_local std::array<Memo, static_cast<std::size_t>(Collective::reduce_scatterv) + 1> memo;
+  Memo& m = memo[static_cast<std::size_t>(op)];
+  const bool routed_group = group_restriction(g, links) != nullptr;
+  if (m.choice.card != nullptr && m.bytes == bytes && m.topology == g.topology &&
+      m.links == links && m.routed_group == routed_group && m.gray_ring == g.gray_ring &&
+      m.requested == requested && m.total == total && m.shift == shift &&
+      m.op_traits == op_traits && m.ts == model.ts && m.tw == model.tw &&
+      m.all_port == model.all_port) [[likely]]
+    return m.choice;
+  return select_and_remember(m, op, g, links, bytes, requested, vp_id, model, total, shift,
+                             op_traits, routed_group);
 }
 
 }  // namespace detail

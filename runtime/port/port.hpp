@@ -43,7 +43,9 @@ class alignas(64) Port {
   [[nodiscard]] int id() const noexcept { return id_; }
   [[nodiscard]] int size() const noexcept { return size_; }
   [[nodiscard]] const Topology& topology() const noexcept;
-  [[nodiscard]] const Options& options() const noexcept;
+  [[nodiscard]] const Options& options() const noexcept { return *options_; }
+  // Whether this run traces (Options::trace): a collective names its algorithm only then.
+  [[nodiscard]] bool tracing() const noexcept { return options_->trace; }
   // This VP's model clock; after a prefix meeting it left early (meet_prefix), it first waits
   // until every VP has arrived there (on an abort it returns the clock it had).
   [[nodiscard]] double clock() noexcept;
@@ -74,13 +76,22 @@ class alignas(64) Port {
   void sendrecv_fold_bytes(int dest, std::span<const std::byte> out, int src,
                            std::span<std::byte> scratch, const MessageTag& tag, const Fold& fold);
 
-  // Collective bookkeeping: trace spans.
+  // Collective bookkeeping: the operation a blocked VP is in, and trace spans.
   void begin_span(const char* name, const char* algo, std::uint64_t bytes,
-                  std::uint32_t group = 0) noexcept;
-  void end_span() noexcept;
-  // The collective call this VP is in (its header), published until end_call so that the VPs
-  // that wait in the same call compare theirs with it and raise CollectiveMismatch at once
-  // rather than after the deadlock timeout. Twice per collective call, never per message.
+                  std::uint32_t group = 0) noexcept {
+    operation_ = name;
+    if (tracing()) [[unlikely]]
+      open_span(name, algo, bytes, group);
+  }
+  void end_span() noexcept {
+    operation_ = nullptr;
+    if (!open_spans_.empty()) [[unlikely]]
+      close_span();
+  }
+  // The collective call this VP is in (its header), published on entry so that the VPs that
+  // wait in the same call compare theirs with it and raise CollectiveMismatch at once rather
+  // than after the deadlock timeout (with the call before it). Once per collective call, never
+  // per message.
   // begin_call throws only what a test's fault hook throws (runtime/src/faults.hpp).
   void begin_call(const MessageTag& tag);
   void end_call() noexcept;
@@ -132,6 +143,8 @@ class alignas(64) Port {
   // is empty; out holds n bytes, the same on every VP). It returns false, having done nothing, when
   // it may not: one VP per core (messages are cheaper there), or a run that records operations or
   // traces (they show the book's messages). Every VP of a run decides alike.
+  // Whether this run's VPs may meet in shared memory (meet's conditions; fixed for a run).
+  [[nodiscard]] bool may_meet() const noexcept { return may_meet_; }
   [[nodiscard]] bool meet(const MessageTag& tag, const Rounds& rounds, const void* input,
                           Combine combine, const void* context, std::span<std::byte> out,
                           Results results = Results::shared, std::size_t result_bytes = 0);
@@ -175,6 +188,9 @@ class alignas(64) Port {
  private:
   friend class Fabric;
   void reset_for_run() noexcept;
+  void open_span(const char* name, const char* algo, std::uint64_t bytes,
+                 std::uint32_t group) noexcept;
+  void close_span() noexcept;
   void post_send(int dest, std::span<const std::byte> data, const MessageTag& tag, double start);
   void check_peer(int peer, const char* op, std::size_t bytes);
   void attend(std::uint32_t attention, const char* op);
@@ -221,8 +237,7 @@ class alignas(64) Port {
   void conclude_meeting(const Rounds& rounds, Combine combine, const void* context,
                         std::size_t out_bytes, Results results);
   void wait_for_meeting(std::uint32_t generation, const MessageTag& tag);
-  // Whether this VP may meet in shared memory now (meet's conditions).
-  [[nodiscard]] bool may_meet() const noexcept;
+
   // Waits, as a VP in a meeting (wait_for_meeting), until done(); `tag`: the call it waits in,
   // for the mismatch check (null: none); `excused()`: a finished VP is no sign of a mismatch.
   template <class Done, class Excused>
@@ -264,6 +279,7 @@ class alignas(64) Port {
   Link& channel_from(int src);
 
   Fabric* fabric_;
+  const Options* options_;  // the fabric's, fixed for its life
   std::array<Route, kRoutes> out_routes_{};
   std::array<Route, kRoutes> in_routes_{};
   int id_;
@@ -276,7 +292,7 @@ class alignas(64) Port {
   std::unique_ptr<GroupTable> groups_;
   const char* operation_ = nullptr;
   MessageTag call_{};        // the collective call this VP is in (kind 0: none)
-  MessageTag last_call_{};   // the last one it left
+  MessageTag entered_{};     // the last one it entered (it may have left it)
   std::string problem_;      // a wait's CollectiveMismatch message (Wait::mismatch)
   int fault_messages_ = -1;  // the messages of this call so far, when a fault hook watches them
   std::uint64_t messages_sent_ = 0;
@@ -284,6 +300,7 @@ class alignas(64) Port {
   std::vector<Event> events_;
   std::vector<CommOp> operations_;
   bool recording_ = false;
+  bool may_meet_ = false;  // may_meet(), set for each run
   std::vector<std::size_t> open_spans_;
   // `times` meetings of `count` rounds to to(id, k, p), their Rounds::bytes `bytes` in all
   // (round k's messages: bytes * scale(k, p)).

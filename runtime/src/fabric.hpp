@@ -5,6 +5,7 @@
 
 #include <array>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -44,22 +45,37 @@ struct alignas(kCacheLine) VpState {
   std::atomic<std::uint64_t> received{0};  // messages taken; the watchdog's sign of progress
   std::atomic<std::uint32_t> mail{0};      // oversubscribed: a message came since the VP blocked
   std::atomic<std::uint32_t> lending{0};   // waiting for VP lending-1 to post (Port::post_send)
-  // The collective call the VP is in and the last one it left (Port::begin_call), for the
-  // mismatch check of the VPs that wait in the same call (Port::disagreement): a seqlock that
-  // only the VP writes, twice per collective call and never per message, on a line of its own
-  // so that neither its senders nor its waits touch it.
+  // The last two collective calls the VP entered (Port::begin_call), for the mismatch check of
+  // the VPs that wait in the same call (Port::disagreement): a seqlock that only the VP writes,
+  // once per collective call (on entry: a VP that has left a call still shows its header, as
+  // one still in it does) and never per message, on a line of its own so that neither its
+  // senders nor its waits touch it.
   alignas(kCacheLine) std::atomic<std::uint32_t> call_version{0};
-  std::array<std::atomic<std::uint64_t>, 2> call{};       // header words; kind 0: in none
-  std::array<std::atomic<std::uint64_t>, 2> last_call{};  // the last call it left, or zeros
+  std::array<std::atomic<std::uint64_t>, 2> call{};       // header words; kind 0: none yet
+  std::array<std::atomic<std::uint64_t>, 2> last_call{};  // the call entered before it, or zeros
 };
 
 // What a VP publishes about its collective calls (VpState::call, VpState::last_call).
 struct PublishedCalls {
-  MessageTag current{};  // kind 0: in no collective call
-  MessageTag last{};     // kind 0: none yet this run
+  MessageTag latest{};    // the last call it entered, which it may have left (kind 0: none yet)
+  MessageTag previous{};  // the one before (kind 0: none this run)
 };
 // The VP's own writes (one writer); the readers' snapshot, false when the VP kept rewriting it.
-void publish_calls(VpState& state, const PublishedCalls& calls) noexcept;
+// A seqlock (Boehm, "Can seqlocks get along with programming language memory models?"): the
+// version is odd while the VP rewrites its words; a reader retries when it saw it change.
+inline void publish_calls(VpState& state, const PublishedCalls& calls) noexcept {
+  const std::uint32_t version = state.call_version.load(std::memory_order_relaxed);
+  state.call_version.store(version + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  using Words = std::array<std::uint64_t, 2>;
+  const auto latest = std::bit_cast<Words>(calls.latest);
+  const auto previous = std::bit_cast<Words>(calls.previous);
+  for (std::size_t k = 0; k < 2; ++k) {
+    state.call[k].store(latest[k], std::memory_order_relaxed);
+    state.last_call[k].store(previous[k], std::memory_order_relaxed);
+  }
+  state.call_version.store(version + 2, std::memory_order_release);
+}
 [[nodiscard]] bool read_calls(const VpState& state, PublishedCalls& calls) noexcept;
 
 // A header and the VPs that hold it.

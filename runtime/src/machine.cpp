@@ -35,6 +35,12 @@ void validate(const Options& options) {
                 std::to_string(options.deadlock_timeout.count()) + " ns)");
 }
 
+// Whether a blocked VP's VpState::operation names a collective (the point-to-point waits name
+// "recv" or "sendrecv", or none).
+bool waits_in_collective(const char* op) {
+  return op != nullptr && std::string_view(op) != "recv" && std::string_view(op) != "sendrecv";
+}
+
 }  // namespace
 
 Fabric::Fabric(Topology topology, Options options, Placement placement)
@@ -254,28 +260,11 @@ void Fabric::finish(int id) noexcept {
 
 namespace {
 
-std::array<std::uint64_t, 2> words_of(const MessageTag& tag) noexcept {
-  return std::bit_cast<std::array<std::uint64_t, 2>>(tag);
-}
 MessageTag tag_of(std::uint64_t first, std::uint64_t second) noexcept {
   return std::bit_cast<MessageTag>(std::array<std::uint64_t, 2>{first, second});
 }
 
 }  // namespace
-
-// A seqlock (Boehm, "Can seqlocks get along with programming language memory models?"): the
-// version is odd while the VP rewrites its words; a reader retries when it saw it change.
-void publish_calls(VpState& state, const PublishedCalls& calls) noexcept {
-  const std::uint32_t version = state.call_version.load(std::memory_order_relaxed);
-  state.call_version.store(version + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
-  const auto current = words_of(calls.current), last = words_of(calls.last);
-  for (std::size_t k = 0; k < 2; ++k) {
-    state.call[k].store(current[k], std::memory_order_relaxed);
-    state.last_call[k].store(last[k], std::memory_order_relaxed);
-  }
-  state.call_version.store(version + 2, std::memory_order_release);
-}
 
 bool read_calls(const VpState& state, PublishedCalls& calls) noexcept {
   for (int attempt = 0; attempt < 16; ++attempt) {
@@ -290,8 +279,8 @@ bool read_calls(const VpState& state, PublishedCalls& calls) noexcept {
     const std::uint64_t l1 = state.last_call[1].load(std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_acquire);
     if (state.call_version.load(std::memory_order_relaxed) != before) continue;
-    calls.current = tag_of(c0, c1);
-    calls.last = tag_of(l0, l1);
+    calls.latest = tag_of(c0, c1);
+    calls.previous = tag_of(l0, l1);
     return true;
   }
   return false;
@@ -321,10 +310,11 @@ std::string Fabric::describe_waits() const {
     const int peer = s.waiting_for.load(std::memory_order_relaxed);
     const char* op = s.operation.load(std::memory_order_relaxed);
     std::string item = vp + " waits in " + (op != nullptr ? op : "recv");
+    // Blocked in a collective: in the last call it entered.
     PublishedCalls calls;
-    if (read_calls(s, calls) && calls.current.kind != 0)
-      item += " (call " + std::to_string(calls.current.sequence) + " on " +
-              group_name(calls.current.group, topology_) + ")";
+    if (waits_in_collective(op) && read_calls(s, calls) && calls.latest.kind != 0)
+      item += " (call " + std::to_string(calls.latest.sequence) + " on " +
+              group_name(calls.latest.group, topology_) + ")";
     if (peer == kWaitsForAll) {
       item += " for every VP to join it";
     } else {
@@ -362,9 +352,7 @@ bool Fabric::all_waiting_in_collectives() const {
   for (int i = first_; i < last_; ++i) {
     const VpState& s = states_[static_cast<std::size_t>(i)];
     if (s.status.load(std::memory_order_acquire) != kBlocked) continue;
-    const char* op = s.operation.load(std::memory_order_relaxed);
-    if (op == nullptr || std::string_view(op) == "recv" || std::string_view(op) == "sendrecv")
-      return false;
+    if (!waits_in_collective(s.operation.load(std::memory_order_relaxed))) return false;
     any = true;
   }
   return any;
@@ -460,13 +448,16 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
       leftover = "VP " + std::to_string(entry.dst) + " never received a message of " +
                  describe_tag(e.tag, topology_) + " that VP " + std::to_string(entry.src) +
                  " sent: the VPs disagree on the collective, its root, count or algorithm";
-      // What the receiver called instead, when that was its last collective call.
+      // What the receiver called instead, when that was one of its last two collective calls.
       PublishedCalls calls;
-      if (read_calls(state(entry.dst), calls) && calls.last.kind != 0 &&
-          calls.last.group == e.tag.group && calls.last.sequence == e.tag.sequence &&
-          !(calls.last == e.tag))
-        leftover += " (VP " + std::to_string(entry.dst) + " called " +
-                    describe_tag(calls.last, topology_) + ")";
+      if (read_calls(state(entry.dst), calls))
+        for (const MessageTag& theirs : {calls.latest, calls.previous})
+          if (theirs.kind != 0 && theirs.group == e.tag.group &&
+              theirs.sequence == e.tag.sequence && !(theirs == e.tag)) {
+            leftover += " (VP " + std::to_string(entry.dst) + " called " +
+                        describe_tag(theirs, topology_) + ")";
+            break;
+          }
     }
   }
   if (remote_ != nullptr) return complete(remote_->combine(collect(wall), error_, leftover));

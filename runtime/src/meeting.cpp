@@ -117,11 +117,6 @@ void PipelinedMeeting::reset() noexcept {
 
 }  // namespace detail
 
-bool Port::may_meet() const noexcept {
-  return options().meetings && !options().model.all_port && fabric_->oversubscribed() &&
-         !recording_ && size_ >= 2 && !fabric_->distributed();
-}
-
 double Port::clock() noexcept {
   // On an abort, or a mismatch found here, the clock it had: the VP's next operation, or the
   // end of its run, raises the error.

@@ -43,6 +43,7 @@ std::string detail::describe_tag(const MessageTag& tag, const Topology& machine)
 
 Port::Port(Fabric& fabric, int id)
     : fabric_(&fabric),
+      options_(&fabric.options()),
       id_(id),
       size_(fabric.size()),
       groups_(std::make_unique<detail::GroupTable>()),
@@ -53,7 +54,6 @@ Port::Port(Fabric& fabric, int id)
 Port::~Port() = default;
 
 const Topology& Port::topology() const noexcept { return fabric_->topology(); }
-const Options& Port::options() const noexcept { return fabric_->options(); }
 
 void Port::reset_for_run() noexcept {
   clock_ = 0;
@@ -62,7 +62,7 @@ void Port::reset_for_run() noexcept {
   // A new run's calls are numbered from 1 again (split ids too): nothing published by the last
   // run may meet them in the members' mismatch check.
   call_ = MessageTag{};
-  last_call_ = MessageTag{};
+  entered_ = MessageTag{};
   ports_.assign(static_cast<std::size_t>(std::max(1, topology().max_degree())), 0.0);
   groups_->reset(topology(), id_);
   operation_ = nullptr;
@@ -75,6 +75,8 @@ void Port::reset_for_run() noexcept {
   last_tally_ = 0;
   // Contention is timed by replaying the run's operations (Fabric::collect).
   recording_ = options().trace || options().record || options().model.contention;
+  may_meet_ = options().meetings && !options().model.all_port && fabric_->oversubscribed() &&
+              !recording_ && size_ >= 2 && !fabric_->distributed();
 }
 
 void Port::check_peer(int peer, const char* op, std::size_t bytes) {
@@ -105,8 +107,8 @@ void Port::attend(std::uint32_t attention, const char* op) {
 }
 
 void Port::begin_call(const MessageTag& tag) {
-  call_ = tag;
-  detail::publish_calls(fabric_->state(id_), {call_, last_call_});
+  detail::publish_calls(fabric_->state(id_), {tag, entered_});
+  call_ = entered_ = tag;
   if (const detail::FaultHook hook = fault_hook.load(std::memory_order_relaxed)) [[unlikely]] {
     detail::FaultSite site{proc_, detail::FaultPoint::call_entry, call_};
     hook(site);
@@ -117,15 +119,14 @@ void Port::begin_call(const MessageTag& tag) {
   }
 }
 
+// Nothing to publish: the VPs that wait in this call compare with its header whether this VP is
+// still in it or has left it (Port::disagreement).
 void Port::end_call() noexcept {
-  if (fault_messages_ >= 0) {
+  if (fault_messages_ >= 0) [[unlikely]] {
     fault_messages_ = -1;
     fabric_->watch_messages(false);
   }
-  if (call_.kind == 0) return;
-  last_call_ = call_;
   call_ = MessageTag{};
-  detail::publish_calls(fabric_->state(id_), {call_, last_call_});
 }
 
 namespace {
@@ -202,10 +203,10 @@ std::string Port::disagreement(const MessageTag& tag) const {
       if (vp != id_) {
         detail::PublishedCalls calls;
         if (!detail::read_calls(fabric_->state(vp), calls)) continue;
-        if (same_call(calls.current))
-          theirs = calls.current;
-        else if (same_call(calls.last))
-          theirs = calls.last;
+        if (same_call(calls.latest))
+          theirs = calls.latest;
+        else if (same_call(calls.previous))
+          theirs = calls.previous;
         else
           continue;
       }
@@ -709,10 +710,8 @@ void Port::record(Event::Kind kind, int peer, std::uint64_t bytes, double wall_b
   events_.push_back(e);
 }
 
-void Port::begin_span(const char* name, const char* algo, std::uint64_t bytes,
-                      std::uint32_t group) noexcept {
-  operation_ = name;
-  if (!options().trace) return;
+void Port::open_span(const char* name, const char* algo, std::uint64_t bytes,
+                     std::uint32_t group) noexcept {
   try {
     Event e;
     e.kind = Event::Kind::collective;
@@ -729,9 +728,7 @@ void Port::begin_span(const char* name, const char* algo, std::uint64_t bytes,
   }
 }
 
-void Port::end_span() noexcept {
-  operation_ = nullptr;
-  if (open_spans_.empty()) return;
+void Port::close_span() noexcept {
   Event& e = events_[open_spans_.back()];
   open_spans_.pop_back();
   e.wall_end = fabric_->seconds_since_start();
