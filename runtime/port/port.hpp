@@ -193,6 +193,8 @@ class alignas(64) Port {
   void close_span() noexcept;
   void post_send(int dest, std::span<const std::byte> data, const MessageTag& tag, double start);
   void check_peer(int peer, const char* op, std::size_t bytes);
+  [[noreturn, gnu::cold, gnu::noinline]] void throw_bad_peer(int peer, const char* op,
+                                                             std::size_t bytes) const;
   void attend(std::uint32_t attention, const char* op);
   // In a wait of collective call `tag`: empty while every member of its group that is in (or
   // has left) the same call agrees on its header, else the CollectiveMismatch message naming the
@@ -208,6 +210,9 @@ class alignas(64) Port {
                      const MessageTag& tag, const Fold* fold);
   double receive(Link& channel, int src, std::span<std::byte> data, const MessageTag& tag,
                  bool posted, const Fold* fold);
+  // receive() when the message is not here yet (or is not the one expected): waits for it.
+  [[gnu::noinline]] double wait_and_receive(Link& channel, int src, std::span<std::byte> data,
+                                            const MessageTag& tag, bool posted, const Fold* fold);
   [[nodiscard]] const char* operation_name() const noexcept;
   void note_received() noexcept;
   void record(Event::Kind kind, int peer, std::uint64_t bytes, double wall_begin,
