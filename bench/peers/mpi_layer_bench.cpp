@@ -1,6 +1,6 @@
 // hypercomm::mpi: the cost of a collective when the machine is spread over processes, and the
 // layer's overhead over plain MPI (scripts/bench-mpi runs it):
-//   mpirun -np N mpi_layer_bench --vps P [--peer] [--iters K] [--bytes 8|1048576] [--op NAME]
+//   mpirun -np N mpi_layer_bench --vps P [--peer] [--iters K] [--bytes 8|1048576] [--op NAME,...]
 //                                [--algo NAME] [--funneled] [--one-by-one]
 // runs all_reduce, broadcast and all_gather of 8 B and 1 MiB on hypercube(log2 P) spread over
 // the N processes (P/N VPs each) and prints one markdown row per measurement: microseconds per
@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
   int vps = 16, iters = 0;
   bool peer = false, by_call = false;
   long only_bytes = 0;  // --bytes N: only that size
-  std::string only_op;  // --op NAME: only that collective
+  std::string only_op;  // --op NAME[,NAME...]: only those collectives (in the usual order)
   for (int k = 1; k < argc; ++k) {
     if (std::strcmp(argv[k], "--vps") == 0 && k + 1 < argc) vps = std::atoi(argv[++k]);
     if (std::strcmp(argv[k], "--iters") == 0 && k + 1 < argc) iters = std::atoi(argv[++k]);
@@ -194,7 +194,9 @@ int main(int argc, char** argv) {
         "| MPI mean | median | p99 | max | over 10 us |\n"
         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const Op op : {Op::all_reduce, Op::broadcast, Op::all_gather}) {
-    if (!only_op.empty() && only_op != name(op)) continue;
+    if (!only_op.empty() &&
+        ("," + only_op + ",").find("," + std::string(name(op)) + ",") == std::string::npos)
+      continue;
     for (const std::size_t bytes : {std::size_t{8}, std::size_t{1} << 20}) {
       if (only_bytes > 0 && bytes != static_cast<std::size_t>(only_bytes)) continue;
       // A batch is a run of its own, whose first calls wait for the VPs of the other processes
