@@ -133,6 +133,8 @@ class alignas(64) Port {
   // p * n.
   using Combine = void (*)(const void* context, std::span<const void* const> inputs,
                            std::span<std::byte> result, std::span<std::byte> scratch);
+  // Whether this run's VPs may meet in shared memory (meet's conditions below; fixed for a run).
+  [[nodiscard]] bool may_meet() const noexcept { return may_meet_; }
   // When VPs outnumber cores, a small symmetric collective (a barrier, a small all-reduce) is
   // cheaper as one meeting in shared memory than as its rounds of messages: each message costs
   // a switch between the VPs of a core, a meeting about one. meet() runs the collective so, if
@@ -143,8 +145,6 @@ class alignas(64) Port {
   // is empty; out holds n bytes, the same on every VP). It returns false, having done nothing, when
   // it may not: one VP per core (messages are cheaper there), or a run that records operations or
   // traces (they show the book's messages). Every VP of a run decides alike.
-  // Whether this run's VPs may meet in shared memory (meet's conditions; fixed for a run).
-  [[nodiscard]] bool may_meet() const noexcept { return may_meet_; }
   [[nodiscard]] bool meet(const MessageTag& tag, const Rounds& rounds, const void* input,
                           Combine combine, const void* context, std::span<std::byte> out,
                           Results results = Results::shared, std::size_t result_bytes = 0);
@@ -242,7 +242,6 @@ class alignas(64) Port {
   void conclude_meeting(const Rounds& rounds, Combine combine, const void* context,
                         std::size_t out_bytes, Results results);
   void wait_for_meeting(std::uint32_t generation, const MessageTag& tag);
-
   // Waits, as a VP in a meeting (wait_for_meeting), until done(); `tag`: the call it waits in,
   // for the mismatch check (null: none); `excused()`: a finished VP is no sign of a mismatch.
   template <class Done, class Excused>
