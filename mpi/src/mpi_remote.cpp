@@ -172,20 +172,21 @@ bool MpiRemote::send_small(int src, int dst, Link& channel, const Envelope& enve
       if (in_flight_.size() >= kInFlight) return false;
     }
     const Header header{Kind::message, src, dst, 0, envelope};
+    const std::size_t size = sizeof(Header) + payload.size();
+    const auto write = [&](std::byte* to) {
+      std::memcpy(to, &header, sizeof(Header));
+      if (!payload.empty()) std::memcpy(to + sizeof(Header), payload.data(), payload.size());
+    };
     if (in_flight_.empty() && payload.size() <= kSentAtOnceBytes) {
       // Sent from here and done with on return: an eager send that no receive holds up.
       std::array<std::byte, sizeof(Header) + kSentAtOnceBytes> data;
-      std::memcpy(data.data(), &header, sizeof(Header));
-      if (!payload.empty())
-        std::memcpy(data.data() + sizeof(Header), payload.data(), payload.size());
-      check(MPI_Send(data.data(), static_cast<int>(sizeof(Header) + payload.size()), MPI_BYTE,
-                     blocks_.owner(dst), kTag, comm_),
-            "MPI_Send");
+      write(data.data());
+      check(
+          MPI_Send(data.data(), static_cast<int>(size), MPI_BYTE, blocks_.owner(dst), kTag, comm_),
+          "MPI_Send");
     } else {
-      Buffer data = buffer(sizeof(Header) + payload.size());
-      std::memcpy(data.bytes.get(), &header, sizeof(Header));
-      if (!payload.empty())
-        std::memcpy(data.bytes.get() + sizeof(Header), payload.data(), payload.size());
+      Buffer data = buffer(size);
+      write(data.bytes.get());
       post(blocks_.owner(dst), std::move(data));
       complete_sends(false);
     }

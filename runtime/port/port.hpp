@@ -24,6 +24,7 @@ namespace hypercomm::detail {
 
 class Fabric;
 class Link;
+struct Envelope;
 struct PipelinedMeeting;
 struct GroupTable;
 struct GroupInfo;
@@ -210,6 +211,9 @@ class alignas(64) Port {
                      const MessageTag& tag, const Fold* fold);
   double receive(Link& channel, int src, std::span<std::byte> data, const MessageTag& tag,
                  bool posted, const Fold* fold);
+  // The queued message `envelope` (checked against the receive) into data, folded with fold.
+  double take_queued(Link& channel, const Envelope& envelope, std::span<std::byte> data,
+                     const Fold* fold);
   // receive() when the message is not here yet (or is not the one expected): waits for it.
   [[gnu::noinline]] double wait_and_receive(Link& channel, int src, std::span<std::byte> data,
                                             const MessageTag& tag, bool posted, const Fold* fold);

@@ -633,14 +633,18 @@ double Port::receive(Link& channel, int src, std::span<std::byte> data, const Me
   // The message is here already (a sender that runs ahead): taken without the wait's frame.
   if (!posted)
     if (const Envelope* envelope = channel.front();
-        envelope != nullptr && envelope->tag == tag && envelope->size == data.size()) {
-      const double arrival = envelope->arrival;
-      channel.take_front(data);
-      note_received();
-      if (fold != nullptr) fold->apply(fold->context, 0, data.data(), data.size());
-      return arrival;
-    }
+        envelope != nullptr && envelope->tag == tag && envelope->size == data.size())
+      return take_queued(channel, *envelope, data, fold);
   return wait_and_receive(channel, src, data, tag, posted, fold);
+}
+
+double Port::take_queued(Link& channel, const Envelope& envelope, std::span<std::byte> data,
+                         const Fold* fold) {
+  const double arrival = envelope.arrival;
+  channel.take_front(data);
+  note_received();
+  if (fold != nullptr) fold->apply(fold->context, 0, data.data(), data.size());
+  return arrival;
 }
 
 double Port::wait_and_receive(Link& channel, int src, std::span<std::byte> data,
@@ -649,11 +653,7 @@ double Port::wait_and_receive(Link& channel, int src, std::span<std::byte> data,
     if (!(envelope.tag == tag)) throw_tag_mismatch(src, envelope.tag, tag);
     if (envelope.size != data.size())
       throw_size_mismatch(src, operation_name(), envelope.size, data.size());
-    const double arrival = envelope.arrival;
-    channel.take_front(data);
-    note_received();
-    if (fold != nullptr) fold->apply(fold->context, 0, data.data(), data.size());
-    return arrival;
+    return take_queued(channel, envelope, data, fold);
   };
   auto posted_arrival = [&] {
     note_received();
