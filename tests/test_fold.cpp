@@ -54,7 +54,7 @@ std::vector<Upper> oracle(int p, std::size_t count, std::size_t first = 0) {
 }
 
 // 24 B to 2.2 MB a VP: a meeting or slots, a receive folded by the receiver (< 2 KiB), a
-// rendezvous (>= 4 KiB, or 64 KiB when VPs share cores), a shared copy (>= 256 KiB, or 1 MiB
+// rendezvous (>= 2 KiB, or 64 KiB when VPs share cores), a shared copy (>= 256 KiB, or 1 MiB
 // when VPs share cores, in chunks cut to whole elements).
 std::vector<std::size_t> counts() {
   if (hctest::kSanitized) return {1, 12, 200, 3000, 12000, 44000};

@@ -68,14 +68,15 @@ inline constexpr std::size_t kHandOverBytes = 256;
 // not; alike at 2 KiB; from 4 KiB folding leads).
 inline constexpr std::size_t kFoldLandingBytes = 2 * 1024;
 // A sender of at least this many bytes whose receiver is not waiting yet waits a while for it
-// (Port::post_send), rather than copy the message into a block that the receiver copies again:
-// with a core to each VP from 4 KiB, about where a message no longer fits the ring's slots (from
-// 16 KiB, p = 2: windowed bandwidth at 4-8 KiB 8 GB/s against 29-43 now, a broadcast, gather,
-// scatter, all-gather or all-to-all of 4-8 KiB back to back 1.5-4x slower; from 1 KiB a reduce
-// of 1-2 KiB back to back was 10-50% slower, its sender no longer running ahead); VPs that share
-// cores from 64 KiB (from 16 KiB, 16 VPs on 2 cores took 15-20% longer for a broadcast or gather
-// of 64 KiB).
-inline constexpr std::size_t kRendezvousBytes = 4 * 1024;
+// (Port::post_send), rather than copy the message into the ring (or a block) that the receiver
+// copies again: with a core to each VP from 2 KiB, where three messages fill the ring's 64 slots
+// and a sender running ahead links new segments that its receiver reads cold (from 4 KiB, p = 2,
+// 2026-11-27: 2-3 KiB back to back 0.33-0.72x the time of the ring's for every collective and
+// 0.24-0.37x for windowed bandwidth, 0.60-1.0x after a barrier; from 16 KiB, windowed bandwidth
+// at 4-8 KiB was 8 GB/s against 29-43; from 1 KiB a reduce or scan of 1 KiB back to back is
+// 1.2-1.4x slower, its sender no longer running ahead); VPs that share cores from 64 KiB (from
+// 16 KiB, 16 VPs on 2 cores took 15-20% longer for a broadcast or gather of 64 KiB).
+inline constexpr std::size_t kRendezvousBytes = 2 * 1024;
 inline constexpr std::size_t kRendezvousBytesShared = 64 * 1024;
 // A message of at least this many bytes handed to a posted receive is copied by both VPs, each
 // taking the next chunk in turn: one core's copy runs well below the memory's bandwidth
