@@ -79,6 +79,10 @@ template <class T, class Op>
 void combine_block(const void* op, std::byte* dst, const std::byte* left, const std::byte* right,
                    std::size_t count) {
   const Op& f = *static_cast<const Op*>(op);
+  // Four vectors a pass: a one-vector loop runs up to 1.8x slower where the linker happens to
+  // lay it across two 64-byte lines (p = 2, reduce of 64 KiB back to back: 4.6 us against 2.6,
+  // the same code at another address).
+#pragma GCC unroll 4
   for (std::size_t i = 0; i < count; ++i) {
     T a, b;
     std::memcpy(&a, left + i * sizeof(T), sizeof(T));
