@@ -81,7 +81,7 @@ TEST_CASE(
       if (size >= kHandOverBytes && channel.front() == nullptr) {
         MessageTag tag;
         tag.count = i;
-        channel.post(buf, tag, nullptr);
+        channel.post(buf, tag, nullptr, false);
         for (;;) {
           if (channel.post_done()) {
             if (channel.take_posted_arrival() != static_cast<double>(i)) ++bad_order;
@@ -282,7 +282,7 @@ TEST_CASE(
     if (channel.front() == nullptr) {
       MessageTag tag;
       tag.count = i;
-      channel.post(buf, tag, nullptr);
+      channel.post(buf, tag, nullptr, false);
       for (std::uint64_t polls = 0;; ++polls) {
         if (i % 3 != 0) channel.help_post();  // every third receiver leaves the copy to the sender
         if (channel.post_done()) {
@@ -328,7 +328,7 @@ TEST_CASE("a posted receive takes a matching message directly and refuses others
   fill_payload(payload, 5);
   MessageTag tag;
   tag.count = 5;
-  channel.post(into, tag, nullptr);
+  channel.post(into, tag, nullptr, false);
   Envelope wrong_tag = envelope_of(6, payload.size());
   CHECK_FALSE(channel.try_hand_over(wrong_tag, payload));  // a mismatch is left to the queue
   Envelope wrong_size = envelope_of(5, payload.size() - 1);
@@ -339,10 +339,43 @@ TEST_CASE("a posted receive takes a matching message directly and refuses others
   CHECK(payload_ok(into, 5));
   // Not while older messages wait in the ring (FIFO).
   channel.push(envelope_of(1, 8), std::span(payload).first(8));
-  channel.post(into, tag, nullptr);
+  channel.post(into, tag, nullptr, false);
   CHECK_FALSE(channel.try_hand_over(envelope_of(5, payload.size()), payload));
   CHECK(channel.cancel_post());
   CHECK(channel.drain().size() == 1);
+}
+
+TEST_CASE("a receiver keeps up while it has taken every message and its last post copies") {
+  Channel channel(8);
+  std::vector<std::byte> payload(kHandOverBytes * 4), into(payload.size());
+  fill_payload(payload, 3);
+  MessageTag tag;
+  CHECK(channel.receiver_keeps_up());  // nothing sent yet
+  channel.push(envelope_of(1, 64), std::span(payload).first(64));
+  channel.push(envelope_of(2, payload.size()), payload);
+  CHECK_FALSE(channel.receiver_keeps_up());  // two messages queued
+  std::vector<std::byte> small(64);
+  REQUIRE(channel.front() != nullptr);
+  channel.take_front(small);
+  CHECK_FALSE(channel.receiver_keeps_up());  // one still queued
+  REQUIRE(channel.front() != nullptr);
+  channel.take_front(into);
+  CHECK(channel.receiver_keeps_up());
+  CHECK(payload_ok(into, 3));
+  // A receive that combines what it gets: a sender should not wait for its post.
+  channel.post(into, tag, nullptr, true);
+  CHECK_FALSE(channel.receiver_keeps_up());
+  CHECK(channel.cancel_post());
+  CHECK_FALSE(channel.receiver_keeps_up());  // until a post that copies
+  tag.count = 4;
+  channel.post(into, tag, nullptr, false);
+  CHECK(channel.receiver_keeps_up());
+  fill_payload(payload, 4);
+  CHECK(channel.try_hand_over(envelope_of(4, payload.size()), payload));
+  CHECK(channel.post_done());
+  CHECK(channel.take_posted_arrival() == 4.0);
+  CHECK(payload_ok(into, 4));
+  CHECK(channel.receiver_keeps_up());  // a hand-over leaves nothing queued
 }
 
 namespace {
@@ -387,7 +420,7 @@ TEST_CASE("a folding post hands the message's pieces to the fold, whole elements
     const hypercomm::detail::Fold fold = recorder.fold();
     MessageTag tag;
     tag.count = 9;
-    channel.post(scratch, tag, &fold);
+    channel.post(scratch, tag, &fold, true);
     std::thread sender([&] { CHECK(channel.try_hand_over(envelope_of(9, size), payload)); });
     while (!channel.post_done()) channel.help_post();  // the receiver takes chunks too
     sender.join();
@@ -411,7 +444,7 @@ TEST_CASE("a folding post hands the message's pieces to the fold, whole elements
     const hypercomm::detail::Fold fold = recorder.fold();
     MessageTag tag;
     tag.count = 4;
-    channel.post(scratch, tag, &fold);
+    channel.post(scratch, tag, &fold, true);
     auto write = [](void* context, std::span<std::byte> to) {
       const auto& from = *static_cast<std::vector<std::byte>*>(context);
       std::memcpy(to.data(), from.data(), to.size());
@@ -432,7 +465,7 @@ TEST_CASE("a folding post hands the message's pieces to the fold, whole elements
     const hypercomm::detail::Fold fold = recorder.fold();
     MessageTag tag;
     tag.count = 3;
-    channel.post(into, tag, &fold);
+    channel.post(into, tag, &fold, true);
     CHECK(channel.cancel_post());
     channel.take_front(into);
     CHECK(payload_ok(into, 3));

@@ -132,10 +132,19 @@ TEST_CASE("large messages arrive intact whether the receiver waits or comes late
 TEST_CASE("large sends that wait for their receivers never wait on each other") {
   // Every VP sends a large message to the next before it receives from the previous: a cycle in
   // which no receiver posts until its own send is done. The senders must give up waiting and
-  // queue, at once rather than after their bounded wait.
-  constexpr std::size_t n = (256 << 10) / sizeof(std::uint64_t);
-  for (const int p : {2, 3, 8}) {
+  // queue, at once rather than after their bounded wait. From 1 KiB (a receiver that keeps up)
+  // to 256 KiB (every receiver), channel.hpp.
+  for (const auto& [vps, elements] : {std::pair{2, std::size_t{32768}},
+                                      {3, 32768},
+                                      {8, 32768},
+                                      {2, 128},
+                                      {2, 192},
+                                      {2, 256},
+                                      {3, 192}}) {
+    const int p = vps;
+    const std::size_t n = elements;
     CAPTURE(p);
+    CAPTURE(n);
     std::vector<int> ok(static_cast<std::size_t>(p), 0);
     hc::run(
         hc::Topology::ring(p),
@@ -216,6 +225,58 @@ TEST_CASE("large sends along a reduce's chains and round a cycle through a recei
       },
       test_options());
   CHECK(ok == std::vector<int>{12, 24, 0});
+}
+
+TEST_CASE("messages of 1-3 KiB arrive intact whether their receiver keeps up, lags or combines") {
+  // From 1 KiB a sender waits a while for a receiver that keeps up (channel.hpp): one that has
+  // taken every message and does not combine what it receives; from 2 KiB for every receiver.
+  const std::vector<std::size_t> sizes{1000, 1024, 1536, 2040, 2048, 3000};
+  const auto value = [](int from, int k, std::size_t i) {
+    return static_cast<std::uint8_t>(from * 31 + k * 7 + static_cast<int>(i % 251));
+  };
+  const auto intact = [&](const std::vector<std::uint8_t>& v, int from, int k) {
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (v[i] != value(from, k, i)) return false;
+    return true;
+  };
+  const auto message = [&](int from, int k, std::size_t size) {
+    std::vector<std::uint8_t> v(size);
+    for (std::size_t i = 0; i < size; ++i) v[i] = value(from, k, i);
+    return v;
+  };
+  // Back to back, the receiver keeping up, lagging now and then, or computing between receives;
+  // then exchanges, one side late now and then.
+  std::vector<int> good(2, 0);
+  hc::run(
+      hc::Topology::ring(2),
+      [&](hc::Proc& vp) {
+        const auto me = static_cast<std::size_t>(vp.id());
+        const int other = 1 - vp.id();
+        for (int k = 0; k < 120; ++k) {
+          const std::size_t size = sizes[static_cast<std::size_t>(k) % sizes.size()];
+          if (vp.id() == 0) {
+            vp.send(1, message(0, k, size));
+          } else {
+            if (k % 40 == 39) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            std::vector<std::uint8_t> in(size);
+            vp.recv(0, in);
+            good[me] += intact(in, 0, k);
+            if (k % 3 == 0) {  // a while of work before the next receive
+              volatile std::uint64_t sum = 0;
+              for (const std::uint8_t b : in) sum = sum + b;
+            }
+          }
+        }
+        for (int k = 0; k < 60; ++k) {
+          const std::size_t size = sizes[static_cast<std::size_t>(k) % sizes.size()];
+          if (k % 20 == vp.id()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          std::vector<std::uint8_t> in(size);
+          vp.sendrecv(other, message(vp.id(), k, size), in);
+          good[me] += intact(in, other, k);
+        }
+      },
+      test_options());
+  CHECK(good == std::vector<int>{60, 180});
 }
 
 TEST_CASE("a sender of many large messages to a slow receiver delivers them all in order") {

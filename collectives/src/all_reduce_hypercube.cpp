@@ -66,7 +66,7 @@ void all_reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer
   Buffer msg(out.size());
   for (int i = 0; i < d; ++i) {
     const int partner = my_id ^ (1 << i);
-    c.sendrecv(partner, result, msg);
+    c.sendrecv_to_combine(partner, result, msg);
     if (partner < my_id) {
       op(out.data(), msg.data(), result.data(), out.size());
     } else {

@@ -50,7 +50,7 @@ void gather_and_fold(const Comm& c, Bytes result, const Ring& g, const Reducer& 
   // result is sent at step 1 before anything is folded into it (send copies the message).
   for (int i = 1; i < n; ++i) {
     const int source = (my_rank - i + n) % n;
-    c.sendrecv(right, msg, left, incoming);
+    c.sendrecv_to_combine(right, msg, left, incoming);
     if (source < my_rank) {
       op(result.data(), incoming.data(), result.data(), m);
     } else if (!has_high) {

@@ -78,7 +78,7 @@ struct Comm {
     if (op.never_throws) {
       port.recv_fold_bytes(group.vp_of(src), msg, tag, into.fold());
     } else {
-      port.recv_bytes(group.vp_of(src), msg, tag);
+      port.recv_to_combine_bytes(group.vp_of(src), msg, tag);
       into(0, msg.data(), msg.size());
     }
   }
@@ -94,7 +94,7 @@ struct Comm {
     if (landing && op.never_throws) {
       port.sendrecv_fold_bytes(vp, out, vp, msg, tag, into.fold());
     } else {
-      port.sendrecv_bytes(vp, out, vp, msg, tag);
+      port.sendrecv_to_combine_bytes(vp, out, vp, msg, tag);
       into(0, msg.data(), msg.size());
     }
   }
@@ -104,6 +104,20 @@ struct Comm {
   void sendrecv(int dest, ConstBytes out, int src, Bytes in) const {
     if (receiving != nullptr) *receiving = src;
     port.sendrecv_bytes(group.vp_of(dest), out, group.vp_of(src), in, tag);
+  }
+  // recv and sendrecv of a message this VP then combines with data of its own (a scan's or a
+  // reduction's that is not folded as it lands): the runtime's senders do not wait for such a
+  // receiver to post (Port::recv_to_combine_bytes).
+  void recv_to_combine(int src, Bytes data) const {
+    if (receiving != nullptr) *receiving = src;
+    port.recv_to_combine_bytes(group.vp_of(src), data, tag);
+  }
+  void sendrecv_to_combine(int partner, ConstBytes out, Bytes in) const {
+    sendrecv_to_combine(partner, out, partner, in);
+  }
+  void sendrecv_to_combine(int dest, ConstBytes out, int src, Bytes in) const {
+    if (receiving != nullptr) *receiving = src;
+    port.sendrecv_to_combine_bytes(group.vp_of(dest), out, group.vp_of(src), in, tag);
   }
   // Whether this call is `op` itself, not a phase of another collective (a two-phase broadcast's
   // all-gather, a two-phase reduce's reduce-scatter): a meeting may stand only for a whole call,

@@ -147,7 +147,7 @@ void recursive_halving_in_order(const Comm& c, ConstBytes in, Bytes out, const B
       at += size;
     }
     const Bytes received = Bytes(recv_buffer).first(kept);
-    c.sendrecv(partner, ConstBytes(send_buffer).first(sent), received);
+    c.sendrecv_to_combine(partner, ConstBytes(send_buffer).first(sent), received);
     // Combine my kept blocks with the partner's, lower id on the left, into the next packing.
     const Bytes dst = i == d - 1 ? out : next.first(kept);
     at = 0;

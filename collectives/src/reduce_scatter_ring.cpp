@@ -83,7 +83,7 @@ void reduce_scatter_ring_group(const Comm& c, ConstBytes in, Bytes out, const Bl
     const int next = (my_rank + i + 1) % n;  // the part the right neighbour sends now
     const Bytes incoming =
         spare.first(static_cast<std::size_t>(partials(from, next)) * size_of(next));
-    c.sendrecv(left, temp, right, incoming);
+    c.sendrecv_to_combine(left, temp, right, incoming);
     std::swap(recv, spare);
   }
 

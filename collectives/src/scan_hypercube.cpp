@@ -140,7 +140,7 @@ void scan_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, 
   if (has_result) copy_bytes(out, in);  // result lives in out
   for (int i = 0; i < d; ++i) {
     const int partner = my_id ^ (1 << i);
-    c.sendrecv(partner, msg, number);
+    c.sendrecv_to_combine(partner, msg, number);
     if (partner < my_id) {
       if (i + 1 < d) op(msg.data(), number.data(), msg.data(), m);  // the last msg is unused
       if (has_result) {

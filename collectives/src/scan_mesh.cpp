@@ -35,7 +35,7 @@ void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool 
   Buffer row_before(m);                      // fold of the VPs left of me in my row
   Buffer row_through(in.begin(), in.end());  // ... and me
   if (my_col > 0) {
-    c.recv(t.id_at(my_row, my_col - 1), row_before);
+    c.recv_to_combine(t.id_at(my_row, my_col - 1), row_before);
     op(row_through.data(), row_before.data(), in.data(), m);
   }
   if (my_col < cols - 1) c.send(t.id_at(my_row, my_col + 1), row_through);
@@ -44,7 +44,7 @@ void scan_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool 
   Buffer rows_above(m);  // E_r
   const int last = t.id_at(my_row, cols - 1);
   if (my_col == cols - 1) {
-    if (my_row > 0) c.recv(t.id_at(my_row - 1, cols - 1), rows_above);
+    if (my_row > 0) c.recv_to_combine(t.id_at(my_row - 1, cols - 1), rows_above);
     if (my_row < rows - 1) {
       Buffer down(row_through);
       if (my_row > 0) op(down.data(), rows_above.data(), row_through.data(), m);

@@ -44,7 +44,7 @@ void scan_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool 
     own.assign(in.begin(), in.end());
     mine = own;
   }
-  c.recv(my_id - 1, out);  // the fold of 0..my_id-1
+  c.recv_to_combine(my_id - 1, out);  // the fold of 0..my_id-1
   if (exclusive) {
     if (last) return;
     Buffer prefix(m);

@@ -66,6 +66,13 @@ class alignas(64) Port {
                          void (*meanwhile)(void*), void* context);
   void sendrecv_bytes(int dest, std::span<const std::byte> out, int src, std::span<std::byte> in,
                       const MessageTag& tag);
+  // recv_bytes and sendrecv_bytes of a message that this VP then combines into data of its own
+  // (a reduction or scan that folds after receiving, not as the message lands): the same, but a
+  // sender whose receiver has not posted yet does not wait for it (Link::receiver_keeps_up),
+  // which would hold it up while this VP computes.
+  void recv_to_combine_bytes(int src, std::span<std::byte> data, const MessageTag& tag);
+  void sendrecv_to_combine_bytes(int dest, std::span<const std::byte> out, int src,
+                                 std::span<std::byte> in, const MessageTag& tag);
   // recv_bytes of a message of scratch.size() bytes that fold (message.hpp) folds into this VP's
   // data as it lands: a message handed straight to this waiting VP is folded by its sender (or
   // by both, a large one), without a copy; one already queued, or one of fewer than
@@ -205,18 +212,20 @@ class alignas(64) Port {
   // CollectiveMismatch (in a collective) or Deadlock, `head` then what every VP waits for
   // (Fabric::describe_waits); Aborted when another VP failed meanwhile.
   [[noreturn]] void throw_stuck(int src, bool collective, const std::string& head);
+  // combined: this VP combines the message into its data, as it lands (fold) or after.
   void recv_into(int src, std::span<std::byte> data, const MessageTag& tag,
-                 void (*meanwhile)(void*), void* context, const Fold* fold);
+                 void (*meanwhile)(void*), void* context, const Fold* fold, bool combined);
   void sendrecv_into(int dest, std::span<const std::byte> out, int src, std::span<std::byte> in,
-                     const MessageTag& tag, const Fold* fold);
+                     const MessageTag& tag, const Fold* fold, bool combined);
   double receive(Link& channel, int src, std::span<std::byte> data, const MessageTag& tag,
-                 bool posted, const Fold* fold);
+                 bool posted, const Fold* fold, bool combined);
   // The queued message `envelope` (checked against the receive) into data, folded with fold.
   double take_queued(Link& channel, const Envelope& envelope, std::span<std::byte> data,
                      const Fold* fold);
   // receive() when the message is not here yet (or is not the one expected): waits for it.
   [[gnu::noinline]] double wait_and_receive(Link& channel, int src, std::span<std::byte> data,
-                                            const MessageTag& tag, bool posted, const Fold* fold);
+                                            const MessageTag& tag, bool posted, const Fold* fold,
+                                            bool combined);
   [[nodiscard]] const char* operation_name() const noexcept;
   void note_received() noexcept;
   void record(Event::Kind kind, int peer, std::uint64_t bytes, double wall_begin,

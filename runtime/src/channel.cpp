@@ -199,7 +199,11 @@ void Channel::recycle(Block* block) noexcept {
   if (block != nullptr && !returned_blocks_.push(block)) std::unique_ptr<Block>(block).reset();
 }
 
-void Channel::post(std::span<std::byte> buffer, const MessageTag& tag, const Fold* fold) noexcept {
+void Channel::post(std::span<std::byte> buffer, const MessageTag& tag, const Fold* fold,
+                   bool folded) noexcept {
+  // Stored, not compared first: a read would fetch the line the sender last wrote only for the
+  // writes below to claim it again.
+  posted_.folded.store(folded, std::memory_order_relaxed);
   posted_.buffer = buffer.data();
   posted_.size = buffer.size();
   posted_.tag = tag;

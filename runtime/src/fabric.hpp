@@ -422,6 +422,10 @@ class HYPERCOMM_INTERNAL Fabric {
   [[nodiscard]] std::chrono::nanoseconds yield_time() const noexcept { return yield_time_; }
   // A sender of this many bytes or more waits a while for its receiver to post (channel.hpp).
   [[nodiscard]] std::size_t rendezvous_bytes() const noexcept { return rendezvous_bytes_; }
+  // The same from this many bytes where the receiver keeps up (Link::receiver_keeps_up).
+  [[nodiscard]] std::size_t keeping_up_rendezvous_bytes() const noexcept {
+    return oversubscribed() ? rendezvous_bytes_ : kKeepingUpRendezvousBytes;
+  }
   [[nodiscard]] bool oversubscribed() const noexcept { return core_share_ > 0; }
   // The sleep/wake handshake's fences (futex.hpp): read once, so that both halves agree.
   [[nodiscard]] bool asymmetric_fences() const noexcept { return asymmetric_fences_; }

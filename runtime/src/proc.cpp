@@ -314,6 +314,15 @@ bool await_receiver(detail::Fabric& fabric, int me, int dest, detail::Link& chan
   return outcome == detail::Waiter::Outcome::done && channel.try_hand_over(envelope, data);
 }
 
+// Whether a sender whose receiver has not posted yet waits a while for it (the bounds in
+// channel.hpp): from rendezvous_bytes always, from keeping_up_rendezvous_bytes where the receiver
+// keeps up.
+bool awaits_receiver(const detail::Fabric& fabric, const detail::Link& channel,
+                     std::size_t bytes) noexcept {
+  return bytes >= fabric.rendezvous_bytes() ||
+         (bytes >= fabric.keeping_up_rendezvous_bytes() && channel.receiver_keeps_up());
+}
+
 }  // namespace
 
 Port::Route& Port::route_to(int dest) {
@@ -357,7 +366,7 @@ void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag
   } else {
     const bool delivered = data.size() >= detail::kHandOverBytes &&
                            (channel.try_hand_over(envelope, data) ||
-                            (data.size() >= fabric_->rendezvous_bytes() &&
+                            (awaits_receiver(*fabric_, channel, data.size()) &&
                              await_receiver(*fabric_, id_, dest, channel, envelope, data)));
     if (!delivered) channel.push(envelope, data);
     fabric_->notify(dest);
@@ -549,16 +558,16 @@ const detail::Fold* landing(const detail::Fold* fold, std::size_t bytes) noexcep
 
 void Port::recv_fold_bytes(int src, std::span<std::byte> scratch, const MessageTag& tag,
                            const Fold& fold) {
-  recv_into(src, scratch, tag, nullptr, nullptr, &fold);
+  recv_into(src, scratch, tag, nullptr, nullptr, &fold, true);
 }
 
 void Port::recv_bytes_during(int src, std::span<std::byte> data, const MessageTag& tag,
                              void (*meanwhile)(void*), void* context) {
-  recv_into(src, data, tag, meanwhile, context, nullptr);
+  recv_into(src, data, tag, meanwhile, context, nullptr, false);
 }
 
 void Port::recv_into(int src, std::span<std::byte> data, const MessageTag& tag,
-                     void (*meanwhile)(void*), void* context, const Fold* fold) {
+                     void (*meanwhile)(void*), void* context, const Fold* fold, bool combined) {
   if (pending_ != 0) [[unlikely]]
     settle_clock();
   check_peer(src, "recv", data.size());
@@ -568,7 +577,7 @@ void Port::recv_into(int src, std::span<std::byte> data, const MessageTag& tag,
   bool posted = false;
   if (meanwhile != nullptr) {
     posted = data.size() >= detail::kHandOverBytes && channel.front() == nullptr;
-    if (posted) channel.post(data, tag, landing(fold, data.size()));
+    if (posted) channel.post(data, tag, landing(fold, data.size()), combined);
     try {
       meanwhile(context);
     } catch (...) {
@@ -579,7 +588,7 @@ void Port::recv_into(int src, std::span<std::byte> data, const MessageTag& tag,
       throw;
     }
   }
-  const double arrival = receive(channel, src, data, tag, posted, fold);
+  const double arrival = receive(channel, src, data, tag, posted, fold, combined);
   clock_ = std::max(clock_, arrival);
   if (recording_) operations_.push_back({CommOp::Kind::recv, -1, src, 0, data.size()});
   if (options().trace) record(Event::Kind::recv, src, data.size(), wall_begin, model_begin, "recv");
@@ -587,17 +596,26 @@ void Port::recv_into(int src, std::span<std::byte> data, const MessageTag& tag,
 
 void Port::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
                           std::span<std::byte> in, const MessageTag& tag) {
-  sendrecv_into(dest, out, src, in, tag, nullptr);
+  sendrecv_into(dest, out, src, in, tag, nullptr, false);
+}
+
+void Port::recv_to_combine_bytes(int src, std::span<std::byte> data, const MessageTag& tag) {
+  recv_into(src, data, tag, nullptr, nullptr, nullptr, true);
+}
+
+void Port::sendrecv_to_combine_bytes(int dest, std::span<const std::byte> out, int src,
+                                     std::span<std::byte> in, const MessageTag& tag) {
+  sendrecv_into(dest, out, src, in, tag, nullptr, true);
 }
 
 void Port::sendrecv_fold_bytes(int dest, std::span<const std::byte> out, int src,
                                std::span<std::byte> scratch, const MessageTag& tag,
                                const Fold& fold) {
-  sendrecv_into(dest, out, src, scratch, tag, &fold);
+  sendrecv_into(dest, out, src, scratch, tag, &fold, true);
 }
 
 void Port::sendrecv_into(int dest, std::span<const std::byte> out, int src, std::span<std::byte> in,
-                         const MessageTag& tag, const Fold* fold) {
+                         const MessageTag& tag, const Fold* fold, bool combined) {
   if (pending_ != 0) [[unlikely]]
     settle_clock();
   check_peer(dest, "sendrecv", out.size());
@@ -608,14 +626,14 @@ void Port::sendrecv_into(int dest, std::span<const std::byte> out, int src, std:
   // Post the receive first, so that a partner sending at the same time copies its message
   // straight into `in`.
   const bool posted = in.size() >= detail::kHandOverBytes && in_channel.front() == nullptr;
-  if (posted) in_channel.post(in, tag, landing(fold, in.size()));
+  if (posted) in_channel.post(in, tag, landing(fold, in.size()), combined);
   try {
     post_send(dest, out, tag, start);
   } catch (...) {
     if (posted && !in_channel.cancel_post()) (void)in_channel.take_posted_arrival();
     throw;
   }
-  const double arrival = receive(in_channel, src, in, tag, posted, fold);
+  const double arrival = receive(in_channel, src, in, tag, posted, fold, combined);
   sent(dest, start, out.size());
   clock_ = std::max(clock_, arrival);
   if (recording_) operations_.push_back({CommOp::Kind::sendrecv, dest, src, out.size(), in.size()});
@@ -629,13 +647,13 @@ void Port::sendrecv_into(int dest, std::span<const std::byte> out, int src, std:
 // from the queue, or through a post without it (under kFoldLandingBytes), is copied into data
 // and folded here.
 double Port::receive(Link& channel, int src, std::span<std::byte> data, const MessageTag& tag,
-                     bool posted, const Fold* fold) {
+                     bool posted, const Fold* fold, bool combined) {
   // The message is here already (a sender that runs ahead): taken without the wait's frame.
   if (!posted)
     if (const Envelope* envelope = channel.front();
         envelope != nullptr && envelope->tag == tag && envelope->size == data.size())
       return take_queued(channel, *envelope, data, fold);
-  return wait_and_receive(channel, src, data, tag, posted, fold);
+  return wait_and_receive(channel, src, data, tag, posted, fold, combined);
 }
 
 double Port::take_queued(Link& channel, const Envelope& envelope, std::span<std::byte> data,
@@ -648,7 +666,7 @@ double Port::take_queued(Link& channel, const Envelope& envelope, std::span<std:
 }
 
 double Port::wait_and_receive(Link& channel, int src, std::span<std::byte> data,
-                              const MessageTag& tag, bool posted, const Fold* fold) {
+                              const MessageTag& tag, bool posted, const Fold* fold, bool combined) {
   auto take = [&](const Envelope& envelope) {
     if (!(envelope.tag == tag)) throw_tag_mismatch(src, envelope.tag, tag);
     if (envelope.size != data.size())
@@ -666,7 +684,7 @@ double Port::wait_and_receive(Link& channel, int src, std::span<std::byte> data,
   if (!posted) {
     if (const Envelope* envelope = channel.front()) return take(*envelope);
     if (data.size() >= detail::kHandOverBytes) {
-      channel.post(data, tag, landing(fold, data.size()));
+      channel.post(data, tag, landing(fold, data.size()), combined);
       posted = true;
     }
   }

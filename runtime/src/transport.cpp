@@ -26,6 +26,7 @@ class LockedLink final : public Link {
     return false;
   }
   [[nodiscard]] bool receiver_posted() const noexcept override { return false; }
+  [[nodiscard]] bool receiver_keeps_up() const noexcept override { return false; }
   void push(const Envelope& envelope, std::span<const std::byte> payload) override {
     Pending message{envelope, std::vector<std::byte>(payload.begin(), payload.end())};
     const std::lock_guard lock(mutex_);
@@ -45,8 +46,8 @@ class LockedLink final : public Link {
     queue_.pop_front();
   }
 
-  void post(std::span<std::byte> /*buffer*/, const MessageTag& /*tag*/,
-            const Fold* /*fold*/) noexcept override {}
+  void post(std::span<std::byte> /*buffer*/, const MessageTag& /*tag*/, const Fold* /*fold*/,
+            bool /*folded*/) noexcept override {}
   [[nodiscard]] bool post_done() const noexcept override { return false; }
   [[nodiscard]] double take_posted_arrival() noexcept override { return 0; }  // never done
   [[nodiscard]] bool cancel_post() noexcept override { return true; }
