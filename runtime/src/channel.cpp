@@ -200,10 +200,10 @@ void Channel::recycle(Block* block) noexcept {
 }
 
 void Channel::post(std::span<std::byte> buffer, const MessageTag& tag, const Fold* fold,
-                   bool folded) noexcept {
+                   bool combined) noexcept {
   // Stored, not compared first: a read would fetch the line the sender last wrote only for the
   // writes below to claim it again.
-  posted_.folded.store(folded, std::memory_order_relaxed);
+  posted_.combined.store(combined, std::memory_order_relaxed);
   posted_.buffer = buffer.data();
   posted_.size = buffer.size();
   posted_.tag = tag;

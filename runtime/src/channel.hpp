@@ -71,19 +71,20 @@ inline constexpr std::size_t kFoldLandingBytes = 2 * 1024;
 // (Port::post_send), rather than copy the message into the ring (or a block) that the receiver
 // copies again: with a core to each VP from 2 KiB, where three messages fill the ring's 64 slots
 // and a sender running ahead links new segments that its receiver reads cold (from 4 KiB, p = 2,
-// 2026-11-27: 2-3 KiB back to back 0.33-0.72x the time of the ring's for every collective and
-// 0.24-0.37x for windowed bandwidth, 0.60-1.0x after a barrier; from 16 KiB, windowed bandwidth
+// 2026-11-27: 2-3 KiB back to back 0.33-0.94x the time of the ring's for every collective and
+// 0.24-0.37x for windowed bandwidth, 0.47-0.99x after a barrier; from 16 KiB, windowed bandwidth
 // at 4-8 KiB was 8 GB/s against 29-43; from 1 KiB a reduce or scan of 1 KiB back to back is
 // 1.2-1.4x slower, its sender no longer running ahead); VPs that share cores from 64 KiB (from
 // 16 KiB, 16 VPs on 2 cores took 15-20% longer for a broadcast or gather of 64 KiB).
 inline constexpr std::size_t kRendezvousBytes = 2 * 1024;
 // The same from 1 KiB where the receiver keeps up (Link::receiver_keeps_up: it has taken every
-// earlier message, and copies rather than folds, so it posts again soon and has little to do
-// after), with a core to each VP: p = 2, 1 KiB back to back, 2026-11-27, windowed bandwidth
-// 0.63x the ring's time, broadcast 0.86, scatter 0.82, all_gather 0.64, all_to_all 0.65, gather
-// 1.01; waiting for any receiver that has taken every message made a reduce of 1 KiB 1.31x
-// slower (its root folds: its sender ran ahead), and from 256 or 512 B a broadcast, scatter or
-// gather 1.1-1.5x.
+// earlier message and copies rather than combines, so it posts again soon and has little to do
+// after), with a core to each VP: p = 2, 1 KiB / 1.5 KiB back to back, 2026-11-27, windowed
+// bandwidth 0.58 / 0.64x the ring's time, broadcast 0.99 / 0.68, scatter 0.59 / 0.74, gather
+// 1.01 / 0.75, all_gather 0.56 / 0.57, all_to_all 0.59 / 0.64, the reductions and scans 0.96-1.01.
+// Waiting for any receiver that has taken every message made a back-to-back reduce of 1 KiB
+// 1.31x slower and a scan 1.4-1.6x (the receiver combines: its sender ran ahead), and from 256 or
+// 512 B a broadcast, scatter or gather 1.1-1.5x.
 inline constexpr std::size_t kKeepingUpRendezvousBytes = 1024;
 inline constexpr std::size_t kRendezvousBytesShared = 64 * 1024;
 // A message of at least this many bytes handed to a posted receive is copied by both VPs, each
@@ -119,7 +120,7 @@ class Channel final : public Link {
   // The post's line first: a sender has just read it (try_hand_over), while consumed_'s is
   // the receiver's to write (a read of it costs a transfer, wasted on a receiver that combines).
   [[nodiscard]] bool receiver_keeps_up() const noexcept override {
-    return !posted_.folded.load(std::memory_order_relaxed) &&
+    return !posted_.combined.load(std::memory_order_relaxed) &&
            consumed_.load(std::memory_order_acquire) == head_;
   }
   // Appends to the ring, or to a new segment when the ring is full; never waits.
@@ -134,7 +135,7 @@ class Channel final : public Link {
   // A posted receive: a sender whose message is next in line (the channel is empty), has this
   // size and this tag copies it straight into buffer, or folds it with *fold (Link::post).
   void post(std::span<std::byte> buffer, const MessageTag& tag, const Fold* fold,
-            bool folded) noexcept override;
+            bool combined) noexcept override;
   [[nodiscard]] bool post_done() const noexcept override;
   [[nodiscard]] double take_posted_arrival() noexcept override;  // after post_done(); clears it
   // Withdraws the post; false when a sender has already taken it (then wait for post_done()).
@@ -228,7 +229,7 @@ class Channel final : public Link {
     std::atomic<std::uint32_t> state{kIdle};
     // Whether the last post was for a message its receiver combines (Link::receiver_keeps_up):
     // written by the consumer with each post, read by the producer.
-    std::atomic<bool> folded{false};
+    std::atomic<bool> combined{false};
     std::byte* buffer = nullptr;
     std::size_t size = 0;
     MessageTag tag{};

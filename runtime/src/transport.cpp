@@ -47,7 +47,7 @@ class LockedLink final : public Link {
   }
 
   void post(std::span<std::byte> /*buffer*/, const MessageTag& /*tag*/, const Fold* /*fold*/,
-            bool /*folded*/) noexcept override {}
+            bool /*combined*/) noexcept override {}
   [[nodiscard]] bool post_done() const noexcept override { return false; }
   [[nodiscard]] double take_posted_arrival() noexcept override { return 0; }  // never done
   [[nodiscard]] bool cancel_post() noexcept override { return true; }

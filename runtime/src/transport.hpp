@@ -49,8 +49,8 @@ class Link {
   // Whether the receiver has posted a buffer (a large sender may wait a while for that).
   [[nodiscard]] virtual bool receiver_posted() const noexcept = 0;
   // Whether the receiver has taken every message sent so far and its last post was for a
-  // message to copy, not to fold into its own data: such a receiver posts again soon, and has
-  // little to do once the message is there, so a sender may wait a while for its post.
+  // message to copy, not to combine with data of its own: such a receiver posts again soon, and
+  // has little to do once the message is there, so a sender may wait a while for its post.
   [[nodiscard]] virtual bool receiver_keeps_up() const noexcept = 0;
   // Queues the message; never waits for buffer space.
   virtual void push(const Envelope& envelope, std::span<const std::byte> payload) = 0;
@@ -66,10 +66,10 @@ class Link {
   // is then about to complete. With a fold, a sender filling the post folds the message into the
   // receiver's data instead (fold->apply over its pieces; buffer, of the message's size, is then
   // scratch the transport may write); a message taken by take_front is copied as it is.
-  // `folded`: the receiver folds the message into its data (with or without `fold`: small ones
-  // it folds itself, see receiver_keeps_up).
+  // `combined`: the receiver combines the message with data of its own, as it lands (`fold`)
+  // or after it is received (a scan's, or a fold below kFoldLandingBytes): receiver_keeps_up.
   virtual void post(std::span<std::byte> buffer, const MessageTag& tag, const Fold* fold,
-                    bool folded) noexcept = 0;
+                    bool combined) noexcept = 0;
   [[nodiscard]] virtual bool post_done() const noexcept = 0;
   [[nodiscard]] virtual double take_posted_arrival() noexcept = 0;
   [[nodiscard]] virtual bool cancel_post() noexcept = 0;
