@@ -227,7 +227,7 @@ TEST_CASE("large sends along a reduce's chains and round a cycle through a recei
   CHECK(ok == std::vector<int>{12, 24, 0});
 }
 
-TEST_CASE("messages of 1-3 KiB arrive intact whether their receiver keeps up, lags or combines") {
+TEST_CASE("messages of 1-3 KiB arrive intact whether their receiver keeps up, lags or computes") {
   // From 1 KiB a sender waits a while for a receiver that keeps up (channel.hpp): one that has
   // taken every message and does not combine what it receives; from 2 KiB for every receiver.
   const std::vector<std::size_t> sizes{1000, 1024, 1536, 2040, 2048, 3000};
