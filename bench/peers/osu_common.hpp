@@ -18,7 +18,8 @@
 //                over the ranks (OSU's "Avg Latency")
 //   throughput   calls back to back after one barrier; the slowest rank's time / calls (IMB)
 // Iterations: doubled from 1 until one batch takes 2 ms, then set so that a batch lasts
-// --batch-ms; --batches batches, the median reported. Two warm-up calls before each.
+// --batch-ms; --batches batches, the median reported. Two warm-up calls before each; before
+// the first measurement of a run, the first benchmark at its first size for kWarmUpSeconds.
 //
 // Options: --bench LIST, --mode latency|throughput, --min-bytes/--max-bytes (default 1 B to
 // 16 MiB) or --sizes LIST, --p P (osu_hypercomm's VPs; MPI: the ranks), --window W (64),
@@ -162,6 +163,12 @@ inline std::vector<std::size_t> sizes(const std::string& bench, const Args& a) {
     if (m >= lowest) out.push_back(m);
   return out;
 }
+
+// Before the first measurement a program runs its first benchmark, unmeasured, for this long:
+// the first sizes measured at once came out 2-4x slow (p = 2, 2026-11-27: windowed bandwidth of
+// 1-2 B 0.10-0.26 us a message first in the run, 0.038 after a few others), where an MPI
+// program has warmed its cores in MPI_Init.
+inline constexpr double kWarmUpSeconds = 0.2;
 
 // Calibration: keep doubling while a batch of `iters` took less than this.
 inline constexpr double kCalibrationSeconds = 2e-3;

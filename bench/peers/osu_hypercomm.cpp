@@ -130,11 +130,27 @@ Batch run_batch(hc::Machine& machine, const std::string& bench, const osu::Args&
   return out;
 }
 
-void measure(hc::Machine& machine, const std::string& bench, std::size_t bytes,
-             const osu::Args& a) {
+std::vector<Buffers> buffers_per_vp(const hc::Machine& machine, const std::string& bench,
+                                    std::size_t bytes) {
   const auto p = static_cast<std::size_t>(machine.topology().size());
   std::vector<Buffers> buffers;
   for (std::size_t i = 0; i < p; ++i) buffers.push_back(buffers_for(bench, bytes, p));
+  return buffers;
+}
+
+// The run's first benchmark at its first size, unmeasured, for osu::kWarmUpSeconds.
+void warm_up(hc::Machine& machine, const std::string& bench, std::size_t bytes,
+             const osu::Args& a) {
+  std::vector<Buffers> buffers = buffers_per_vp(machine, bench, bytes);
+  long iters = 1;
+  for (double spent = 0; spent < osu::kWarmUpSeconds;
+       iters = std::min(2 * iters, osu::kMaxIterations))
+    spent += run_batch(machine, bench, a, buffers, bytes, iters).elapsed;
+}
+
+void measure(hc::Machine& machine, const std::string& bench, std::size_t bytes,
+             const osu::Args& a) {
+  std::vector<Buffers> buffers = buffers_per_vp(machine, bench, bytes);
   run_batch(machine, bench, a, buffers, bytes, 2);  // warm-up
   long iters = 1;
   Batch t = run_batch(machine, bench, a, buffers, bytes, iters);
@@ -162,6 +178,8 @@ int main(int argc, char** argv) {
   try {
     const osu::Args a = osu::parse(argc, argv, "hypercomm");
     hc::Machine machine(topology_for(a.p));
+    if (!a.benches.empty() && !osu::sizes(a.benches.front(), a).empty())
+      warm_up(machine, a.benches.front(), osu::sizes(a.benches.front(), a).front(), a);
     for (const std::string& bench : a.benches)
       for (const std::size_t bytes : osu::sizes(bench, a)) measure(machine, bench, bytes, a);
   } catch (const std::exception& e) {
