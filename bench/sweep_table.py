@@ -4,8 +4,9 @@
 Writes, beside the rounds:
   sweep.csv  every measurement: impl, bench, mode, p, bytes, round, time_us, mbps
   sweep.txt  one OSU-format table per benchmark and timing ("# Size  Latency (us)" columns):
-             each implementation's median over rounds, and hypercomm's ratio to each peer and
-             to the faster peer (the median of the ratios taken within each round)
+             each implementation's best round, hypercomm's ratio to each peer and to the faster
+             peer (best round over best round), and beside it the median of the ratios taken
+             within each round (paired)
   sweep.md   the targets of the performance issue, met or missed, the ratio matrices (sizes x
              operations) and the full tables, in Markdown
 Usage: sweep_table.py OUT_DIR
@@ -55,11 +56,18 @@ for d in rows:
 peers = [(k, name) for k, name in PEERS if any(k in v for s in t.values() for v in s.values())]
 
 
-def median_time(by_round):
-    return statistics.median(by_round.values()) if by_round else None
+def best_time(by_round):
+    return min(by_round.values()) if by_round else None
 
 
 def ratio(cell, peer_keys):
+    """hypercomm's best round / the best round of the fastest of peer_keys."""
+    hc = best_time(cell.get("hypercomm", {}))
+    ps = [best_time(cell[k]) for k in peer_keys if cell.get(k)]
+    return hc / min(ps) if hc is not None and ps and min(ps) > 0 else None
+
+
+def paired_ratio(cell, peer_keys):
     """Median over rounds of hypercomm's time / the fastest of peer_keys, within each round."""
     hc = cell.get("hypercomm", {})
     rs = []
@@ -115,22 +123,24 @@ for bench, mode in keys:
     bw = bench == "bandwidth"
     unit = "Bandwidth (MB/s)" if bw else "Latency (us)"
     txt.append(f"# OSU-style {bench}, {MODE_TEXT.get(mode, mode)}, p = {p}")
-    txt.append(f"# {unit}; ratios are hypercomm's time / the peer's, the median of each round's")
+    txt.append(f"# {unit}, each implementation's best round; ratios are hypercomm's time / the"
+               " peer's, best round over best round (paired: the median of each round's)")
     head = f"{'# Size':<10}{'hypercomm':>14}" + "".join(f"{n:>14}" for _, n in peers)
-    head += "".join(f"{'hc/' + k:>12}" for k, _ in peers) + f"{'hc/best':>10}  target"
+    head += "".join(f"{'hc/' + k:>12}" for k, _ in peers) + f"{'hc/best':>10}{'paired':>10}  target"
     txt.append(head)
     md_full.append(f"#### {bench}, {MODE_TEXT.get(mode, mode)}\n")
     md_full.append("| size | hypercomm | " + " | ".join(n for _, n in peers) + " | " +
-                   " | ".join(f"/ {n}" for _, n in peers) + " | / faster | target |")
-    md_full.append("|---:|---:|" + "---:|" * (2 * len(peers) + 1) + "---|")
+                   " | ".join(f"/ {n}" for _, n in peers) + " | / faster | paired | target |")
+    md_full.append("|---:|---:|" + "---:|" * (2 * len(peers) + 2) + "---|")
     for b in sizes:
         cell = t[(bench, mode)][b]
-        times = {"hypercomm": median_time(cell.get("hypercomm", {}))}
+        times = {"hypercomm": best_time(cell.get("hypercomm", {}))}
         for k, _ in peers:
-            times[k] = median_time(cell.get(k, {}))
+            times[k] = best_time(cell.get(k, {}))
         shown = {k: (b / v if bw and v else v) for k, v in times.items()}
         each = {k: ratio(cell, [k]) for k, _ in peers}
         best = ratio(cell, [k for k, _ in peers])
+        paired = paired_ratio(cell, [k for k, _ in peers])
         goal = target(bench, b)
         verdict = ""
         if goal is not None:
@@ -146,22 +156,44 @@ for bench, mode in keys:
                     v[2], v[3] = worst, b
         txt.append(f"{b:<10}{fmt(shown['hypercomm']):>14}" +
                    "".join(f"{fmt(shown[k]):>14}" for k, _ in peers) +
-                   "".join(f"{fmt(each[k]):>12}" for k, _ in peers) + f"{fmt(best):>10}  {verdict}")
+                   "".join(f"{fmt(each[k]):>12}" for k, _ in peers) + f"{fmt(best):>10}{fmt(paired):>10}  {verdict}")
         md_full.append(f"| {size_text(b)} | {fmt(shown['hypercomm'])} | " +
                        " | ".join(fmt(shown[k]) for k, _ in peers) + " | " +
-                       " | ".join(fmt(each[k]) for k, _ in peers) + f" | {fmt(best)} | {verdict} |")
+                       " | ".join(fmt(each[k]) for k, _ in peers) + f" | {fmt(best)} | {fmt(paired)} | {verdict} |")
     txt.append("")
     md_full.append("")
 
 with open(os.path.join(out, "sweep.txt"), "w") as f:
     f.write("\n".join(txt) + "\n")
 
+# What core_probe saw at every round's start and end (scripts/bench-sweep): the round trip of a
+# cache line between the first two cores, in ns.
+probe = []
+for path in sorted(glob.glob(os.path.join(out, "probe_*.jsonl"))):
+    for line in open(path):
+        if line.startswith("{"):
+            probe += json.loads(line).get("round_trip_ns", [])
+probe_text = []
+if probe:
+    fastest = min(probe)
+    apart = sum(1 for x in probe if x > 2 * fastest)
+    probe_text = [f"Core to core (core_probe, {len(probe)} samples at the rounds' starts and ends): "
+                  f"a cache line's round trip {fmt(statistics.median(probe))} ns (median), "
+                  f"fastest {fmt(fastest)}, slowest {fmt(max(probe))}; {apart} of {len(probe)} "
+                  "samples over twice the fastest (the vCPUs apart).", ""]
+
 md = ["# OSU-style sweep: hypercomm, " + ", ".join(n for _, n in peers) + f", p = {p}", "",
       "```", machine.strip(), "```", "",
-      "Times are medians over the rounds; a ratio is hypercomm's time over the peer's (below 1:",
-      "hypercomm faster) taken within each round and its median over the rounds. \"/ faster\" is",
-      "against the faster of the peers in that round. Bandwidth tables show MB/s; their ratios",
-      "are still of times (the peer's bandwidth over hypercomm's).", "",
+      "Times are each implementation's best round (each round's figure is the median of its",
+      "batches); a ratio is hypercomm's best time over the peer's (below 1: hypercomm faster),",
+      "\"/ faster\" over the faster peer's, and the targets are judged on it. \"paired\" is the",
+      "median over the rounds of the ratio to the faster peer taken within each round. Why the",
+      "best round: on a shared VM the host now and then moves the vCPUs apart for a fraction of",
+      "a second to a few seconds, and every message between them then costs three to six times",
+      "as much, for every implementation alike; a round that falls in such a phase for one",
+      "implementation and not for the other says nothing about either (what core_probe saw is",
+      "below). Bandwidth tables show MB/s; their ratios are still of times (the peer's",
+      "bandwidth over hypercomm's).", "", *probe_text,
       "## The targets", "",
       "| benchmark | timing | sizes that meet the target | sizes that miss it | worst ratio (at) |",
       "|---|---|---:|---:|---|"]

@@ -1,0 +1,103 @@
+// How far apart the machine's first two cores are right now: two threads, pinned to the first
+// two CPUs this process may use, pass one cache line back and forth; each sample is the mean
+// round trip of --trips passes, in ns. scripts/bench-sweep runs it at every round's start and
+// end and writes what it saw beside the sweep's tables.
+//
+// Why: on the shared VMs this project is measured on, the host now and then places the two vCPUs
+// far apart for a fraction of a second to a few seconds (2026-11-27, 2-vCPU Firecracker VM, AMD
+// EPYC: round trip 55-60 ns, and 280-390 ns in about one sample of five), and then every
+// message between them costs three to six times as much, for every implementation alike.
+//
+//   core_probe [--samples N] [--trips T] [--gap-ms G]
+// Output: one JSON line, {"cpus":[0,1],"round_trip_ns":[58,57,...]}.
+#include <pthread.h>
+#include <sched.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void pin(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  return cpus;
+}
+
+// The line passed back and forth: the ping side writes odd values, the pong side even ones.
+struct alignas(64) Line {
+  std::atomic<long> value{0};
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int samples = 10;
+  long trips = 2000;
+  int gap_ms = 20;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string key = argv[i];
+    if (key == "--samples")
+      samples = std::atoi(argv[i + 1]);
+    else if (key == "--trips")
+      trips = std::atol(argv[i + 1]);
+    else if (key == "--gap-ms")
+      gap_ms = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "core_probe: unknown option %s\n", key.c_str());
+      return 2;
+    }
+  }
+  const std::vector<int> cpus = allowed_cpus();
+  if (cpus.size() < 2 || samples < 1 || trips < 1) {
+    std::printf("{\"cpus\":[],\"round_trip_ns\":[]}\n");
+    return 0;
+  }
+  Line line;
+  const long passes = static_cast<long>(samples) * trips;
+  std::thread pong([&] {
+    pin(cpus[1]);
+    for (long i = 1; i < 2 * passes; i += 2) {
+      while (line.value.load(std::memory_order_acquire) != i) {
+      }
+      line.value.store(i + 1, std::memory_order_release);
+    }
+  });
+  pin(cpus[0]);
+  std::vector<double> ns;
+  long next = 0;
+  for (int s = 0; s < samples; ++s) {
+    if (s > 0) std::this_thread::sleep_for(std::chrono::milliseconds(gap_ms));
+    const auto t0 = Clock::now();
+    for (long k = 0; k < trips; ++k, next += 2) {
+      line.value.store(next + 1, std::memory_order_release);
+      while (line.value.load(std::memory_order_acquire) != next + 2) {
+      }
+    }
+    ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count() /
+                 static_cast<double>(trips));
+  }
+  pong.join();
+  std::printf("{\"cpus\":[%d,%d],\"round_trip_ns\":[", cpus[0], cpus[1]);
+  for (std::size_t i = 0; i < ns.size(); ++i) std::printf("%s%.0f", i ? "," : "", ns[i]);
+  std::printf("]}\n");
+  return 0;
+}
