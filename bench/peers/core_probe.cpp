@@ -5,7 +5,7 @@
 //
 // Why: on the shared VMs this project is measured on, the host now and then places the two vCPUs
 // far apart for a fraction of a second to a few seconds (2026-11-27, 2-vCPU Firecracker VM, AMD
-// EPYC: round trip 55-60 ns, and 280-390 ns in about one sample of five), and then every
+// EPYC: round trip 55-85 ns, and 280-440 ns in one sample of five to twenty), and then every
 // message between them costs three to six times as much, for every implementation alike.
 //
 //   core_probe [--samples N] [--trips T] [--gap-ms G]
@@ -53,8 +53,12 @@ int main(int argc, char** argv) {
   int samples = 10;
   long trips = 2000;
   int gap_ms = 20;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     const std::string key = argv[i];
+    if (i + 1 == argc) {
+      std::fprintf(stderr, "core_probe: %s needs a value\n", key.c_str());
+      return 2;
+    }
     if (key == "--samples")
       samples = std::atoi(argv[i + 1]);
     else if (key == "--trips")
