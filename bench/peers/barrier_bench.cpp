@@ -14,8 +14,6 @@
 // Command line and output: peer_common.hpp.  Example:
 //   barrier_bench --op barrier,all_reduce --p 2,8,64 --bytes 8
 //   barrier_bench --op memcpy --bytes 64M
-#include <pthread.h>
-#include <sched.h>
 
 #include <barrier>
 #include <chrono>
@@ -23,32 +21,15 @@
 #include <functional>
 #include <thread>
 
+#include "cpus.hpp"
 #include "peer_common.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The process's CPUs, read once before the main thread pins itself (body(0) does).
-const std::vector<int>& allowed_cpus() {
-  static const std::vector<int> cpus = [] {
-    std::vector<int> all;
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-      for (int c = 0; c < CPU_SETSIZE; ++c)
-        if (CPU_ISSET(c, &set)) all.push_back(c);
-    if (all.empty()) all.push_back(0);
-    return all;
-  }();
-  return cpus;
-}
-
-void pin(int cpu) {
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(cpu, &one);
-  pthread_setaffinity_np(pthread_self(), sizeof one, &one);
-}
+using peers::allowed_cpus;
+using peers::pin;
 
 struct Reduction {
   std::vector<std::vector<double>>* slots = nullptr;

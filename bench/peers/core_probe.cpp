@@ -10,9 +10,6 @@
 //
 //   core_probe [--samples N] [--trips T] [--gap-ms G]
 // Output: one JSON line, {"cpus":[0,1],"round_trip_ns":[58,57,...]}.
-#include <pthread.h>
-#include <sched.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -21,26 +18,11 @@
 #include <thread>
 #include <vector>
 
+#include "cpus.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-void pin(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0)
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  return cpus;
-}
 
 // The line passed back and forth: the ping side writes odd values, the pong side even ones.
 struct alignas(64) Line {
@@ -70,7 +52,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const std::vector<int> cpus = allowed_cpus();
+  const std::vector<int>& cpus = peers::allowed_cpus();
   if (cpus.size() < 2 || samples < 1 || trips < 1) {
     std::printf("{\"cpus\":[],\"round_trip_ns\":[]}\n");
     return 0;
@@ -78,14 +60,14 @@ int main(int argc, char** argv) {
   Line line;
   const long passes = static_cast<long>(samples) * trips;
   std::thread pong([&] {
-    pin(cpus[1]);
+    peers::pin(cpus[1]);
     for (long i = 1; i < 2 * passes; i += 2) {
       while (line.value.load(std::memory_order_acquire) != i) {
       }
       line.value.store(i + 1, std::memory_order_release);
     }
   });
-  pin(cpus[0]);
+  peers::pin(cpus[0]);
   std::vector<double> ns;
   long next = 0;
   for (int s = 0; s < samples; ++s) {

@@ -179,6 +179,19 @@ inline long iterations_for(double seconds_per_iteration, const Args& a) {
   return static_cast<long>(std::clamp(n, 2.0, static_cast<double>(kMaxIterations)));
 }
 
+// The warm-up: batch(iters) runs the run's first benchmark at its first size `iters` times and
+// returns the seconds it took (the slowest rank's, so that every rank leaves together), with
+// doubling iterations until kWarmUpSeconds have passed. Nothing when the run measures nothing.
+template <class Batch>
+void warm_up(const Args& a, Batch&& batch) {
+  if (a.benches.empty()) return;
+  const std::vector<std::size_t> first_sizes = sizes(a.benches.front(), a);
+  if (first_sizes.empty()) return;
+  long iters = 1;
+  for (double spent = 0; spent < kWarmUpSeconds; iters = std::min(2 * iters, kMaxIterations))
+    spent += batch(a.benches.front(), first_sizes.front(), iters);
+}
+
 inline double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
   return v[v.size() / 2];

@@ -138,16 +138,6 @@ std::vector<Buffers> buffers_per_vp(const hc::Machine& machine, const std::strin
   return buffers;
 }
 
-// The run's first benchmark at its first size, unmeasured, for osu::kWarmUpSeconds.
-void warm_up(hc::Machine& machine, const std::string& bench, std::size_t bytes,
-             const osu::Args& a) {
-  std::vector<Buffers> buffers = buffers_per_vp(machine, bench, bytes);
-  long iters = 1;
-  for (double spent = 0; spent < osu::kWarmUpSeconds;
-       iters = std::min(2 * iters, osu::kMaxIterations))
-    spent += run_batch(machine, bench, a, buffers, bytes, iters).elapsed;
-}
-
 void measure(hc::Machine& machine, const std::string& bench, std::size_t bytes,
              const osu::Args& a) {
   std::vector<Buffers> buffers = buffers_per_vp(machine, bench, bytes);
@@ -178,8 +168,11 @@ int main(int argc, char** argv) {
   try {
     const osu::Args a = osu::parse(argc, argv, "hypercomm");
     hc::Machine machine(topology_for(a.p));
-    if (!a.benches.empty() && !osu::sizes(a.benches.front(), a).empty())
-      warm_up(machine, a.benches.front(), osu::sizes(a.benches.front(), a).front(), a);
+    std::vector<Buffers> warm;  // the warm-up's, made at its first batch
+    osu::warm_up(a, [&](const std::string& bench, std::size_t bytes, long iters) {
+      if (warm.empty()) warm = buffers_per_vp(machine, bench, bytes);
+      return run_batch(machine, bench, a, warm, bytes, iters).elapsed;
+    });
     for (const std::string& bench : a.benches)
       for (const std::size_t bytes : osu::sizes(bench, a)) measure(machine, bench, bytes, a);
   } catch (const std::exception& e) {

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <cstring>
+#include <optional>
 
 #include "osu_common.hpp"
 
@@ -125,17 +126,6 @@ Batch run_batch(const std::string& bench, const osu::Args& a, Buffers& b, int m,
   return out;
 }
 
-// The run's first benchmark at its first size, unmeasured, for osu::kWarmUpSeconds (every rank
-// sees the same elapsed, the slowest rank's, so all leave the loop together).
-void warm_up(const std::string& bench, std::size_t bytes, const osu::Args& a, int rank, int p) {
-  Buffers b = buffers_for(bench, bytes, static_cast<std::size_t>(p));
-  const int m = static_cast<int>(bytes);
-  long iters = 1;
-  for (double spent = 0; spent < osu::kWarmUpSeconds;
-       iters = std::min(2 * iters, osu::kMaxIterations))
-    spent += run_batch(bench, a, b, m, iters, rank, p).elapsed;
-}
-
 void measure(const std::string& bench, std::size_t bytes, const osu::Args& a, int rank, int p) {
   Buffers b = buffers_for(bench, bytes, static_cast<std::size_t>(p));
   const int m = static_cast<int>(bytes);
@@ -167,11 +157,13 @@ int main(int argc, char** argv) {
     for (const std::string& bench : a.benches)
       if (osu::is_point_to_point(bench) && p < 2)
         throw std::invalid_argument(bench + " needs two ranks");
-    if (!a.benches.empty() && !osu::sizes(a.benches.front(), a).empty())
-      warm_up(a.benches.front(), osu::sizes(a.benches.front(), a).front(), a, rank, p);
-    for (const std::string& bench : a.benches) {
+    std::optional<Buffers> warm;  // the warm-up's, made at its first batch
+    osu::warm_up(a, [&](const std::string& bench, std::size_t bytes, long iters) {
+      if (!warm) warm = buffers_for(bench, bytes, static_cast<std::size_t>(p));
+      return run_batch(bench, a, *warm, static_cast<int>(bytes), iters, rank, p).elapsed;
+    });
+    for (const std::string& bench : a.benches)
       for (const std::size_t bytes : osu::sizes(bench, a)) measure(bench, bytes, a, rank, p);
-    }
   } catch (const std::exception& e) {
     if (rank == 0) std::fprintf(stderr, "osu_mpi: %s\n", e.what());
     rc = 2;
