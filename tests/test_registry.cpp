@@ -60,8 +60,9 @@ std::string size_text(std::size_t bytes) {
   return std::to_string(bytes) + " B";
 }
 
-// Automatic's choice from 8 B to 1 MiB on five machines: "a, from X: b, ...".
-std::string choices_table() {
+// Automatic's choice from 8 B to 1 MiB on five machines: "a, from X: b, ...", with a core to
+// each VP (shared_cores 0) or all of them sharing that many cores.
+std::string choices_table(int shared_cores = 0) {
   const std::vector<Topology> machines{Topology::ring(8), Topology::ring(7), Topology::mesh(4, 4),
                                        Topology::mesh(3, 3), Topology::hypercube(4)};
   std::string s = "| operation | links |";
@@ -72,6 +73,8 @@ std::string choices_table() {
   for (int k = static_cast<int>(Collective::broadcast); k <= static_cast<int>(Collective::barrier);
        ++k) {
     const auto op = static_cast<Collective>(k);
+    // Only the broadcasts' and reductions' cards state their work (what shared cores change).
+    if (shared_cores > 0 && op != Collective::broadcast && op != Collective::reduce) continue;
     for (const Links links : {Links::routed, Links::strict}) {
       s += std::string("| ") + (links == Links::routed ? hc::to_string(op) : "") + " | " +
            (links == Links::routed ? "routed" : "strict") + " |";
@@ -82,8 +85,8 @@ std::string choices_table() {
         for (std::size_t bytes = 8; bytes <= most; bytes *= 2) {
           const std::size_t asked =
               op == Collective::all_to_all ? bytes * static_cast<std::size_t>(t.size()) : bytes;
-          const hc::Algo a = hc::resolve(op, Algo::automatic, t, links, asked);
-          const hc::Card* card = hc::find_card(op, a, t, links, asked, t.size() / 2);
+          const hc::CallShape shape{.shift = t.size() / 2, .shared_cores = shared_cores};
+          const hc::Card* card = hc::find_card(op, Algo::automatic, t, links, asked, shape);
           if (card == last) continue;
           cell += cell.empty() ? algorithm_name(*card)
                                : ", from " + size_text(bytes) + ": " + algorithm_name(*card);
@@ -154,7 +157,9 @@ TEST_CASE("the registry: every collective has cards, grouped, each complete and 
   CHECK(hc::cards().size() == all.size());
 }
 
-TEST_CASE("automatic's choice is the registry's cheapest card that can run, ties in order") {
+TEST_CASE(
+    "automatic's choice is the registry's cheapest card that can run, ties by the critical path "
+    "where VPs share cores, then in order") {
   std::vector<Topology> machines;
   for (int p : {2, 3, 5, 8, 12}) machines.push_back(Topology::ring(p));
   for (auto [r, c] : {std::pair{2, 2}, {3, 3}, {2, 4}, {4, 4}})
@@ -168,33 +173,40 @@ TEST_CASE("automatic's choice is the registry's cheapest card that can run, ties
         const auto op = static_cast<Collective>(k);
         for (std::size_t bytes :
              {std::size_t{0}, std::size_t{8}, std::size_t{4096}, std::size_t{1} << 20})
-          for (const bool never_throws : {true, false}) {
-            INFO(std::string(hc::to_string(op)), " on ", t.name(),
-                 links == Links::strict ? " strict " : " ", bytes, " B",
-                 never_throws ? "" : ", an operator that may throw");
-            const detail::AlgorithmCard* best = nullptr;
-            double best_cost = INFINITY;
-            for (const detail::AlgorithmCard* card : detail::cards_of(op)) {
-              // (The cards for a Gray-code ring group run only on one: not on these machines.)
-              if (card->restriction(t, links) != nullptr || card->needs_gray_ring_group) continue;
-              const double cost = detail::selection_cost(*card, t, links, bytes, 0, t.size() / 2,
-                                                         {.never_throws = never_throws});
-              // The reference machine's estimate has a closed form for every card and call.
-              CHECK(std::isfinite(cost));
-              CHECK(cost >= 0);
-              if (best == nullptr || cost < best_cost) best = card, best_cost = cost;
+          for (const bool never_throws : {true, false})
+            for (const int cores : {0, 2}) {
+              INFO(std::string(hc::to_string(op)), " on ", t.name(),
+                   links == Links::strict ? " strict " : " ", bytes, " B",
+                   never_throws ? "" : ", an operator that may throw", ", shared cores ", cores);
+              const detail::AlgorithmCard* best = nullptr;
+              double best_cost = INFINITY, best_path = INFINITY;
+              for (const detail::AlgorithmCard* card : detail::cards_of(op)) {
+                // (The cards for a Gray-code ring group run only on one: not on these machines.)
+                if (card->restriction(t, links) != nullptr || card->needs_gray_ring_group) continue;
+                const double cost = detail::selection_cost(*card, t, links, bytes, 0, t.size() / 2,
+                                                           {.never_throws = never_throws}, cores);
+                const double path = detail::selection_cost(*card, t, links, bytes, 0, t.size() / 2,
+                                                           {.never_throws = never_throws});
+                // The reference machine's estimate has a closed form for every card and call,
+                // and sharing cores never makes a card cheaper.
+                CHECK(std::isfinite(cost));
+                CHECK(cost >= path);
+                CHECK(path >= 0);
+                if (best == nullptr || cost < best_cost || (cost == best_cost && path < best_path))
+                  best = card, best_cost = cost, best_path = path;
+              }
+              if (best == nullptr) {
+                CHECK_THROWS_AS((void)hc::resolve(op, Algo::automatic, t, links, bytes),
+                                hc::AlgorithmError);
+                continue;
+              }
+              const hc::Card* chosen = hc::find_card(
+                  op, Algo::automatic, t, links, bytes,
+                  hc::CallShape{
+                      .shift = t.size() / 2, .never_throws = never_throws, .shared_cores = cores});
+              CHECK(chosen->algo == best->text.algo);
+              CHECK(chosen->variant == best->text.variant);
             }
-            if (best == nullptr) {
-              CHECK_THROWS_AS((void)hc::resolve(op, Algo::automatic, t, links, bytes),
-                              hc::AlgorithmError);
-              continue;
-            }
-            const hc::Card* chosen =
-                hc::find_card(op, Algo::automatic, t, links, bytes,
-                              hc::CallShape{.shift = t.size() / 2, .never_throws = never_throws});
-            CHECK(chosen->algo == best->text.algo);
-            CHECK(chosen->variant == best->text.variant);
-          }
       }
 }
 
@@ -251,4 +263,5 @@ TEST_CASE("collectives/ALGORITHMS.md: a section per card, and the generated tabl
   }
   check_generated("registry", registry_table());
   check_generated("choices", choices_table());
+  check_generated("choices on 2 shared cores", choices_table(2));
 }

@@ -650,3 +650,46 @@ TEST_CASE("model time: ESBT is (k + d)(ts + tw m/k), two-phase 2 (ts log p + tw 
     }
   }
 }
+
+TEST_CASE("where VPs share cores, automatic broadcasts and reduces large messages by the tree") {
+  using hypercomm::CallShape;
+  using hypercomm::Collective;
+  const std::size_t bytes = std::size_t{64} << 10;
+  for (int d : {3, 4}) {
+    const Topology t = Topology::hypercube(d);
+    INFO(t.name());
+    // The choice on the reference machine: a core each against two shared cores.
+    for (Collective op : {Collective::broadcast, Collective::reduce}) {
+      CHECK(hypercomm::find_card(op, Algo::automatic, t, Links::routed, bytes,
+                                 CallShape{.shared_cores = 0})
+                ->algo == Algo::two_phase);
+      CHECK(hypercomm::find_card(op, Algo::automatic, t, Links::routed, bytes,
+                                 CallShape{.shared_cores = 2})
+                ->algo == Algo::hypercube);
+    }
+    // A machine runs what its cores make of it, and textbook_time and resolve without a
+    // CallShape say the same (this process's cores: hypercomm::shared_core_count).
+    hypercomm::Machine machine(t, model_options(Links::routed));
+    CHECK(machine.shared_core_count() == hypercomm::shared_core_count(t));
+    const Algo expected = machine.shared_core_count() > 0 ? Algo::hypercube : Algo::two_phase;
+    CHECK(hypercomm::resolve(Collective::broadcast, Algo::automatic, t, Links::routed, bytes) ==
+          expected);
+    const std::size_t count = bytes / sizeof(std::int64_t);
+    std::vector<std::int64_t> last(static_cast<std::size_t>(t.size()), -1);
+    const double model = machine
+                             .run([&](Proc& vp) {
+                               std::vector<std::int64_t> buf(count, vp.id());
+                               hypercomm::broadcast(vp, buf, 0);
+                               last[static_cast<std::size_t>(vp.id())] = buf[count - 1];
+                             })
+                             .model_time;
+    CHECK(std::all_of(last.begin(), last.end(), [](std::int64_t x) { return x == 0; }));
+    const hypercomm::CostModel cost = model_options(Links::routed).model;
+    CHECK(model == doctest::Approx(hypercomm::textbook_time(Collective::broadcast, expected, t,
+                                                            Links::routed, bytes, cost))
+                       .epsilon(1e-12));
+    CHECK(model == doctest::Approx(hypercomm::textbook_time(Collective::broadcast, Algo::automatic,
+                                                            t, Links::routed, bytes, cost))
+                       .epsilon(1e-12));
+  }
+}

@@ -198,6 +198,14 @@ double broadcast_esbt_cost(const CostQuery& q) {
       q.selection ? q.m() / k : static_cast<double>((q.bytes + chunks - 1) / chunks);
   return (k + q.d()) * q.ts() + q.tw() * (q.m() + q.d() * largest);
 }
+// Each of the k chunks goes down one spanning binomial tree, to every VP but the source once
+// (k*(p-1) messages, m*(p-1) bytes), and the pipeline holds every VP in every one of its k + d
+// steps: a VP waits a step for its next chunk, too short a wait to give its core away for long.
+// So its VPs occupy their cores p*(k + d) steps of ts + tw*m/k.
+double broadcast_esbt_work(const CostQuery& q) {
+  const int k = q.chunks > 0 ? q.chunks : esbt_chunk_count(q.t, q.bytes, q.model);
+  return q.p() * (k + q.d()) * (q.message_work() + q.tw() * q.m() / k);
+}
 }  // namespace
 
 extern const AlgorithmCard broadcast_esbt_card{
@@ -215,6 +223,10 @@ extern const AlgorithmCard broadcast_esbt_card{
      kHypercubeNeeds, nullptr},
     needs_hypercube,
     broadcast_esbt_cost,
-    [](const Comm& c, const Args& a) { broadcast_esbt(c, a.out, a.root, a.chunks, a.all_ports); }};
+    [](const Comm& c, const Args& a) { broadcast_esbt(c, a.out, a.root, a.chunks, a.all_ports); },
+    /*counts_hops=*/nullptr,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/broadcast_esbt_work};
 
 }  // namespace hypercomm::detail

@@ -53,6 +53,10 @@ extern const AlgorithmCard broadcast_hypercube_card{
      "(ts + tw*m)*log p + th*H", kHypercubeNeeds, "(ts + tw m) log p"},
     needs_hypercube,
     broadcast_hypercube_cost,
-    [](const Comm& c, const Args& a) { broadcast_hypercube(c, a.out, a.root); }};
+    [](const Comm& c, const Args& a) { broadcast_hypercube(c, a.out, a.root); },
+    /*counts_hops=*/nullptr,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/broadcast_tree_work};
 
 }  // namespace hypercomm::detail

@@ -31,6 +31,9 @@ extern const AlgorithmCard broadcast_line_card{
     [](const Comm& c, const Args& a) {
       broadcast_arms(c, a.out, a.root, Ring::all(c.p()), RingArms::line(c.p(), a.root));
     },
-    line_counts_hops};
+    line_counts_hops,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/broadcast_tree_work};
 
 }  // namespace hypercomm::detail

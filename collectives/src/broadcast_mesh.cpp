@@ -42,7 +42,10 @@ extern const AlgorithmCard broadcast_mesh_card{
     needs_mesh,
     broadcast_mesh_cost,
     [](const Comm& c, const Args& a) { broadcast_mesh(c, a.out, a.root, Grid::of(c.topology())); },
-    mesh_counts_hops};
+    mesh_counts_hops,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/broadcast_tree_work};
 
 // On an open mesh each phase is a line broadcast from the root's column / row.
 double open_mesh_broadcast(const CostQuery& q, int root, double size) {
@@ -69,7 +72,11 @@ extern const AlgorithmCard broadcast_mesh_open_card{
     broadcast_mesh_open_cost,
     [](const Comm& c, const Args& a) {
       broadcast_mesh(c, a.out, a.root, Grid::of(c.topology()), true);
-    }};
+    },
+    /*counts_hops=*/nullptr,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/broadcast_tree_work};
 
 // The same on the torus embedded in a hypercube by the reflected Gray code (Grama et al. section
 // 2.7, Grid::gray_code): every message one link, so it runs under Links::strict.
@@ -81,6 +88,10 @@ extern const AlgorithmCard broadcast_mesh_gray_card{
      kGrayMeshNeeds, "(ts + tw m) log p", "Gray-code mesh"},
     needs_gray_mesh,
     [](const CostQuery& q) { return on_gray_mesh(q, broadcast_mesh_cost); },
-    [](const Comm& c, const Args& a) { broadcast_mesh(c, a.out, a.root, Grid::gray_code(c.p())); }};
+    [](const Comm& c, const Args& a) { broadcast_mesh(c, a.out, a.root, Grid::gray_code(c.p())); },
+    /*counts_hops=*/nullptr,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/broadcast_tree_work};
 
 }  // namespace hypercomm::detail

@@ -53,7 +53,10 @@ extern const AlgorithmCard broadcast_ring_card{
     needs_ring,
     broadcast_ring_cost,
     [](const Comm& c, const Args& a) { broadcast_ring(c, a.out, a.root, Ring::all(c.p())); },
-    ring_counts_hops};
+    ring_counts_hops,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/broadcast_tree_work};
 
 // The same on the ring of a hypercube in reflected Gray-code order (Grama et al. section 2.7):
 // every message crosses one link, so th counts on each.
@@ -65,6 +68,10 @@ extern const AlgorithmCard broadcast_ring_gray_card{
      "Gray-code ring"},
     needs_gray_ring,
     [](const CostQuery& q) { return broadcast_ring_cost(on_gray_ring(q)); },
-    [](const Comm& c, const Args& a) { broadcast_ring(c, a.out, a.root, Ring::gray_code(c.p())); }};
+    [](const Comm& c, const Args& a) { broadcast_ring(c, a.out, a.root, Ring::gray_code(c.p())); },
+    /*counts_hops=*/nullptr,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/broadcast_tree_work};
 
 }  // namespace hypercomm::detail

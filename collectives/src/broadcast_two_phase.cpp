@@ -63,6 +63,13 @@ double broadcast_two_phase_cost(const CostQuery& q) {
   }
   return kNoClosedForm;
 }
+// The scatter: p-1 messages, each VP's block at least once (hypercube: half of m at each of the
+// log p steps); the all-gather: every VP receives the p-1 other blocks, in log p messages
+// (hypercube), p-1 (ring) or rows+cols-2 (mesh).
+double broadcast_two_phase_work(const CostQuery& q) {
+  return q.message_work() * (q.p() - 1 + q.all_gather_messages()) +
+         q.tw() * (q.scatter_bytes() + q.m() * (q.p() - 1));
+}
 }  // namespace
 
 extern const AlgorithmCard broadcast_two_phase_card{
@@ -77,6 +84,9 @@ extern const AlgorithmCard broadcast_two_phase_card{
     [](const Comm& c, const Args& a) {
       broadcast_two_phase(c, a.out, a.elem_size, a.root, a.family);
     },
-    family_counts_hops};
+    family_counts_hops,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/broadcast_two_phase_work};
 
 }  // namespace hypercomm::detail

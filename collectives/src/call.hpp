@@ -96,7 +96,7 @@ class Call {
         group_(g.info()),
         choice_(select(op, group_, port_.options().links, bytes, requested, port_.id(),
                        port_.options().model, total, op == Collective::circular_shift ? root : 0,
-                       op_traits)) {
+                       op_traits, port_.shared_core_count())) {
     tag_.sequence = ++group_.sequence;
     tag_.group = group_.id;
     tag_.root = static_cast<std::uint16_t>(root);

@@ -129,6 +129,20 @@ double CostQuery::reduce_scatter_folds(double block) const noexcept {
   return tc * (block * (p() - 1) - last) + landing_tc() * last;
 }
 
+double CostQuery::all_gather_messages() const noexcept {
+  switch (family()) {
+    case Family::hypercube: return p() * static_cast<double>(d());
+    case Family::ring: return p() * (p() - 1.0);
+    case Family::mesh: return p() * (t.rows() + t.cols() - 2.0);
+  }
+  return p() * (p() - 1.0);
+}
+
+double CostQuery::scatter_bytes() const noexcept {
+  if (family() == Family::hypercube) return m() * d() / 2;
+  return m() * (p() - 1) / p();
+}
+
 double CostQuery::line_reduce(int n, int r, double size, double h) const noexcept {
   return std::max(r, n - 1 - r) *
          (w(size) + h + landing_tc() * size);  // reduce_arms folds as it lands

@@ -73,6 +73,7 @@ struct CostQuery {
   // textbook_time_v (selection false): the irregular call's counts, in elements of
   // shape.elem_size: one per rank, all_to_allv's p x p row-major. Empty otherwise.
   std::span<const std::size_t> counts{};
+  int vps_per_core = 1;  // AlgorithmCard::work where VPs share cores (message_work)
   // The bytes of ranks first .. first + n - 1 (taken mod p), of `counts`.
   [[nodiscard]] double rank_bytes(int first, int n = 1) const noexcept;
   // The bytes of the ranks whose ids are (first + i) XOR x, i = 0 .. n-1: a subcube of ids
@@ -96,6 +97,15 @@ struct CostQuery {
   // tc of a fold done as the message lands (Comm::recv_fold, sendrecv_fold): none for an
   // operator that never throws, whose fold is the receive's copy; else the receive, then the fold.
   [[nodiscard]] double landing_tc() const noexcept { return shape.never_throws ? 0.0 : tc; }
+  // The work of a tree that gives every VP but the root the whole message once (p - 1 messages
+  // of m bytes: the binomial, ring, line and mesh broadcasts, and reversed with a fold per
+  // message, the reductions), the least any broadcast or reduction does.
+  [[nodiscard]] double tree_work(bool folds) const noexcept {
+    return (p() - 1) * (message_work() + tw() * m() + (folds ? landing_tc() * m() : 0.0));
+  }
+  // A message's ts in AlgorithmCard::work: its receiver is one of the vps_per_core VPs that wait
+  // for a core, so it costs a switch there, ts for each of them.
+  [[nodiscard]] double message_work() const noexcept { return ts() * vps_per_core; }
   // th per message of a ring algorithm: counted when VP i and i+1 are neighbours (elsewhere the
   // routes differ in length from VP to VP and the formula leaves th out).
   [[nodiscard]] double ring_th() const noexcept {
@@ -156,6 +166,12 @@ struct CostQuery {
   // reduce and all-reduce): one block for each other VP, the hypercube pair's last halving step
   // (a commutative operator) folded as it lands (landing_tc).
   [[nodiscard]] double reduce_scatter_folds(double block) const noexcept;
+  // The split-message cards' phases over all VPs (AlgorithmCard::work, blocks of m/p): the
+  // messages of an all-gather (or reduce-scatter) of the family, p*log p on the hypercube,
+  // p*(p-1) round the ring, p*(rows+cols-2) on the mesh; the bytes of a scatter (or gather),
+  // m*log p/2 on the hypercube, elsewhere at least every block but the root's once.
+  [[nodiscard]] double all_gather_messages() const noexcept;
+  [[nodiscard]] double scatter_bytes() const noexcept;
   // The p-block layout of `whole` bytes in elements of shape.elem_size.
   [[nodiscard]] Blocks blocks(std::size_t whole, int parts) const noexcept {
     return Blocks(whole, shape.elem_size, parts);
@@ -262,7 +278,18 @@ struct AlgorithmCard {
   // code (GroupInfo::gray_ring; textbook_time: CallShape::gray_ring), whose ring topology alone
   // does not say so: the book's hypercube q-shift.
   bool needs_gray_ring_group = false;
+  // The work of all VPs together on automatic's reference machine (CostQuery::message_work per
+  // message, tw per byte sent, tc per byte combined), which VPs that share cores
+  // (CallShape::shared_cores) spread over them: automatic weighs max(cost, work / cores) there
+  // (selection_cost). Every card of a collective has one, or none does (the broadcasts and
+  // reductions have them).
+  double (*work)(const CostQuery& q) = nullptr;
 };
+
+// AlgorithmCard::work of the trees that give every VP but the root the whole message once
+// (CostQuery::tree_work): the broadcasts, and the reductions with a fold per message.
+[[nodiscard]] inline double broadcast_tree_work(const CostQuery& q) { return q.tree_work(false); }
+[[nodiscard]] inline double reduce_tree_work(const CostQuery& q) { return q.tree_work(true); }
 
 // The ring algorithms' formulas count th only where VP i and i+1 are neighbours: routed over a
 // mesh or hypercube their routes differ in length from VP to VP, and the formula leaves th out

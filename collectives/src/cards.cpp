@@ -6,6 +6,7 @@
 #include <cmath>
 #include <hypercomm/cards.hpp>
 #include <hypercomm/errors.hpp>
+#include <hypercomm/machine.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -48,7 +49,8 @@ const AlgorithmCard& card_for(Collective op, Algo requested, const Topology& t, 
                               std::size_t bytes, std::size_t total, const CallShape& shape = {}) {
   return detail::choose(op, requested, t, links, bytes, total, shape.shift, t.name(), {},
                         {.commutative = shape.commutative, .never_throws = shape.never_throws},
-                        shape.gray_ring);
+                        shape.gray_ring,
+                        shape.shared_cores < 0 ? shared_core_count(t) : shape.shared_cores);
 }
 
 const AlgorithmCard& checked_v(Collective op, Algo algo, const Topology& t, Links links,

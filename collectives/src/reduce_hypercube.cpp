@@ -77,6 +77,10 @@ extern const AlgorithmCard reduce_hypercube_card{
      "(ts + tw*m)*log p + th*H", kHypercubeNeeds, "(ts + tw m) log p"},
     needs_hypercube,
     reduce_hypercube_cost,
-    [](const Comm& c, const Args& a) { reduce_hypercube(c, a.in, a.out, *a.op, a.root); }};
+    [](const Comm& c, const Args& a) { reduce_hypercube(c, a.in, a.out, *a.op, a.root); },
+    /*counts_hops=*/nullptr,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/reduce_tree_work};
 
 }  // namespace hypercomm::detail

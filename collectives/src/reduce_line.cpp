@@ -26,6 +26,9 @@ extern const AlgorithmCard reduce_line_card{
     [](const Comm& c, const Args& a) {
       reduce_arms(c, a.in, a.out, *a.op, a.root, Ring::all(c.p()), RingArms::line(c.p(), a.root));
     },
-    line_counts_hops};
+    line_counts_hops,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/reduce_tree_work};
 
 }  // namespace hypercomm::detail

@@ -66,7 +66,10 @@ extern const AlgorithmCard reduce_mesh_card{
     [](const Comm& c, const Args& a) {
       reduce_mesh(c, a.in, a.out, *a.op, a.root, Grid::of(c.topology()));
     },
-    mesh_counts_hops};
+    mesh_counts_hops,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/reduce_tree_work};
 
 double open_mesh_reduce(const CostQuery& q, int root, double size) {
   return q.line_reduce(q.t.cols(), q.t.col_of(root), size, q.th()) +
@@ -87,7 +90,11 @@ extern const AlgorithmCard reduce_mesh_open_card{
     reduce_mesh_open_cost,
     [](const Comm& c, const Args& a) {
       reduce_mesh(c, a.in, a.out, *a.op, a.root, Grid::of(c.topology()), true);
-    }};
+    },
+    /*counts_hops=*/nullptr,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/reduce_tree_work};
 
 // The same on the torus embedded in a hypercube by the reflected Gray code (Grama et al. section
 // 2.7, Grid::gray_code): every message one link; it folds in Gray-code order.
@@ -102,7 +109,9 @@ extern const AlgorithmCard reduce_mesh_gray_card{
     [](const Comm& c, const Args& a) {
       reduce_mesh(c, a.in, a.out, *a.op, a.root, Grid::gray_code(c.p()));
     },
-    nullptr,
-    false};
+    /*counts_hops=*/nullptr,
+    /*keeps_id_order=*/false,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/reduce_tree_work};
 
 }  // namespace hypercomm::detail

@@ -110,7 +110,10 @@ extern const AlgorithmCard reduce_ring_card{
     [](const Comm& c, const Args& a) {
       reduce_ring(c, a.in, a.out, *a.op, a.root, Ring::all(c.p()));
     },
-    ring_counts_hops};
+    ring_counts_hops,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/reduce_tree_work};
 
 // The same on the ring of a hypercube in reflected Gray-code order (Grama et al. section 2.7):
 // every message one link; the fold follows the ring, so a commutative operator only.
@@ -125,7 +128,9 @@ extern const AlgorithmCard reduce_ring_gray_card{
     [](const Comm& c, const Args& a) {
       reduce_ring(c, a.in, a.out, *a.op, a.root, Ring::gray_code(c.p()));
     },
-    nullptr,
-    false};
+    /*counts_hops=*/nullptr,
+    /*keeps_id_order=*/false,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/reduce_tree_work};
 
 }  // namespace hypercomm::detail

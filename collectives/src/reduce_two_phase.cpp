@@ -69,6 +69,12 @@ double reduce_two_phase_cost(const CostQuery& q) {
   }
   return kNoClosedForm;
 }
+// The reduce-scatter: every VP receives and folds p-1 blocks' worth, in as many messages as the
+// all-gather's; the gather: as the broadcast's scatter (broadcast_two_phase.cpp).
+double reduce_two_phase_work(const CostQuery& q) {
+  return q.message_work() * (q.all_gather_messages() + q.p() - 1) + q.tw() * q.m() * (q.p() - 1) +
+         q.p() * q.reduce_scatter_folds(q.m() / q.p()) + q.tw() * q.scatter_bytes();
+}
 }  // namespace
 
 extern const AlgorithmCard reduce_two_phase_card{
@@ -81,6 +87,9 @@ extern const AlgorithmCard reduce_two_phase_card{
     needs_family,
     reduce_two_phase_cost,
     [](const Comm& c, const Args& a) { reduce_two_phase(c, a.in, a.out, *a.op, a.root, a.family); },
-    family_counts_hops};
+    family_counts_hops,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/reduce_two_phase_work};
 
 }  // namespace hypercomm::detail

@@ -106,7 +106,7 @@ Collective regular_of(Collective op) noexcept {
 }
 
 double selection_cost(const AlgorithmCard& card, const Topology& t, Links links, std::size_t bytes,
-                      std::size_t total, int shift, OperatorTraits op_traits) {
+                      std::size_t total, int shift, OperatorTraits op_traits, int shared_cores) {
   constexpr double unit = 1e-10;  // kReferenceTw: ts = 10000 units, tw = 1 unit per byte
   static_assert(kReferenceTs == 10'000 * unit && kReferenceTw == unit);
   const CostQuery q{.t = t,
@@ -117,7 +117,11 @@ double selection_cost(const AlgorithmCard& card, const Topology& t, Links links,
                     .selection = true,
                     .tc = 1,  // a combine streams memory like a copy
                     .total = total};
-  return card.cost(q) * unit;
+  const double cost = card.cost(q);
+  if (shared_cores <= 0 || card.work == nullptr || t.size() <= shared_cores) return cost * unit;
+  CostQuery shared = q;
+  shared.vps_per_core = (t.size() + shared_cores - 1) / shared_cores;
+  return std::max(cost, card.work(shared) / shared_cores) * unit;
 }
 
 namespace {
@@ -142,13 +146,14 @@ std::string strict_note(Links links) { return links == Links::strict ? " with Li
 const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t, Links links,
                             std::size_t bytes, std::size_t total, int shift,
                             const std::string& where, const std::string& prefix,
-                            OperatorTraits op_traits, bool gray_ring) {
+                            OperatorTraits op_traits, bool gray_ring, int shared_cores) {
   const auto cards = cards_of(op);
   if (requested == Algo::automatic)
     if (const AlgorithmCard* agreed = automatic_without_sizes(op, t, links)) return *agreed;
   const AlgorithmCard* best = nullptr;
   double best_cost = INFINITY;
-  std::string why;  // of the cards considered that cannot run
+  double best_path = INFINITY;  // where VPs share cores: its critical path, which breaks ties
+  std::string why;              // of the cards considered that cannot run
   for (const AlgorithmCard* card : cards) {
     if (requested != Algo::automatic && card->text.algo != requested) continue;
     const char* reason = card->restriction(t, links);
@@ -165,8 +170,12 @@ const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t, Li
       continue;
     }
     if (requested != Algo::automatic) return *card;  // the first of that Algo that can run
-    const double cost = selection_cost(*card, t, links, bytes, total, shift, op_traits);
-    if (best == nullptr || cost < best_cost) best = card, best_cost = cost;
+    const double cost =
+        selection_cost(*card, t, links, bytes, total, shift, op_traits, shared_cores);
+    const double path =
+        shared_cores > 0 ? selection_cost(*card, t, links, bytes, total, shift, op_traits) : cost;
+    if (best == nullptr || cost < best_cost || (cost == best_cost && path < best_path))
+      best = card, best_cost = cost, best_path = path;
   }
   if (best != nullptr) return *best;
   const std::string name = to_string(op);
@@ -199,7 +208,7 @@ const char* group_restriction(const GroupInfo& g, Links links) {
 
 Choice select_uncached(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
                        Algo requested, int vp_id, const CostModel& model, std::size_t total,
-                       int shift, OperatorTraits op_traits) {
+                       int shift, OperatorTraits op_traits, int shared_cores) {
   const Topology& t = g.topology;
   const std::string prefix = who(g, vp_id) + ": ";
   const std::string where =
@@ -207,8 +216,8 @@ Choice select_uncached(Collective op, const GroupInfo& g, Links links, std::size
   if (const char* why = group_restriction(g, links))
     throw AlgorithmError(prefix + to_string(op) + " cannot run on " + where + ": " + why);
   Choice choice;
-  choice.card =
-      &choose(op, requested, t, links, bytes, total, shift, where, prefix, op_traits, g.gray_ring);
+  choice.card = &choose(op, requested, t, links, bytes, total, shift, where, prefix, op_traits,
+                        g.gray_ring, shared_cores);
   choice.family = family_of(t, links);
   if (choice.algo() == Algo::esbt) {
     choice.chunks = esbt_chunk_count(t, bytes, model);
@@ -242,6 +251,7 @@ struct Memo {
   double ts = 0;
   double tw = 0;
   bool all_port = false;
+  int shared_cores = 0;
   Choice choice{};
 };
 
@@ -250,12 +260,12 @@ struct Memo {
 [[gnu::noinline]] Choice select_and_remember(Memo& m, Collective op, const GroupInfo& g,
                                              Links links, std::size_t bytes, Algo requested,
                                              int vp_id, const CostModel& model, std::size_t total,
-                                             int shift, OperatorTraits op_traits,
-                                             bool routed_group) {
+                                             int shift, OperatorTraits op_traits, bool routed_group,
+                                             int shared_cores) {
   const Choice choice = select_uncached(op, g, links, bytes, requested, vp_id, model, total, shift,
-                                        op_traits);  // may throw
-  m = Memo{g.topology, links,     routed_group, g.gray_ring, requested,      bytes, total,
-           shift,      op_traits, model.ts,     model.tw,    model.all_port, choice};
+                                        op_traits, shared_cores);  // may throw
+  m = Memo{g.topology, links,     routed_group, g.gray_ring, requested,      bytes,        total,
+           shift,      op_traits, model.ts,     model.tw,    model.all_port, shared_cores, choice};
   return choice;
 }
 
@@ -265,7 +275,7 @@ struct Memo {
 // per operation so that the registry is consulted once, not on every call.
 Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes, Algo requested,
               int vp_id, const CostModel& model, std::size_t total, int shift,
-              OperatorTraits op_traits) {
+              OperatorTraits op_traits, int shared_cores) {
   thread_local std::array<Memo, static_cast<std::size_t>(Collective::reduce_scatterv) + 1> memo;
   Memo& m = memo[static_cast<std::size_t>(op)];
   const bool routed_group = group_restriction(g, links) != nullptr;
@@ -273,10 +283,10 @@ Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
       m.links == links && m.routed_group == routed_group && m.gray_ring == g.gray_ring &&
       m.requested == requested && m.total == total && m.shift == shift &&
       m.op_traits == op_traits && m.ts == model.ts && m.tw == model.tw &&
-      m.all_port == model.all_port) [[likely]]
+      m.all_port == model.all_port && m.shared_cores == shared_cores) [[likely]]
     return m.choice;
   return select_and_remember(m, op, g, links, bytes, requested, vp_id, model, total, shift,
-                             op_traits, routed_group);
+                             op_traits, routed_group, shared_cores);
 }
 
 }  // namespace detail

@@ -34,25 +34,30 @@ struct OperatorTraits {
 
 // The one validation and choice of an algorithm, for the collectives (select) and for resolve
 // and textbook_time alike: Algo::automatic takes the card of op that costs least on the
-// reference machine (selection_cost), ties in registry order; any other Algo the first card of
+// reference machine (selection_cost), ties by the critical path where
+// VPs share cores, then in registry order; any other Algo the first card of
 // that Algo (in registry order) that can run here. Otherwise AlgorithmError, its message `prefix` +
 // what went wrong, naming `where` (the machine, or the group on it). `bytes` is what selection_cost
 // takes: for an irregular collective its largest block, with `total` the bytes of all its blocks
 // (0 for the regular collectives); `shift` the circular shift's q; `op_traits` the reduction's
 // operator; gray_ring says that t is a ring embedded in a hypercube by the Gray code (a split
-// group's, GroupInfo::gray_ring), which the cards that need one (needs_gray_ring_group) ask.
+// group's, GroupInfo::gray_ring), which the cards that need one (needs_gray_ring_group) ask;
+// shared_cores the cores the machine's VPs share, or 0 (CallShape::shared_cores).
 [[nodiscard]] const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t,
                                           Links links, std::size_t bytes, std::size_t total,
                                           int shift, const std::string& where,
                                           const std::string& prefix = {},
-                                          OperatorTraits op_traits = {}, bool gray_ring = false);
+                                          OperatorTraits op_traits = {}, bool gray_ring = false,
+                                          int shared_cores = 0);
 
 // Resolves `requested` for this call on group g (its topology; under Links::strict also whether
 // its members are machine neighbours), or throws AlgorithmError (on every member alike, before
-// any message is sent) naming why it cannot run there; vp_id is the calling VP's machine id.
+// any message is sent) naming why it cannot run there; vp_id is the calling VP's machine id,
+// shared_cores its machine's (Port::shared_core_count).
 [[nodiscard]] Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
                             Algo requested, int vp_id, const CostModel& model,
-                            std::size_t total = 0, int shift = 0, OperatorTraits op_traits = {});
+                            std::size_t total = 0, int shift = 0, OperatorTraits op_traits = {},
+                            int shared_cores = 0);
 
 // "VP 5", or "VP 5 (rank 1 of row 1 of mesh:4x4)" on a group smaller than the machine.
 [[nodiscard]] std::string who(const GroupInfo& g, int vp_id);
@@ -66,9 +71,14 @@ struct OperatorTraits {
 // congestion of the XOR exchanges counted, blocks of m/p, th = 0, in seconds. It is evaluated in
 // units of 0.1 ns (ts = 10000, tw = 1 per byte), where the sums are exact for whole byte counts, so
 // that algorithms of equal cost compare equal and the registry's order decides (not rounding).
+// Where the VPs share cores (shared_cores > 0, fewer than p) and the card states its work
+// (AlgorithmCard::work), the larger of that cost and the work of all VPs spread over the cores,
+// a message costing ts for each VP of a core (its receiver is one of them): a VP's core also runs
+// the others, so what all of them send and combine bounds the time as the critical path does
+// (choose breaks ties by the critical path).
 [[nodiscard]] double selection_cost(const AlgorithmCard& card, const Topology& t, Links links,
                                     std::size_t bytes, std::size_t total = 0, int shift = 0,
-                                    OperatorTraits op_traits = {});
+                                    OperatorTraits op_traits = {}, int shared_cores = 0);
 
 // Whether op is one of the irregular ("v") collectives.
 [[nodiscard]] constexpr bool is_irregular(Collective op) noexcept {

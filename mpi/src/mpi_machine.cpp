@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <hypercomm/errors.hpp>
+#include <hypercomm/machine.hpp>
 #include <hypercomm/mpi.hpp>
 #include <string>
 #include <vector>
@@ -150,13 +151,19 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
                   "'; it takes vps (the VPs call MPI) or server (the thread that calls run does)");
   }
   const int node_threads = node_vps + (vps_drive ? 0 : node_processes);
+  // Automatic's choice must be every process's, and the one `run` makes for the same program in
+  // one of them: each weighs what its CPUs make of the topology, and all take the least.
+  const int own_shared_cores = hypercomm::shared_core_count(topology);
+  int shared_cores = 0;
+  check(MPI_Allreduce(&own_shared_cores, &shared_cores, 1, MPI_INT, MPI_MIN, m.comm),
+        "MPI_Allreduce");
 
   m.remote = std::make_unique<detail::MpiRemote>(m.comm, m.blocks, m.rank, vps_drive);
   m.fabric = std::make_unique<hypercomm::detail::Fabric>(
       std::move(topology), options,
       hypercomm::detail::Placement{m.blocks.first(m.rank), m.blocks.first(m.rank + 1),
                                    m.remote.get(), node_threads, node_offset, CPU_COUNT(&node_cpus),
-                                   !vps_drive});
+                                   !vps_drive, shared_cores});
 }
 
 Machine::~Machine() = default;

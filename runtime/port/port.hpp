@@ -143,6 +143,8 @@ class alignas(64) Port {
                            std::span<std::byte> result, std::span<std::byte> scratch);
   // Whether this run's VPs may meet in shared memory (meet's conditions below; fixed for a run).
   [[nodiscard]] bool may_meet() const noexcept { return may_meet_; }
+  // The cores the machine's VPs share, or 0 (Machine::shared_core_count; fixed for its life).
+  [[nodiscard]] int shared_core_count() const noexcept { return shared_cores_; }
   // When VPs outnumber cores, a small symmetric collective (a barrier, a small all-reduce) is
   // cheaper as one meeting in shared memory than as its rounds of messages: each message costs
   // a switch between the VPs of a core, a meeting about one. meet() runs the collective so, if
@@ -301,6 +303,7 @@ class alignas(64) Port {
   std::array<Route, kRoutes> in_routes_{};
   int id_;
   int size_;
+  int shared_cores_;  // shared_core_count()
   double clock_ = 0;
   std::uint64_t pipelined_calls_ = 0;        // meet_prefix and meet_rooted meetings this run
   std::uint64_t pending_ = 0;                // 1 + the prefix meeting whose end sets clock_, or 0

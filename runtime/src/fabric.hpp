@@ -276,6 +276,9 @@ struct Placement {
   // so that it counts as one more thread on this process's cores; not when the VPs move their own
   // messages (Remote::progress) and it only naps between looks.
   bool busy_server = true;
+  // The cores automatic takes the VPs to share (Fabric::shared_core_count), which every process
+  // must take alike: agreed by the processes (-1: this process's own, shared_core_count).
+  int shared_cores = -1;
 };
 
 class HYPERCOMM_INTERNAL Fabric {
@@ -427,6 +430,11 @@ class HYPERCOMM_INTERNAL Fabric {
     return oversubscribed() ? rendezvous_bytes_ : kKeepingUpRendezvousBytes;
   }
   [[nodiscard]] bool oversubscribed() const noexcept { return core_share_ > 0; }
+  // The cores the VPs share when they outnumber them, else 0: automatic then weighs the work of
+  // all VPs over those cores (select.cpp). What one process's CPUs make of the topology
+  // (hypercomm::shared_core_count), so that a program chooses alike in one process and over
+  // several, whose processes agree on it (Placement::shared_cores).
+  [[nodiscard]] int shared_core_count() const noexcept { return shared_core_count_; }
   // The sleep/wake handshake's fences (futex.hpp): read once, so that both halves agree.
   [[nodiscard]] bool asymmetric_fences() const noexcept { return asymmetric_fences_; }
   // Oversubscribed: whether another VP pinned to vp's core can use it now (it is not blocked,
@@ -458,6 +466,7 @@ class HYPERCOMM_INTERNAL Fabric {
   std::size_t rendezvous_bytes_;
   std::size_t shared_copy_bytes_;  // the channels' (channel.hpp), chosen with the wait policy
   int core_share_ = 0;             // oversubscribed: VPs per core (else 0)
+  int shared_core_count_ = 0;      // shared_core_count()
   const bool asymmetric_fences_ = ::hypercomm::detail::asymmetric_fences();
   int core_count_ = 1;         // cores the VPs are pinned to, round robin
   bool shared_cores_ = false;  // other processes' threads run on this process's cores

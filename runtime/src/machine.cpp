@@ -79,6 +79,8 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   rendezvous_bytes_ = oversubscribed ? kRendezvousBytesShared : kRendezvousBytes;
   shared_copy_bytes_ = oversubscribed ? kSharedCopyBytesShared : kSharedCopyBytes;
   core_count_ = static_cast<int>(cpus.size());
+  shared_core_count_ = placement.shared_cores >= 0 ? placement.shared_cores
+                                                   : hypercomm::shared_core_count(topology_);
   core_share_ = oversubscribed
                     ? std::max<int>(1, (static_cast<int>(threads) + core_count_ - 1) / core_count_)
                     : 0;
@@ -516,6 +518,12 @@ Machine::~Machine() = default;
 Report Machine::run(const std::function<void(Proc&)>& body) { return fabric_->run(body); }
 const Topology& Machine::topology() const noexcept { return fabric_->topology(); }
 const Options& Machine::options() const noexcept { return fabric_->options(); }
+int Machine::shared_core_count() const noexcept { return fabric_->shared_core_count(); }
+
+int shared_core_count(const Topology& topology) noexcept {
+  const auto cpus = static_cast<int>(detail::allowed_cpus().size());
+  return topology.size() > cpus ? cpus : 0;  // as the Fabric decides for one process
+}
 
 Report run(const Topology& topology, const std::function<void(Proc&)>& body, Options options) {
   Machine machine(topology, options);

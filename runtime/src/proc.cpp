@@ -46,6 +46,7 @@ Port::Port(Fabric& fabric, int id)
       options_(&fabric.options()),
       id_(id),
       size_(fabric.size()),
+      shared_cores_(fabric.shared_core_count()),
       groups_(std::make_unique<detail::GroupTable>()),
       proc_(*this, id, fabric.size()) {
   groups_->reset(fabric.topology(), id);

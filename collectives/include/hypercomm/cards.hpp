@@ -71,11 +71,18 @@ struct CallShape {
   // gray(r), as split(vp.world(), 0, gray_inverse(id)) makes it; Grama et al. section 2.7):
   // circular_shift's Algo::hypercube then names the book's q-shift on it (section 4.6.2).
   bool gray_ring = false;
+  // The cores the VPs share when they outnumber them, or 0: a core each (what
+  // Machine::shared_core_count() says of a machine; 0 for one over several processes); -1:
+  // as a machine of this topology in this process (hypercomm::shared_core_count). Where VPs
+  // share cores, automatic's choice of a broadcast or reduce weighs beside the card's critical
+  // path the work of all VPs spread over the cores (collectives/ALGORITHMS.md, "VPs that share
+  // cores"). The overloads without a CallShape take -1.
+  int shared_cores = -1;
 };
 
 // find_card for a call of this shape: its shift, its operator (a non-commutative one rules out
 // the cards that fold in another order than the ids; one that may throw is weighed with its
-// combines) and gray_ring.
+// combines), gray_ring and shared_cores.
 [[nodiscard]] const Card* find_card(Collective op, Algo algo, const Topology& t, Links links,
                                     std::size_t bytes, const CallShape& shape);
 

@@ -33,10 +33,19 @@ class Machine {
 
   [[nodiscard]] const Topology& topology() const noexcept;
   [[nodiscard]] const Options& options() const noexcept;
+  // The cores this process may run on when the machine's VPs outnumber them, else 0
+  // (hypercomm::shared_core_count below). Algo::automatic then weighs the work of all VPs spread
+  // over those cores beside the critical path (hypercomm::CallShape::shared_cores,
+  // collectives/ALGORITHMS.md); a machine over several MPI processes takes the least of theirs.
+  [[nodiscard]] int shared_core_count() const noexcept;
 
  private:
   std::unique_ptr<detail::Fabric> fabric_;
 };
+
+// What Machine::shared_core_count() is for a machine of `topology` in this process: the CPUs the
+// process may run on when the topology's VPs outnumber them, else 0.
+[[nodiscard]] int shared_core_count(const Topology& topology) noexcept;
 
 // One run on a fresh machine.
 Report run(const Topology& topology, const std::function<void(Proc&)>& body, Options options = {});
