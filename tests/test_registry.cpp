@@ -73,8 +73,11 @@ std::string choices_table(int shared_cores = 0) {
   for (int k = static_cast<int>(Collective::broadcast); k <= static_cast<int>(Collective::barrier);
        ++k) {
     const auto op = static_cast<Collective>(k);
-    // Only the broadcasts' and reductions' cards state their work (what shared cores change).
-    if (shared_cores > 0 && op != Collective::broadcast && op != Collective::reduce) continue;
+    // Only the broadcasts', reductions' and scans' cards state their work (what shared cores
+    // change).
+    if (shared_cores > 0 && op != Collective::broadcast && op != Collective::reduce &&
+        op != Collective::scan && op != Collective::exscan)
+      continue;
     for (const Links links : {Links::routed, Links::strict}) {
       s += std::string("| ") + (links == Links::routed ? hc::to_string(op) : "") + " | " +
            (links == Links::routed ? "routed" : "strict") + " |";

@@ -651,7 +651,9 @@ TEST_CASE("model time: ESBT is (k + d)(ts + tw m/k), two-phase 2 (ts log p + tw 
   }
 }
 
-TEST_CASE("where VPs share cores, automatic broadcasts and reduces large messages by the tree") {
+TEST_CASE(
+    "where VPs share cores, automatic broadcasts and reduces large messages by the tree, and "
+    "scans them by the pipeline") {
   using hypercomm::CallShape;
   using hypercomm::Collective;
   const std::size_t bytes = std::size_t{64} << 10;
@@ -664,6 +666,19 @@ TEST_CASE("where VPs share cores, automatic broadcasts and reduces large message
                                  CallShape{.shared_cores = 0})
                 ->algo == Algo::two_phase);
       CHECK(hypercomm::find_card(op, Algo::automatic, t, Links::routed, bytes,
+                                 CallShape{.shared_cores = 2})
+                ->algo == Algo::hypercube);
+    }
+    // The scans: the hypercube's log p exchanges with a core each, the pipeline on shared cores
+    // (p - 1 messages against p log p), and the hypercube's meeting again at 8 bytes.
+    for (Collective op : {Collective::scan, Collective::exscan}) {
+      CHECK(hypercomm::find_card(op, Algo::automatic, t, Links::routed, bytes,
+                                 CallShape{.shared_cores = 0})
+                ->algo == Algo::hypercube);
+      CHECK(hypercomm::find_card(op, Algo::automatic, t, Links::routed, bytes,
+                                 CallShape{.shared_cores = 2})
+                ->algo == Algo::ring);
+      CHECK(hypercomm::find_card(op, Algo::automatic, t, Links::routed, 8,
                                  CallShape{.shared_cores = 2})
                 ->algo == Algo::hypercube);
     }

@@ -281,8 +281,8 @@ struct AlgorithmCard {
   // The work of all VPs together on automatic's reference machine (CostQuery::message_work per
   // message, tw per byte sent, tc per byte combined), which VPs that share cores
   // (CallShape::shared_cores) spread over them: automatic weighs max(cost, work / cores) there
-  // (selection_cost). Every card of a collective has one, or none does (the broadcasts and
-  // reductions have them).
+  // (selection_cost). Every card of a collective has one, or none does (the broadcasts,
+  // reductions, scans and exscans have them).
   double (*work)(const CostQuery& q) = nullptr;
 };
 

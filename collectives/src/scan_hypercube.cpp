@@ -157,6 +157,13 @@ void scan_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, 
 
 namespace {
 double scan_hypercube_cost(const CostQuery& q) { return q.d() * q.w(q.m()) + q.dimension_hops(); }
+// Where VPs share cores a scan of up to kMeetingBytes is a meeting (above): no message, the
+// inputs read and folded once each; beyond, log p exchanges on every VP, each message folded
+// into the message and (below the VP) into the result (AlgorithmCard::work).
+double scan_hypercube_work(const CostQuery& q) {
+  if (q.bytes <= kMeetingBytes) return q.p() * (q.tw() + q.tc) * q.m();
+  return q.p() * q.d() * (q.message_work() + (q.tw() + 2 * q.tc) * q.m());
+}
 }  // namespace
 
 extern const AlgorithmCard scan_hypercube_card{
@@ -164,13 +171,21 @@ extern const AlgorithmCard scan_hypercube_card{
      kHypercubeNeeds, "(ts + tw m) log p"},
     needs_hypercube,
     scan_hypercube_cost,
-    [](const Comm& c, const Args& a) { scan_hypercube(c, a.in, a.out, *a.op, false); }};
+    [](const Comm& c, const Args& a) { scan_hypercube(c, a.in, a.out, *a.op, false); },
+    /*counts_hops=*/nullptr,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/scan_hypercube_work};
 
 extern const AlgorithmCard exscan_hypercube_card{
     {Collective::exscan, Algo::hypercube, "Grama et al., Algorithm 4.9 (exclusive)",
      "(ts + tw*m)*log p + th*H", kHypercubeNeeds, "(ts + tw m) log p"},
     needs_hypercube,
     scan_hypercube_cost,
-    [](const Comm& c, const Args& a) { scan_hypercube(c, a.in, a.out, *a.op, true); }};
+    [](const Comm& c, const Args& a) { scan_hypercube(c, a.in, a.out, *a.op, true); },
+    /*counts_hops=*/nullptr,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/scan_hypercube_work};
 
 }  // namespace hypercomm::detail

@@ -87,6 +87,13 @@ double scan_mesh_open_cost(const CostQuery& q) {
   const int rows = q.t.rows(), cols = q.t.cols();
   return (rows + cols - 2 + (rows > 1 ? cols - 1 : 0)) * (q.w(q.m()) + q.th());
 }
+// The row chains' rows*(cols-1) messages, the last column's rows-1 and the row broadcasts'
+// rows*(cols-1), each VP folding twice (AlgorithmCard::work).
+double scan_mesh_work(const CostQuery& q) {
+  const int rows = q.t.rows(), cols = q.t.cols();
+  const double messages = 2.0 * rows * (cols - 1) + (rows - 1);
+  return messages * (q.message_work() + q.tw() * q.m()) + 2 * q.p() * q.tc * q.m();
+}
 }  // namespace
 
 extern const AlgorithmCard scan_mesh_card{
@@ -97,7 +104,10 @@ extern const AlgorithmCard scan_mesh_card{
     needs_mesh,
     scan_mesh_cost,
     [](const Comm& c, const Args& a) { scan_mesh(c, a.in, a.out, *a.op, false); },
-    mesh_counts_hops};
+    mesh_counts_hops,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/scan_mesh_work};
 
 extern const AlgorithmCard exscan_mesh_card{
     {Collective::exscan, Algo::mesh, "Algorithm 4.9 mapped on a mesh (exclusive)",
@@ -106,7 +116,10 @@ extern const AlgorithmCard exscan_mesh_card{
     needs_mesh,
     scan_mesh_cost,
     [](const Comm& c, const Args& a) { scan_mesh(c, a.in, a.out, *a.op, true); },
-    mesh_counts_hops};
+    mesh_counts_hops,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/scan_mesh_work};
 
 // On a mesh without wraparound: the same with a line broadcast from each row's end.
 extern const AlgorithmCard scan_mesh_open_card{
@@ -116,7 +129,11 @@ extern const AlgorithmCard scan_mesh_open_card{
      "(ts + tw*m + th)*(rows+cols-2 + (rows > 1: cols-1))", kOpenMeshNeeds, nullptr, "open mesh"},
     needs_open_mesh,
     scan_mesh_open_cost,
-    [](const Comm& c, const Args& a) { scan_mesh(c, a.in, a.out, *a.op, false, true); }};
+    [](const Comm& c, const Args& a) { scan_mesh(c, a.in, a.out, *a.op, false, true); },
+    /*counts_hops=*/nullptr,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/scan_mesh_work};
 
 extern const AlgorithmCard exscan_mesh_open_card{
     {Collective::exscan, Algo::mesh,
@@ -124,6 +141,10 @@ extern const AlgorithmCard exscan_mesh_open_card{
      "(ts + tw*m + th)*(rows+cols-2 + (rows > 1: cols-1))", kOpenMeshNeeds, nullptr, "open mesh"},
     needs_open_mesh,
     scan_mesh_open_cost,
-    [](const Comm& c, const Args& a) { scan_mesh(c, a.in, a.out, *a.op, true, true); }};
+    [](const Comm& c, const Args& a) { scan_mesh(c, a.in, a.out, *a.op, true, true); },
+    /*counts_hops=*/nullptr,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/scan_mesh_work};
 
 }  // namespace hypercomm::detail

@@ -58,6 +58,10 @@ void scan_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool 
 
 namespace {
 double scan_ring_cost(const CostQuery& q) { return (q.p() - 1) * (q.w(q.m()) + q.line_th()); }
+// The pipeline's p-1 messages, each folded by its receiver (AlgorithmCard::work).
+double scan_ring_work(const CostQuery& q) {
+  return (q.p() - 1) * (q.message_work() + (q.tw() + q.tc) * q.m());
+}
 }  // namespace
 
 extern const AlgorithmCard scan_ring_card{
@@ -66,7 +70,10 @@ extern const AlgorithmCard scan_ring_card{
     needs_path,
     scan_ring_cost,
     [](const Comm& c, const Args& a) { scan_ring(c, a.in, a.out, *a.op, false); },
-    line_counts_hops};
+    line_counts_hops,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/scan_ring_work};
 
 extern const AlgorithmCard exscan_ring_card{
     {Collective::exscan, Algo::ring, "a pipeline (exclusive)", "(ts + tw*m + th)*(p-1)", kPathNeeds,
@@ -74,6 +81,9 @@ extern const AlgorithmCard exscan_ring_card{
     needs_path,
     scan_ring_cost,
     [](const Comm& c, const Args& a) { scan_ring(c, a.in, a.out, *a.op, true); },
-    line_counts_hops};
+    line_counts_hops,
+    /*keeps_id_order=*/true,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/scan_ring_work};
 
 }  // namespace hypercomm::detail

@@ -1,6 +1,7 @@
 // Validation and automatic's choice, read off the registry of cards (registry.hpp): automatic
-// takes the card that costs least on a reference machine (its closed form, Grama et al. ch. 4),
-// ties in registry order, the one rule for every collective (where Open MPI writes one decision
+// takes the card that costs least on a reference machine (its closed form, Grama et al. ch. 4;
+// where VPs share cores, also the work of all VPs over them), ties in registry order, the one
+// rule for every collective (where Open MPI writes one decision
 // function per collective, coll_tuned_decision_fixed.c, each card here carries its own cost); a
 // forced algorithm that cannot run throws AlgorithmError before any message is sent.
 #include "select.hpp"

@@ -34,9 +34,9 @@ struct OperatorTraits {
 
 // The one validation and choice of an algorithm, for the collectives (select) and for resolve
 // and textbook_time alike: Algo::automatic takes the card of op that costs least on the
-// reference machine (selection_cost), ties by the critical path where
-// VPs share cores, then in registry order; any other Algo the first card of
-// that Algo (in registry order) that can run here. Otherwise AlgorithmError, its message `prefix` +
+// reference machine (selection_cost), ties by the critical path where VPs share cores, then in
+// registry order; any other Algo the first card of that Algo (in registry order) that can run
+// here. Otherwise AlgorithmError, its message `prefix` +
 // what went wrong, naming `where` (the machine, or the group on it). `bytes` is what selection_cost
 // takes: for an irregular collective its largest block, with `total` the bytes of all its blocks
 // (0 for the regular collectives); `shift` the circular shift's q; `op_traits` the reduction's
