@@ -661,26 +661,21 @@ TEST_CASE(
     const Topology t = Topology::hypercube(d);
     INFO(t.name());
     // The choice on the reference machine: a core each against two shared cores.
+    const auto chosen = [&](Collective op, std::size_t size, int cores) {
+      return hypercomm::find_card(op, Algo::automatic, t, Links::routed, size,
+                                  CallShape{.shared_cores = cores})
+          ->algo;
+    };
     for (Collective op : {Collective::broadcast, Collective::reduce}) {
-      CHECK(hypercomm::find_card(op, Algo::automatic, t, Links::routed, bytes,
-                                 CallShape{.shared_cores = 0})
-                ->algo == Algo::two_phase);
-      CHECK(hypercomm::find_card(op, Algo::automatic, t, Links::routed, bytes,
-                                 CallShape{.shared_cores = 2})
-                ->algo == Algo::hypercube);
+      CHECK(chosen(op, bytes, 0) == Algo::two_phase);
+      CHECK(chosen(op, bytes, 2) == Algo::hypercube);
     }
     // The scans: the hypercube's log p exchanges with a core each, the pipeline on shared cores
     // (p - 1 messages against p log p), and the hypercube's meeting again at 8 bytes.
     for (Collective op : {Collective::scan, Collective::exscan}) {
-      CHECK(hypercomm::find_card(op, Algo::automatic, t, Links::routed, bytes,
-                                 CallShape{.shared_cores = 0})
-                ->algo == Algo::hypercube);
-      CHECK(hypercomm::find_card(op, Algo::automatic, t, Links::routed, bytes,
-                                 CallShape{.shared_cores = 2})
-                ->algo == Algo::ring);
-      CHECK(hypercomm::find_card(op, Algo::automatic, t, Links::routed, 8,
-                                 CallShape{.shared_cores = 2})
-                ->algo == Algo::hypercube);
+      CHECK(chosen(op, bytes, 0) == Algo::hypercube);
+      CHECK(chosen(op, bytes, 2) == Algo::ring);
+      CHECK(chosen(op, 8, 2) == Algo::hypercube);
     }
     // A machine runs what its cores make of it, and textbook_time and resolve without a
     // CallShape say the same (this process's cores: hypercomm::shared_core_count).
