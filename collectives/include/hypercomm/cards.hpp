@@ -72,11 +72,11 @@ struct CallShape {
   // circular_shift's Algo::hypercube then names the book's q-shift on it (section 4.6.2).
   bool gray_ring = false;
   // The cores the VPs share when they outnumber them, or 0: a core each (what
-  // Machine::shared_core_count() says of a machine; 0 for one over several processes); -1:
-  // as a machine of this topology in this process (hypercomm::shared_core_count). Where VPs
-  // share cores, automatic's choice of a broadcast or reduce weighs beside the card's critical
-  // path the work of all VPs spread over the cores (collectives/ALGORITHMS.md, "VPs that share
-  // cores"). The overloads without a CallShape take -1.
+  // Machine::shared_core_count() says of a machine); -1: as a machine of this topology in this
+  // process (hypercomm::shared_core_count). Where VPs share cores, automatic's choice of a
+  // broadcast, reduce, scan or exscan weighs beside the card's critical path the work of all VPs
+  // spread over the cores (collectives/ALGORITHMS.md, "VPs that share cores"). The overloads
+  // without a CallShape take -1.
   int shared_cores = -1;
 };
 
