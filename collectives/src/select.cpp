@@ -238,21 +238,16 @@ std::string who(const GroupInfo& g, int vp_id) {
 
 namespace {
 
-// A VP's last choice for one collective and what it was made for.
+// A VP's last choice for one collective and what it was made for: the group (GroupInfo::serial,
+// which stands for its topology and shape and the machine's options: links, cost model, shared
+// cores), the size and the request.
 struct Memo {
-  std::optional<Topology> topology;
-  Links links = Links::routed;
-  bool routed_group = false;
-  bool gray_ring = false;
+  std::uint64_t group = 0;  // none yet
   Algo requested = Algo::automatic;
   std::size_t bytes = 0;
   std::size_t total = 0;
   int shift = 0;
   OperatorTraits op_traits{};
-  double ts = 0;
-  double tw = 0;
-  bool all_port = false;
-  int shared_cores = 0;
   Choice choice{};
 };
 
@@ -261,12 +256,11 @@ struct Memo {
 [[gnu::noinline]] Choice select_and_remember(Memo& m, Collective op, const GroupInfo& g,
                                              Links links, std::size_t bytes, Algo requested,
                                              int vp_id, const CostModel& model, std::size_t total,
-                                             int shift, OperatorTraits op_traits, bool routed_group,
+                                             int shift, OperatorTraits op_traits,
                                              int shared_cores) {
   const Choice choice = select_uncached(op, g, links, bytes, requested, vp_id, model, total, shift,
                                         op_traits, shared_cores);  // may throw
-  m = Memo{g.topology, links,     routed_group, g.gray_ring, requested,      bytes,        total,
-           shift,      op_traits, model.ts,     model.tw,    model.all_port, shared_cores, choice};
+  m = Memo{g.serial, requested, bytes, total, shift, op_traits, choice};
   return choice;
 }
 
@@ -279,15 +273,11 @@ Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
               OperatorTraits op_traits, int shared_cores) {
   thread_local std::array<Memo, static_cast<std::size_t>(Collective::reduce_scatterv) + 1> memo;
   Memo& m = memo[static_cast<std::size_t>(op)];
-  const bool routed_group = group_restriction(g, links) != nullptr;
-  if (m.choice.card != nullptr && m.bytes == bytes && m.topology == g.topology &&
-      m.links == links && m.routed_group == routed_group && m.gray_ring == g.gray_ring &&
-      m.requested == requested && m.total == total && m.shift == shift &&
-      m.op_traits == op_traits && m.ts == model.ts && m.tw == model.tw &&
-      m.all_port == model.all_port && m.shared_cores == shared_cores) [[likely]]
+  if (m.group == g.serial && m.bytes == bytes && m.requested == requested && m.total == total &&
+      m.shift == shift && m.op_traits == op_traits) [[likely]]
     return m.choice;
   return select_and_remember(m, op, g, links, bytes, requested, vp_id, model, total, shift,
-                             op_traits, routed_group, shared_cores);
+                             op_traits, shared_cores);
 }
 
 }  // namespace detail

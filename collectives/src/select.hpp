@@ -52,8 +52,9 @@ struct OperatorTraits {
 
 // Resolves `requested` for this call on group g (its topology; under Links::strict also whether
 // its members are machine neighbours), or throws AlgorithmError (on every member alike, before
-// any message is sent) naming why it cannot run there; vp_id is the calling VP's machine id,
-// shared_cores its machine's (Port::shared_core_count).
+// any message is sent) naming why it cannot run there; vp_id is the calling VP's machine id;
+// links, model and shared_cores are its machine's (Options, Port::shared_core_count), the same
+// on every call on g (the VP's memo of its last choices keys on g.serial, not on them).
 [[nodiscard]] Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
                             Algo requested, int vp_id, const CostModel& model,
                             std::size_t total = 0, int shift = 0, OperatorTraits op_traits = {},

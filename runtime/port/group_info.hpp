@@ -3,6 +3,7 @@
 // GroupTable), so nothing here is shared between threads.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <hypercomm/topology.hpp>
@@ -12,9 +13,20 @@
 
 namespace hypercomm::detail {
 
+// A number no other GroupInfo made in this process holds.
+[[nodiscard]] inline std::uint64_t next_group_serial() noexcept {
+  static std::atomic<std::uint64_t> made{0};
+  return made.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 struct GroupInfo {
   enum class Shape : std::uint8_t { world, row, column, subcube, split };
 
+  // Which group this is, in the whole process: every GroupInfo made takes a new serial (a copy
+  // or a move keeps it). A group's shape, topology and members are set before its first
+  // collective and stay as they are, and it belongs to one VP of one machine, whose options are
+  // fixed: a VP's memo of its choices (select.cpp) keys on the serial for all of them.
+  std::uint64_t serial = next_group_serial();
   Shape shape = Shape::world;
   Topology topology = Topology::ring(1);
   const Topology* machine = nullptr;

@@ -110,6 +110,39 @@ inline constexpr int kWaitsForAll = -2;
   return false;
 }
 
+// Plays a meeting's rounds on the model clocks: the model time at which each VP ends them, given
+// the clocks at which they started (clocks[i], replaced), as the messages would have made it, bit
+// for bit (meeting.cpp). Each pattern's senders, receivers and hops are worked out once: a VP
+// calling a small collective back to back meets in the same pattern again and again, and the
+// last VP of every meeting plays it (finding them anew each time, through the pattern's
+// functions and the topology, was a tenth of a meeting's cost). Only the VP that concludes a
+// meeting plays, one at a time (Port::conclude_meeting; conclude_pipelined for the pipeline's
+// meetings, each concluded after the one before), so the plans need no lock.
+class RoundsPlayer {
+ public:
+  void play(const Port::Rounds& rounds, const CostModel& model, const Topology& topology,
+            std::span<double> clocks, std::span<double> next);
+
+ private:
+  struct Step {
+    int source = -1;     // the VP whose message this VP receives in the round, or -1
+    int hops = 0;        // the links it crosses (the model's th counts them)
+    bool sends = false;  // whether this VP sends in the round
+  };
+  struct Plan {
+    int (*to)(int, int, int) = nullptr;
+    int (*from)(int, int, int) = nullptr;
+    int count = 0;
+    int root = 0;
+    int p = 0;
+    std::vector<Step> steps;  // round k's for VP j at k * p + j
+  };
+  // The few patterns a program alternates between (a barrier and a broadcast in one loop).
+  static constexpr std::size_t kPlans = 4;
+  std::array<Plan, kPlans> plans_{};
+  std::size_t next_ = 0;  // the plan replaced next
+};
+
 // Where the VPs meet when they run a small symmetric collective in shared memory (Port::meet):
 // a counter of arrivals, the generation the last arriver bumps to release the others, and each
 // VP's seat, written before it arrives and read by the last arriver.
@@ -131,6 +164,7 @@ struct Meeting {
   std::vector<std::byte> result;
   std::vector<double> clocks;
   std::vector<double> next_clocks;
+  RoundsPlayer player;
 };
 
 // Where the VPs meet for a small prefix or rooted collective (Port::meet_prefix,
@@ -182,12 +216,8 @@ struct PipelinedMeeting {
   alignas(kCacheLine) std::atomic<std::uint64_t> concluded{0};  // meetings whose clocks are set
   std::vector<double> final_clocks;  // each VP's clock after the last meeting concluded
   std::vector<double> next_clocks;   // the concluder's scratch
+  RoundsPlayer player;
 };
-
-// Model time at which each VP ends a meeting's rounds, given the clocks at which they started
-// (clocks[i], replaced): Port::sendrecv_bytes's arithmetic, term for term (meeting.cpp).
-void play_rounds(const Port::Rounds& rounds, const CostModel& model, const Topology& topology,
-                 std::span<double> clocks, std::span<double> next);
 
 // The traffic on one directed link. A VP counts its own sends to a neighbour in the `own` pair,
 // which only it writes (a plain load and store, no locked instruction that would wait for the

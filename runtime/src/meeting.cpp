@@ -63,22 +63,41 @@ void wake_sleepers(detail::Meeting& meeting) noexcept {
 
 namespace detail {
 
-// Port::sendrecv_bytes's arithmetic, term for term (a send alone: send_bytes'; a receive alone:
-// recv_bytes'), so that the clocks equal those of the messages bit for bit.
-void play_rounds(const Port::Rounds& rounds, const CostModel& model, const Topology& topology,
-                 std::span<double> clocks, std::span<double> next) {
+void RoundsPlayer::play(const Port::Rounds& rounds, const CostModel& model,
+                        const Topology& topology, std::span<double> clocks,
+                        std::span<double> next) {
   const int p = static_cast<int>(clocks.size());
+  const auto same = [&](const Plan& plan) {
+    return plan.to == rounds.to && plan.from == rounds.from && plan.count == rounds.count &&
+           plan.root == rounds.root && plan.p == p;
+  };
+  auto plan = std::find_if(plans_.begin(), plans_.end(), same);
+  if (plan == plans_.end()) {  // a new pattern: its senders, receivers and hops, once
+    plan = plans_.begin() + static_cast<std::ptrdiff_t>(next_);
+    next_ = (next_ + 1) % kPlans;
+    *plan = Plan{rounds.to, rounds.from, rounds.count, rounds.root, p, std::move(plan->steps)};
+    plan->steps.resize(static_cast<std::size_t>(rounds.count) * static_cast<std::size_t>(p));
+    for (int k = 0; k < rounds.count; ++k)
+      for (int j = 0; j < p; ++j) {
+        Step& step = plan->steps[static_cast<std::size_t>(k * p + j)];
+        step.sends = rounds.dest(j, k, p) >= 0;
+        step.source = rounds.source(j, k, p);
+        step.hops = step.source < 0                           ? 0
+                    : topology.link_slot(step.source, j) >= 0 ? 1
+                                                              : topology.distance(step.source, j);
+      }
+  }
+  // Port::sendrecv_bytes's arithmetic, term for term (a send alone: send_bytes'; a receive
+  // alone: recv_bytes'), so that the clocks equal those of the messages bit for bit.
+  const Step* step = plan->steps.data();
   for (int k = 0; k < rounds.count; ++k) {
     const auto m = static_cast<double>(rounds.bytes_in(k, p));
-    for (int j = 0; j < p; ++j) {
+    for (int j = 0; j < p; ++j, ++step) {
       const double clock = clocks[static_cast<std::size_t>(j)];
-      double after = rounds.dest(j, k, p) >= 0 ? model.sent(clock, m) : clock;
-      if (const int src = rounds.source(j, k, p); src >= 0) {
-        const double sent = clocks[static_cast<std::size_t>(src)];
-        const int hops = model.th == 0                     ? 0
-                         : topology.link_slot(src, j) >= 0 ? 1
-                                                           : topology.distance(src, j);
-        after = std::max(after, model.arrival(sent, m, hops));
+      double after = step->sends ? model.sent(clock, m) : clock;
+      if (step->source >= 0) {
+        const double sent = clocks[static_cast<std::size_t>(step->source)];
+        after = std::max(after, model.arrival(sent, m, model.th == 0 ? 0 : step->hops));
       }
       next[static_cast<std::size_t>(j)] = after;
     }
@@ -235,7 +254,7 @@ void Port::conclude_meeting(const Rounds& rounds, Combine combine, const void* c
   }
   for (int i = 0; i < size_; ++i)
     meeting.clocks[static_cast<std::size_t>(i)] = seats[static_cast<std::size_t>(i)].clock;
-  detail::play_rounds(rounds, options().model, topology(), meeting.clocks, meeting.next_clocks);
+  meeting.player.play(rounds, options().model, topology(), meeting.clocks, meeting.next_clocks);
   if (combine == nullptr) return;
   for (int i = 0; i < size_; ++i)
     meeting.inputs[static_cast<std::size_t>(i)] = seats[static_cast<std::size_t>(i)].input;
@@ -366,7 +385,7 @@ void Port::conclude_pipelined(detail::PipelinedMeeting& chain, std::uint64_t gen
   // that one concluded before any VP left it.
   for (std::size_t j = 0; j < static_cast<std::size_t>(size_); ++j)
     if (!slot.seats[j].pending) chain.final_clocks[j] = slot.seats[j].clock;
-  detail::play_rounds(rounds, options().model, topology(), chain.final_clocks, chain.next_clocks);
+  chain.player.play(rounds, options().model, topology(), chain.final_clocks, chain.next_clocks);
   chain.concluded.store(generation + 1, std::memory_order_release);
 }
 
