@@ -155,6 +155,69 @@ TEST_CASE("scans, broadcasts, reductions, scatters and gathers in a long loop, e
   }
 }
 
+namespace {
+
+// Broadcasts, scatters and gathers large enough to meet by reference (the root's buffer holds
+// Port::kByReferenceBytes or more), just under and at that size, every root in turn, with small
+// rooted meetings, scans and clock reads between; VPs yield at varying points so that the root
+// comes first and last.
+hctest::MeetingResults run_large_rooted(const hc::Topology& t, hc::Options o, int iterations) {
+  return hctest::run_keeping(t, o, [&](hc::Proc& vp, auto& keep) {
+    const int me = vp.id();
+    const auto p = static_cast<std::size_t>(vp.size());
+    constexpr std::size_t threshold = 32 * 1024;  // Port::kByReferenceBytes
+    for (int i = 0; i < iterations; ++i) {
+      if ((i * 5 + me * 3) % 7 == 0) std::this_thread::yield();
+      const int root = (i * 3 + 1) % vp.size();
+      const std::size_t bytes = i % 4 == 0   ? threshold - 1
+                                : i % 4 == 1 ? threshold
+                                : i % 4 == 2 ? threshold + 8 * static_cast<std::size_t>(i)
+                                             : 3 * threshold;
+      std::vector<char> buf(bytes, '?');
+      if (me == root)
+        for (std::size_t k = 0; k < bytes; ++k) buf[k] = static_cast<char>('a' + (k + i) % 26);
+      hc::broadcast(vp, std::span<char>(buf), root);
+      keep(buf);
+      // Blocks whose p make the root's buffer just under, at and over the threshold.
+      const std::size_t block = i % 3 == 0   ? threshold / p - 1
+                                : i % 3 == 1 ? threshold / p
+                                             : 2 * threshold / p + static_cast<std::size_t>(i);
+      std::vector<double> all(me == root ? p * block : 0), mine(block, -7.0);
+      for (std::size_t k = 0; k < all.size(); ++k) all[k] = tricky(i, k);
+      hc::scatter(vp, std::span<const double>(all), std::span<double>(mine), root);
+      keep(mine);
+      for (double& v : mine) v += me;
+      std::vector<double> gathered(me == root ? p * block : 0, -7.0);
+      hc::gather(vp, std::span<const double>(mine), std::span<double>(gathered), root);
+      keep(gathered);
+      if (i % 5 == 2) {  // a small rooted meeting and a prefix meeting between
+        long value = me == root ? i : -1;
+        hc::broadcast(vp, std::span<long>(&value, 1), root);
+        keep(std::vector<long>{value, hc::scan(vp, long{me + i}, std::plus<>())});
+      }
+      if (i % 7 == 3) keep(std::vector<double>{vp.clock()});
+    }
+  });
+}
+
+}  // namespace
+
+TEST_CASE("large broadcasts, scatters and gathers meet by reference as their messages would") {
+  const int iterations = kSanitized ? 12 : 40;
+  for (int d = 2; d <= 4; ++d) {
+    const auto t = hc::Topology::hypercube(d);
+    CAPTURE(t.name());
+    for (hc::Links links : {hc::Links::routed, hc::Links::strict}) {
+      hc::Options o = model_options();
+      o.links = links;
+      const hctest::MeetingResults meeting = run_large_rooted(t, o, iterations);
+      o.record = true;
+      const hctest::MeetingResults messages = run_large_rooted(t, o, iterations);
+      check_same(messages, meeting);
+    }
+  }
+}
+
 TEST_CASE("VPs that disagree around a prefix meeting get CollectiveMismatch, never a hang") {
   for (const auto& t : {hc::Topology::hypercube(3), hc::Topology::hypercube(4)}) {
     CAPTURE(t.name());
@@ -247,6 +310,44 @@ TEST_CASE("VPs that disagree around a prefix meeting get CollectiveMismatch, nev
       CAPTURE(what);
       CHECK(what.find("VP ") != std::string::npos);
     }
+    SUBCASE("a large broadcast of another length on one VP") {
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        std::vector<char> buf(vp.id() == 3 ? 40008 : 40000, 'x');
+        hc::broadcast(vp, std::span<char>(buf), 0);
+      });
+      CAPTURE(what);
+      CHECK(what.find("deadlock") == std::string::npos);
+    }
+    SUBCASE("large broadcasts from different roots") {
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        std::vector<char> buf(40000, 'x');
+        hc::broadcast(vp, std::span<char>(buf), vp.id() == 2 ? 1 : 0);
+      });
+      CAPTURE(what);
+      CHECK(what.find("VP ") != std::string::npos);
+      CHECK(what.find("deadlock") == std::string::npos);
+    }
+    SUBCASE("a VP that skips a large gather the root waits in") {
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        const auto p = static_cast<std::size_t>(vp.size());
+        std::vector<double> mine(8192, 1.0), all(vp.id() == 0 ? p * mine.size() : 0);
+        if (vp.id() != 5) hc::gather(vp, std::span<const double>(mine), std::span<double>(all), 0);
+      });
+      CAPTURE(what);
+      CHECK(what.find("VP ") != std::string::npos);
+    }
+    SUBCASE("a large scatter against a large gather") {
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        const auto p = static_cast<std::size_t>(vp.size());
+        std::vector<double> mine(8192, 1.0), all(vp.id() == 0 ? p * mine.size() : 0);
+        if (vp.id() == 4)
+          hc::scatter(vp, std::span<const double>(all), std::span<double>(mine), 0);
+        else
+          hc::gather(vp, std::span<const double>(mine), std::span<double>(all), 0);
+      });
+      CAPTURE(what);
+      CHECK(what.find("deadlock") == std::string::npos);
+    }
     SUBCASE("VP 0 reads its clock after a scan that VP 1 never joins") {
       const std::string what = mismatch_text(t, [](hc::Proc& vp) {
         if (vp.id() == 1) return;
@@ -286,6 +387,49 @@ TEST_CASE("a VP that fails among running-ahead scans aborts them all, and the ma
     for (int i = 0; i < p; ++i) CHECK(last[static_cast<std::size_t>(i)] == i * (i + 1L) / 2);
     CHECK(report.messages == static_cast<std::uint64_t>(50 * p * 3));  // log p rounds each
   }
+}
+
+TEST_CASE(
+    "a VP that fails while a root waits for its copy aborts the run, and the machine runs on") {
+  // The root of a large rooted meeting lends its buffers until every VP has copied: when it
+  // leaves on the abort, its buffers go (the vectors below), and no VP may still copy from or
+  // into them (ASan would see it).
+  hc::Machine machine(hc::Topology::hypercube(3), test_options());
+  const auto p = static_cast<std::size_t>(machine.topology().size());
+  for (int failing = 0; failing < 3; ++failing) {
+    try {
+      machine.run([&](hc::Proc& vp) {
+        for (int i = 0; i < 60; ++i) {
+          const int root = i % vp.size();
+          if (vp.id() == 2 + failing && i == 17 + failing * 5)
+            throw std::runtime_error("VP " + std::to_string(vp.id()) + " gives up");
+          std::vector<double> buf(6000, vp.id() == root ? 1.5 : 0.0);
+          hc::broadcast(vp, std::span<double>(buf), root);
+          std::vector<double> all(vp.id() == root ? p * 4096 : 0, 2.5), mine(4096);
+          if (i % 2 == 0)
+            hc::scatter(vp, std::span<const double>(all), std::span<double>(mine), root);
+          else
+            hc::gather(vp, std::span<const double>(mine), std::span<double>(all), root);
+        }
+      });
+      FAIL("no error");
+    } catch (const hc::Error& e) {
+      FAIL("a hypercomm error instead of the body's: " << e.what());
+    } catch (const std::runtime_error& e) {
+      CHECK(std::string(e.what()) == "VP " + std::to_string(2 + failing) + " gives up");
+    }
+  }
+  // The next run starts with the meeting's slots free and open again.
+  std::vector<long> wrong(p, 0);
+  machine.run([&](hc::Proc& vp) {
+    for (int i = 0; i < 40; ++i) {
+      const int root = (i * 5) % vp.size();
+      std::vector<long> buf(5000, vp.id() == root ? i : -1);
+      hc::broadcast(vp, std::span<long>(buf), root);
+      for (long v : buf) wrong[static_cast<std::size_t>(vp.id())] += v != i;
+    }
+  });
+  for (long w : wrong) CHECK(w == 0);
 }
 
 TEST_CASE("a VP waiting for a message after a scan it left early is a Deadlock, not a hang") {

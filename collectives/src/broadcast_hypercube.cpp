@@ -11,9 +11,10 @@
 //   i = 1:  0 -> 2, 4 -> 6
 //   i = 0:  0 -> 1, 2 -> 3, 4 -> 5, 6 -> 7
 //
-// When VPs outnumber cores a small broadcast may instead be a meeting in shared memory
-// (Port::meet_rooted): the root leaves X there, every other VP takes it as soon as it is there,
-// and the model clocks, counts and links are these rounds' (tree_down_to, tree_down_from).
+// When VPs outnumber cores a broadcast may instead be a meeting in shared memory
+// (Port::meet_rooted): the root leaves X there (a small X; a large one every other VP copies
+// straight from the root's buffer), every other VP takes it as soon as it is there, and the
+// model clocks, counts and links are these rounds' (tree_down_to, tree_down_from).
 #include "card.hpp"
 #include "rooted.hpp"
 
@@ -21,7 +22,7 @@ namespace hypercomm::detail {
 
 void broadcast_hypercube(const Comm& c, Bytes buf, int root) {
   const int d = log2_of(c.p());
-  if (c.is_call(Collective::broadcast) && buf.size() <= Port::kPipelinedBytes &&
+  if (c.is_call(Collective::broadcast) &&
       c.meet_rooted({d, buf.size(), tree_down_to, tree_down_from, nullptr, root},
                     Port::Flow::from_root, buf, buf))
     return;

@@ -14,10 +14,11 @@
 //   i = 1:  2 -> 0 [2,3],  6 -> 4 [6,7]
 //   i = 2:  4 -> 0 [4..7]
 //
-// When VPs outnumber cores a small gather of equal blocks may instead be a meeting in shared
-// memory (Port::meet_rooted): every VP leaves its block there and goes on, the root lays them in
-// place (concatenate, as the all-gather's meeting does), and the model clocks, counts and links
-// are these rounds' (tree_up_to, tree_up_from, 2^i blocks in step i).
+// When VPs outnumber cores a gather of equal blocks may instead be a meeting in shared memory
+// (Port::meet_rooted): a small one's VPs leave their blocks there and go on, the root lays them
+// in place (concatenate, as the all-gather's meeting does); a large one's VPs copy their blocks
+// straight into the root's out (by reference). The model clocks, counts and links are these
+// rounds' (tree_up_to, tree_up_from, 2^i blocks in step i).
 #include <bit>
 #include <vector>
 
@@ -29,11 +30,14 @@ namespace hypercomm::detail {
 
 void gather_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root) {
   const int d = log2_of(c.p());
-  if (c.is_call(Collective::gather) && blocks.all_equal() &&
-      blocks.size(0) <= Port::kPipelinedBytes &&
-      c.meet_rooted({d, blocks.size(0), tree_up_to, tree_up_from, doubling, root},
-                    Port::Flow::to_root, in, out, Port::Results::shared, concatenate))
-    return;
+  if (c.is_call(Collective::gather) && blocks.all_equal()) {
+    const Port::Rounds rounds{d, blocks.size(0), tree_up_to, tree_up_from, doubling, root};
+    if (blocks.size(0) <= Port::kPipelinedBytes
+            ? c.meet_rooted(rounds, Port::Flow::to_root, in, out, Port::Results::shared,
+                            concatenate)
+            : c.meet_rooted(rounds, Port::Flow::to_root, in, out, Port::Results::per_vp))
+      return;
+  }
   const int my_id = c.id();
   const int my_virtual_id = my_id ^ root;
 

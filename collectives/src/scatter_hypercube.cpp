@@ -14,10 +14,11 @@
 //   i = 1:  0 -> 2 [2,3],  4 -> 6 [6,7]
 //   i = 0:  0 -> 1 [1],  2 -> 3 [3],  4 -> 5 [5],  6 -> 7 [7]
 //
-// When VPs outnumber cores a small scatter of equal blocks may instead be a meeting in shared
-// memory (Port::meet_rooted): the root leaves its p blocks there, every other VP takes its own as
-// soon as they are there, and the model clocks, counts and links are these rounds'
-// (tree_down_to, tree_down_from, 2^i blocks in step i).
+// When VPs outnumber cores a scatter of equal blocks may instead be a meeting in shared memory
+// (Port::meet_rooted): the root leaves its p blocks there (a small one's; a large one's each VP
+// copies straight from the root's buffer), every other VP takes its own as soon as they are
+// there, and the model clocks, counts and links are these rounds' (tree_down_to,
+// tree_down_from, 2^i blocks in step i).
 #include <vector>
 
 #include "card.hpp"
@@ -28,7 +29,6 @@ namespace hypercomm::detail {
 void scatter_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root) {
   const int d = log2_of(c.p());
   if (c.is_call(Collective::scatter) && blocks.all_equal() &&
-      blocks.size(0) <= Port::kPipelinedBytes &&
       c.meet_rooted({d, blocks.size(0), tree_down_to, tree_down_from, halving, root},
                     Port::Flow::from_root, in, out, Port::Results::per_vp))
     return;

@@ -189,6 +189,14 @@ class alignas(64) Port {
   // Results::shared with scratch for log2 p results; a gather's copies). The other VPs' outs are
   // untouched. Clocks, counts and link traffic: the rounds' (a rooted pattern on rounds.root),
   // each VP's clock settled as in meet_prefix.
+  // Larger than kPipelinedBytes a VP, where the root's buffer holds at least kByReferenceBytes,
+  // a broadcast or scatter (Flow::from_root) or a gather (Flow::to_root, Results::per_vp, no
+  // combine: VP i's input becomes block i of the root's out) meets by reference: each VP copies
+  // its part straight from or into the root's buffer, and the root leaves when every copy is
+  // done (a rendezvous, which pays where the copies spread over the cores: the messages would
+  // copy the data along the tree, mostly on the root's core). Otherwise (a large reduction, or
+  // less data) meet_rooted returns false.
+  static constexpr std::size_t kByReferenceBytes = 32 * 1024;
   enum class Flow : std::uint8_t { from_root, to_root };
   [[nodiscard]] bool meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
                                  std::span<const std::byte> input, std::span<std::byte> out,
@@ -197,6 +205,14 @@ class alignas(64) Port {
 
  private:
   friend class Fabric;
+  [[nodiscard]] bool meet_rooted_by_reference(const MessageTag& tag, const Rounds& rounds,
+                                              Flow flow, std::span<const std::byte> input,
+                                              std::span<std::byte> out, Results results);
+  void claim_root(detail::PipelinedMeeting& chain, std::uint64_t generation, const MessageTag& tag,
+                  const char* op) const;
+  template <class LastCheck>
+  void leave_rooted(detail::PipelinedMeeting& chain, std::uint64_t generation, const Rounds& rounds,
+                    const char* op, LastCheck&& last_check);
   void reset_for_run() noexcept;
   void open_span(const char* name, const char* algo, std::uint64_t bytes,
                  std::uint32_t group) noexcept;

@@ -191,7 +191,8 @@ struct PipelinedMeeting {
     MessageTag tag{};
     std::size_t bytes = 0;
     const char* operation = nullptr;
-    std::byte* out = nullptr;  // where its result goes (null: none, an exscan's VP 0)
+    std::byte* out = nullptr;       // where its result goes (null: none, an exscan's VP 0)
+    const std::byte* in = nullptr;  // a rooted meeting by reference: the VP's input
   };
   struct Slot {
     alignas(kCacheLine) std::atomic<std::uint64_t> generation{0};  // the meeting it serves
@@ -200,6 +201,9 @@ struct PipelinedMeeting {
     // From the root: 1 + the VP that left its input as the root; to the root: 1 once the root
     // has checked every seat; else 0.
     std::atomic<std::uint32_t> root{0};
+    // A rooted meeting by reference whose root leaves on an error: no VP may start to copy
+    // from or into its buffers any more (Port::meet_rooted).
+    std::atomic<std::uint32_t> closed{0};
     std::unique_ptr<Seat[]> seats;
     std::vector<std::byte> inputs;  // VP i's at i * kBytes
     std::vector<std::byte> folds;   // the steps' partial folds (Port::PrefixStep)

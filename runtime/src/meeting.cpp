@@ -129,6 +129,7 @@ void PipelinedMeeting::reset() noexcept {
     slot.frontier.store(0, std::memory_order_relaxed);
     slot.left.store(0, std::memory_order_relaxed);
     slot.root.store(0, std::memory_order_relaxed);
+    slot.closed.store(0, std::memory_order_relaxed);
     for (std::size_t i = 0; i < p; ++i) slot.seats[i].mark.store(0, std::memory_order_relaxed);
   }
   concluded.store(0, std::memory_order_relaxed);
@@ -475,7 +476,16 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
   using Chain = detail::PipelinedMeeting;
   Chain& chain = fabric_->pipelined_meeting();
   const std::size_t n = flow == Flow::from_root ? out.size() : input.size();
-  if (!may_meet() || chain.slot_count == 0 || n > kPipelinedBytes) return false;
+  if (!may_meet() || chain.slot_count == 0) return false;
+  if (n > kPipelinedBytes) {
+    // Large: by reference, where it moves enough to pay for the root's wait (port.hpp).
+    const std::size_t root_bytes =
+        results == Results::per_vp ? n * static_cast<std::size_t>(size_) : n;
+    if (root_bytes < kByReferenceBytes ||
+        (flow == Flow::to_root && (combine != nullptr || results != Results::per_vp)))
+      return false;
+    return meet_rooted_by_reference(tag, rounds, flow, input, out, results);
+  }
   const char* op = operation_name();
   if (fabric_->aborted())
     throw Aborted(vp_name(id_) + ": " + op + " abandoned: another VP failed or the run deadlocked");
@@ -496,16 +506,7 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
   const std::size_t offset = results == Results::per_vp ? me * n : 0;  // what this VP takes
   if (flow == Flow::to_root && n != 0) std::memcpy(at(id_), input.data(), n);
   if (flow == Flow::from_root && is_root) {
-    // One root writes there: a second VP that calls itself the root disagrees with the first.
-    std::uint32_t first = 0;
-    if (!slot.root.compare_exchange_strong(first, static_cast<std::uint32_t>(id_) + 1,
-                                           std::memory_order_acq_rel)) {
-      const int other = static_cast<int>(first) - 1;
-      const std::vector<detail::TagHolders> seen{
-          {slot.seats[me].tag, {id_}}, {slot.seats[static_cast<std::size_t>(other)].tag, {other}}};
-      throw CollectiveMismatch(detail::describe_disagreement(id_, op, tag, seen, topology()) +
-                               " (they met in shared memory)");
-    }
+    claim_root(chain, generation, tag, op);
     if (!input.empty()) std::memcpy(slot.inputs.data(), input.data(), input.size());
   }
   const std::uint64_t came = generation * 4 + Chain::kCame;
@@ -542,12 +543,41 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
       combine(context, rooted_inputs_, out, std::span(rooted_scratch_).first(levels * n));
     }
   }
-  // The last to leave concludes the meeting and frees its slot. From the root, every VP has
-  // checked its seat against its root's (a VP that is no one's root disagrees with some VP's
-  // seat); to the root, the root checked them all, unless no VP took itself for the root.
-  if (slot.left.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<std::uint32_t>(size_)) {
+  // From the root, every VP has checked its seat against its root's (a VP that is no one's root
+  // disagrees with some VP's seat); to the root, the root checked them all, unless no VP took
+  // itself for the root.
+  leave_rooted(chain, generation, rounds, op, [&] {
     if (flow == Flow::to_root && slot.root.load(std::memory_order_relaxed) == 0)
       check_seats(chain, generation, root, 0, size_);
+  });
+  return true;
+}
+
+// One root writes a meeting's input or takes its outputs: a second VP that calls itself the root
+// disagrees with the first.
+void Port::claim_root(detail::PipelinedMeeting& chain, std::uint64_t generation,
+                      const MessageTag& tag, const char* op) const {
+  detail::PipelinedMeeting::Slot& slot = chain.slot(generation);
+  std::uint32_t first = 0;
+  if (slot.root.compare_exchange_strong(first, static_cast<std::uint32_t>(id_) + 1,
+                                        std::memory_order_acq_rel))
+    return;
+  const int other = static_cast<int>(first) - 1;
+  const std::vector<detail::TagHolders> seen{
+      {slot.seats[static_cast<std::size_t>(id_)].tag, {id_}},
+      {slot.seats[static_cast<std::size_t>(other)].tag, {other}}};
+  throw CollectiveMismatch(detail::describe_disagreement(id_, op, tag, seen, topology()) +
+                           " (they met in shared memory)");
+}
+
+// The last VP to leave a rooted meeting checks what last_check checks, concludes it and frees
+// its slot.
+template <class LastCheck>
+void Port::leave_rooted(detail::PipelinedMeeting& chain, std::uint64_t generation,
+                        const Rounds& rounds, const char* op, LastCheck&& last_check) {
+  detail::PipelinedMeeting::Slot& slot = chain.slot(generation);
+  if (slot.left.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<std::uint32_t>(size_)) {
+    last_check();
     conclude_pipelined(chain, generation, rounds);
     slot.left.store(0, std::memory_order_relaxed);
     slot.root.store(0, std::memory_order_relaxed);
@@ -555,6 +585,94 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
     wake_sleepers(fabric_->meeting());
   }
   leave_pipelined(chain, generation, rounds, op);
+}
+
+// A large rooted meeting (meet_rooted): each VP other than the root copies its part straight
+// from the root's input (Flow::from_root) or into the root's out (Flow::to_root, a gather's
+// blocks) once the root has come, and leaves; the root leaves when every copy is done, so that
+// its buffers stay theirs only for the call. The messages would have copied the data along the
+// tree, (p/2) log p blocks for a scatter, mostly on the root's core; here each VP copies its own,
+// on its own core.
+bool Port::meet_rooted_by_reference(const MessageTag& tag, const Rounds& rounds, Flow flow,
+                                    std::span<const std::byte> input, std::span<std::byte> out,
+                                    Results results) {
+  using Chain = detail::PipelinedMeeting;
+  Chain& chain = fabric_->pipelined_meeting();
+  const std::size_t n = flow == Flow::from_root ? out.size() : input.size();
+  const char* op = operation_name();
+  const auto abandoned = [&] {
+    return Aborted(vp_name(id_) + ": " + op +
+                   " abandoned: another VP failed or the run deadlocked");
+  };
+  if (fabric_->aborted()) throw abandoned();
+
+  const std::uint64_t generation = pipelined_calls_++;
+  const InMeeting in_meeting(fabric_->state(id_), op, tag.sequence);
+  const int root = rounds.root;
+  take_seat(chain, generation, tag, n, out);
+  Chain::Slot& slot = chain.slot(generation);
+  const auto me = static_cast<std::size_t>(id_);
+  Chain::Seat& seat = slot.seats[me];
+  seat.in = input.data();
+  if (id_ == root) claim_root(chain, generation, tag, op);
+  const std::uint64_t base = generation * 4;
+  seat.mark.store(base + Chain::kCame, std::memory_order_seq_cst);
+  // This VP's part: block `me` (Results::per_vp) of the root's input or out, or all of it.
+  const std::size_t offset = results == Results::per_vp ? me * n : 0;
+
+  if (id_ != root) {
+    const Chain::Seat& theirs = slot.seats[static_cast<std::size_t>(root)];
+    const auto root_came = [&] {
+      return theirs.mark.load(std::memory_order_acquire) == base + Chain::kCame;
+    };
+    if (!root_came())
+      wait_in_meeting(&tag, root_came, [&] { return concluded(chain, generation); });
+    check_seats(chain, generation, root, id_, id_ + 1);
+    // The root's buffers are there while it waits for this copy; once it has left on an error
+    // (Slot::closed), no copy starts. Both sides seq_cst: the root sees this claim or this VP
+    // sees the closing.
+    seat.mark.store(base + Chain::kClaimed, std::memory_order_seq_cst);
+    if (slot.closed.load(std::memory_order_seq_cst) != 0) {
+      seat.mark.store(base + Chain::kCame, std::memory_order_seq_cst);
+      throw abandoned();
+    }
+    if (n != 0) {
+      if (flow == Flow::from_root)
+        std::memcpy(out.data(), theirs.in + offset, n);
+      else
+        std::memcpy(theirs.out + offset, input.data(), n);
+    }
+    seat.mark.store(base + Chain::kDone, std::memory_order_seq_cst);
+    wake_sleepers(fabric_->meeting());
+  } else {
+    if (results == Results::per_vp && n != 0) {  // the root's own block
+      if (flow == Flow::from_root && out.data() != input.data() + offset)
+        std::memmove(out.data(), input.data() + offset, n);
+      else if (flow == Flow::to_root && out.data() + offset != input.data())
+        std::memmove(out.data() + offset, input.data(), n);
+    }
+    int ready = 0;  // VPs [0, ready) have made their copies
+    const auto all_copied = [&] {
+      while (ready < size_ &&
+             (ready == id_ || slot.seats[static_cast<std::size_t>(ready)].mark.load(
+                                  std::memory_order_acquire) == base + Chain::kDone))
+        ++ready;
+      return ready == size_;
+    };
+    if (!all_copied()) try {
+        wait_in_meeting(&tag, all_copied, [] { return false; });
+      } catch (...) {
+        // Leaving on an error: the copies under way end before the buffers can go (their VPs
+        // may wait for this core).
+        slot.closed.store(1, std::memory_order_seq_cst);
+        for (int j = 0; j < size_; ++j)
+          while (slot.seats[static_cast<std::size_t>(j)].mark.load(std::memory_order_seq_cst) ==
+                 base + Chain::kClaimed)
+            detail::Waiter::give_core();
+        throw;
+      }
+  }
+  leave_rooted(chain, generation, rounds, op, [] {});
   return true;
 }
 
