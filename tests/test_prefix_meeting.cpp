@@ -103,22 +103,30 @@ hctest::MeetingResults run_scans(const hc::Topology& t, hc::Options o, int itera
   });
 }
 
-}  // namespace
-
-TEST_CASE("scans back to back as prefix meetings give the messages' results and clocks") {
-  const int iterations = kSanitized ? 60 : 300;
-  for (int d = 1; d <= (kSanitized ? 5 : 6); ++d) {
+// run(t, options) on hypercubes of dimension first_d to last_d, both link modes, as meetings
+// and recorded (messages): the same results, clocks, counts and links.
+template <class Run>
+void check_like_messages(int first_d, int last_d, Run&& run) {
+  for (int d = first_d; d <= last_d; ++d) {
     const auto t = hc::Topology::hypercube(d);
     CAPTURE(t.name());
     for (hc::Links links : {hc::Links::routed, hc::Links::strict}) {
       hc::Options o = model_options();
       o.links = links;
-      const hctest::MeetingResults meeting = run_scans(t, o, iterations);
+      const hctest::MeetingResults meeting = run(t, o);
       o.record = true;
-      const hctest::MeetingResults messages = run_scans(t, o, iterations);
-      check_same(messages, meeting);
+      check_same(run(t, o), meeting);
     }
   }
+}
+
+}  // namespace
+
+TEST_CASE("scans back to back as prefix meetings give the messages' results and clocks") {
+  const int iterations = kSanitized ? 60 : 300;
+  check_like_messages(1, kSanitized ? 5 : 6, [&](const hc::Topology& t, const hc::Options& o) {
+    return run_scans(t, o, iterations);
+  });
 }
 
 TEST_CASE("scans, broadcasts, reductions, scatters and gathers in a long loop, every root") {
@@ -204,18 +212,9 @@ hctest::MeetingResults run_large_rooted(const hc::Topology& t, hc::Options o, in
 
 TEST_CASE("large broadcasts, scatters and gathers meet by reference as their messages would") {
   const int iterations = kSanitized ? 12 : 40;
-  for (int d = 2; d <= 4; ++d) {
-    const auto t = hc::Topology::hypercube(d);
-    CAPTURE(t.name());
-    for (hc::Links links : {hc::Links::routed, hc::Links::strict}) {
-      hc::Options o = model_options();
-      o.links = links;
-      const hctest::MeetingResults meeting = run_large_rooted(t, o, iterations);
-      o.record = true;
-      const hctest::MeetingResults messages = run_large_rooted(t, o, iterations);
-      check_same(messages, meeting);
-    }
-  }
+  check_like_messages(2, 4, [&](const hc::Topology& t, const hc::Options& o) {
+    return run_large_rooted(t, o, iterations);
+  });
 }
 
 TEST_CASE("VPs that disagree around a prefix meeting get CollectiveMismatch, never a hang") {
