@@ -19,8 +19,12 @@
 #include <vector>
 
 #include "meeting_support.hpp"
+#include "port.hpp"
 
 namespace hc = hypercomm;
+// The large broadcasts, scatters and gathers below (40000 bytes and more at the root) meet by
+// reference where VPs share cores.
+static_assert(hc::detail::Port::kByReferenceBytes <= 40000);
 using hctest::check_same;
 using hctest::kSanitized;
 using hctest::meets;
@@ -173,7 +177,7 @@ hctest::MeetingResults run_large_rooted(const hc::Topology& t, hc::Options o, in
   return hctest::run_keeping(t, o, [&](hc::Proc& vp, auto& keep) {
     const int me = vp.id();
     const auto p = static_cast<std::size_t>(vp.size());
-    constexpr std::size_t threshold = 32 * 1024;  // Port::kByReferenceBytes
+    constexpr std::size_t threshold = hc::detail::Port::kByReferenceBytes;
     for (int i = 0; i < iterations; ++i) {
       if ((i * 5 + me * 3) % 7 == 0) std::this_thread::yield();
       const int root = (i * 3 + 1) % vp.size();
