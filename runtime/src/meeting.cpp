@@ -634,7 +634,12 @@ bool Port::meet_rooted_by_reference(const MessageTag& tag, const Rounds& rounds,
     seat.mark.store(base + Chain::kClaimed, std::memory_order_seq_cst);
     if (slot.closed.load(std::memory_order_seq_cst) != 0) {
       seat.mark.store(base + Chain::kCame, std::memory_order_seq_cst);
-      throw abandoned();
+      // The root's error is about to abandon the run: wait for that (the wait throws Aborted
+      // then, or what this VP finds itself), so that the run reports the root's error, not this
+      // VP's Aborted before it.
+      wait_in_meeting(
+          &tag, [] { return false; }, [] { return false; });
+      throw abandoned();  // not reached: the wait ends only by throwing
     }
     if (n != 0) {
       if (flow == Flow::from_root)
