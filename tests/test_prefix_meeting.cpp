@@ -35,6 +35,22 @@ using hctest::tricky;
 
 namespace {
 
+// A scatter of `block` doubles a VP from root, then a gather of them (each VP's plus its id)
+// back to root, both kept.
+template <class Keep>
+void scatter_then_gather(hc::Proc& vp, Keep& keep, std::size_t block, int root, int i) {
+  const int me = vp.id();
+  const auto p = static_cast<std::size_t>(vp.size());
+  std::vector<double> all(me == root ? p * block : 0), mine(block, -7.0);
+  for (std::size_t k = 0; k < all.size(); ++k) all[k] = tricky(i, k);
+  hc::scatter(vp, std::span<const double>(all), std::span<double>(mine), root);
+  keep(mine);
+  for (double& v : mine) v += me;
+  std::vector<double> gathered(me == root ? p * block : 0, -7.0);
+  hc::gather(vp, std::span<const double>(mine), std::span<double>(gathered), root);
+  keep(gathered);
+}
+
 // Scans and exscans back to back (more than the meeting has slots), of a few doubles, of the
 // largest vector a prefix meeting takes and one more element (a meeting of every VP), of
 // non-commutative matrices; the clock read now and then, point-to-point messages, barriers and
@@ -81,18 +97,8 @@ hctest::MeetingResults run_scans(const hc::Topology& t, hc::Options o, int itera
         std::vector<double> out(n, -7.0);
         hc::reduce(vp, std::span<const double>(x), std::span<double>(out), std::plus<>(), root);
         keep(out);  // untouched but at the root
-        {           // scatter and gather of equal blocks: 1 to 33 doubles, the largest and one more
-          const std::size_t block = 1 + static_cast<std::size_t>(i % 33);
-          const auto p = static_cast<std::size_t>(vp.size());
-          std::vector<double> all(me == root ? p * block : 0), mine(block, -7.0);
-          for (std::size_t k = 0; k < all.size(); ++k) all[k] = tricky(i, k);
-          hc::scatter(vp, std::span<const double>(all), std::span<double>(mine), root);
-          keep(mine);
-          for (double& v : mine) v += me;
-          std::vector<double> gathered(me == root ? p * block : 0, -7.0);
-          hc::gather(vp, std::span<const double>(mine), std::span<double>(gathered), root);
-          keep(gathered);
-        }
+        // Scatter and gather of equal blocks: 1 to 33 doubles, the largest and one more.
+        scatter_then_gather(vp, keep, 1 + static_cast<std::size_t>(i % 33), root, i);
         if (i % 9 == 6) {
           std::vector<hctest::Mat> m(2), mout(2);
           for (std::size_t k = 0; k < m.size(); ++k) m[k] = hctest::mat_of(me + i, k);
@@ -194,14 +200,7 @@ hctest::MeetingResults run_large_rooted(const hc::Topology& t, hc::Options o, in
       const std::size_t block = i % 3 == 0   ? threshold / p - 1
                                 : i % 3 == 1 ? threshold / p
                                              : 2 * threshold / p + static_cast<std::size_t>(i);
-      std::vector<double> all(me == root ? p * block : 0), mine(block, -7.0);
-      for (std::size_t k = 0; k < all.size(); ++k) all[k] = tricky(i, k);
-      hc::scatter(vp, std::span<const double>(all), std::span<double>(mine), root);
-      keep(mine);
-      for (double& v : mine) v += me;
-      std::vector<double> gathered(me == root ? p * block : 0, -7.0);
-      hc::gather(vp, std::span<const double>(mine), std::span<double>(gathered), root);
-      keep(gathered);
+      scatter_then_gather(vp, keep, block, root, i);
       if (i % 5 == 2) {  // a small rooted meeting and a prefix meeting between
         long value = me == root ? i : -1;
         hc::broadcast(vp, std::span<long>(&value, 1), root);
