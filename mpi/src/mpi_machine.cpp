@@ -133,6 +133,20 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
   if (sched_getaffinity(0, sizeof mine_cpus, &mine_cpus) != 0) CPU_SET(0, &mine_cpus);
   MPI_Allreduce(&mine_cpus, &node_cpus, static_cast<int>(sizeof(cpu_set_t)), MPI_BYTE, MPI_BOR,
                 node);
+  // Rings in shared memory between the node's processes (node_rings.hpp), unless the
+  // environment's HYPERCOMM_MPI_RINGS=off sends everything over MPI, as between nodes (the tests
+  // run both).
+  bool rings_wanted = true;
+  if (const char* rings = std::getenv("HYPERCOMM_MPI_RINGS")) {
+    const std::string choice = rings;
+    if (choice == "off")
+      rings_wanted = false;
+    else if (choice != "on" && !choice.empty())
+      throw Error("hypercomm::mpi::Machine: HYPERCOMM_MPI_RINGS is '" + choice +
+                  "'; it takes on (the default: shared memory between the processes of a node) "
+                  "or off (every message over MPI)");
+  }
+  auto rings = std::make_unique<detail::NodeRings>(node, m.rank, rings_wanted);
   MPI_Comm_free(&node);
   // Who calls MPI (mpi_remote.hpp): the VPs themselves where MPI lets them and each VP of the
   // node has a core, so that a VP polling MPI for its message takes no core from another;
@@ -158,7 +172,8 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
   check(MPI_Allreduce(&own_shared_cores, &shared_cores, 1, MPI_INT, MPI_MIN, m.comm),
         "MPI_Allreduce");
 
-  m.remote = std::make_unique<detail::MpiRemote>(m.comm, m.blocks, m.rank, vps_drive);
+  m.remote =
+      std::make_unique<detail::MpiRemote>(m.comm, m.blocks, m.rank, vps_drive, std::move(rings));
   m.fabric = std::make_unique<hypercomm::detail::Fabric>(
       std::move(topology), options,
       hypercomm::detail::Placement{m.blocks.first(m.rank), m.blocks.first(m.rank + 1),

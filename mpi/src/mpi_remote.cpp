@@ -76,13 +76,16 @@ void check(int rc, const char* call) {
 
 }  // namespace
 
-MpiRemote::MpiRemote(MPI_Comm comm, Blocks blocks, int rank, bool vps_drive)
+MpiRemote::MpiRemote(MPI_Comm comm, Blocks blocks, int rank, bool vps_drive,
+                     std::unique_ptr<NodeRings> rings)
     : comm_(comm),
       blocks_(blocks),
       rank_(rank),
       first_(blocks.first(rank)),
       last_(blocks.first(rank + 1)),
       vps_drive_(vps_drive),
+      rings_(rings != nullptr && !rings->empty() ? std::move(rings) : nullptr),
+      sent_over_mpi_(static_cast<std::size_t>(blocks.processes), 0),
       posted_(kPostedReceives) {
   for (Posted& slot : posted_) {
     slot.bytes = std::make_unique_for_overwrite<std::byte[]>(kPostedBytes);
@@ -134,7 +137,7 @@ bool MpiRemote::remote_sleeper(const Fabric& fabric) const noexcept {
 }
 
 void MpiRemote::progress(int vp) noexcept {
-  if (!vps_drive_) return;
+  if (!vps_drive_) return take_from_rings(vp);
   {
     const std::unique_lock lock(mutex_, std::try_to_lock);
     if (!lock.owns_lock()) {
@@ -155,39 +158,107 @@ void MpiRemote::passed() noexcept {
   if (requested_.load(std::memory_order_seq_cst)) drive();
 }
 
-// A small message from a VP that may call MPI: header and payload copied into one MPI message at
-// once, rather than onto the channel and off it again in a pass, whose look for arrivals (a test
-// that finds nothing: most of a pass's cost) a VP that sends does not need.
+// The VPs of a process served by its thread (they call no MPI) take their messages off the
+// rings themselves while they wait, rather than wait for the server to (it looks every 20 us
+// at best once it has nothing to do).
+void MpiRemote::take_from_rings(int vp) noexcept {
+  if (rings_ == nullptr) return;
+  const std::unique_lock lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || !serving_) return;
+  try {
+    bool any = false;
+    (void)drain_rings(*fabric_, vp, any);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hypercomm::mpi: process %d: %s; calling MPI_Abort\n", rank_, e.what());
+    MPI_Abort(comm_, 1);
+  }
+}
+
+MpiRemote::Way MpiRemote::way_to(int process, std::size_t bytes) const noexcept {
+  Ring* ring = rings_ != nullptr ? rings_->to(process) : nullptr;
+  if (ring == nullptr) return Way::mpi;
+  // Some of what went over MPI is still on its way: this one follows it.
+  if (sent_over_mpi_[static_cast<std::size_t>(process)] != ring->delivered_over_mpi())
+    return Way::mpi;
+  if (bytes <= ring->most()) return Way::ring;
+  return ring->empty() ? Way::mpi : Way::later;
+}
+
+void MpiRemote::delivered_over_mpi(int from) noexcept {
+  if (rings_ == nullptr) return;
+  if (Ring* ring = rings_->from(from)) ring->note_delivered_over_mpi();
+}
+
+bool MpiRemote::drain_rings(Fabric& fabric, int waiting, bool& any) {
+  for (const int from : rings_->sources()) {
+    Ring& ring = *rings_->from(from);
+    for (std::span<const std::byte> data = ring.front(); !data.empty(); data = ring.front()) {
+      any = true;
+      const bool reached = handle(fabric, from, data, waiting, true);
+      ring.pop();
+      if (reached) return true;  // its VP takes it now; the rest waits for the next look
+    }
+  }
+  return false;
+}
+
+void MpiRemote::drain_ring(Fabric& fabric, int from) {
+  if (rings_ == nullptr) return;
+  Ring* ring = rings_->from(from);
+  if (ring == nullptr) return;
+  for (std::span<const std::byte> data = ring->front(); !data.empty(); data = ring->front()) {
+    (void)handle(fabric, from, data, -1, true);
+    ring->pop();
+  }
+}
+
+// A small message from a VP: header and payload copied onto the ring to dst's process, or, where
+// the VP may call MPI, into one MPI message at once, rather than onto the channel and off it
+// again in a pass, whose look for arrivals (a test that finds nothing: most of a pass's cost) a
+// VP that sends does not need.
 bool MpiRemote::send_small(int src, int dst, Link& channel, const Envelope& envelope,
                            std::span<const std::byte> payload) {
   {
     const std::unique_lock lock(mutex_, std::try_to_lock);
     // Another thread at MPI, or no run served: queued, and moved by a pass.
     if (!lock.owns_lock() || !serving_) return false;
-    // What src queued for dst before, waiting for room, goes first (one tag: MPI keeps a sender's
-    // messages in order): this one is queued behind it.
+    // What src queued for dst before, waiting for room, goes first (MPI and the ring keep a
+    // sender's messages in order): this one is queued behind it.
     if (channel.front() != nullptr) return false;
-    if (in_flight_.size() >= kInFlight) {
-      complete_sends(false);
-      if (in_flight_.size() >= kInFlight) return false;
-    }
     const Header header{Kind::message, src, dst, 0, envelope};
     const std::size_t size = sizeof(Header) + payload.size();
     const auto write = [&](std::byte* to) {
       std::memcpy(to, &header, sizeof(Header));
       if (!payload.empty()) std::memcpy(to + sizeof(Header), payload.data(), payload.size());
     };
+    const int process = blocks_.owner(dst);
+    const Way way = way_to(process, size);
+    if (way == Way::ring) {
+      Ring& ring = *rings_->to(process);
+      const std::span<std::byte> space = ring.reserve(size);
+      if (space.empty()) return false;  // full: queued, and put on it by a later pass
+      write(space.data());
+      ring.commit();
+      if (!vps_drive_) return true;  // the server's naps do not count these
+      note_vp_pass();
+      return true;
+    }
+    if (way == Way::later || !vps_drive_) return false;
+    if (in_flight_.size() >= kInFlight) {
+      complete_sends(false);
+      if (in_flight_.size() >= kInFlight) return false;
+    }
+    ++sent_over_mpi_[static_cast<std::size_t>(process)];
     if (in_flight_.empty() && payload.size() <= kSentAtOnceBytes) {
       // Sent from here and done with on return: an eager send that no receive holds up.
       std::array<std::byte, sizeof(Header) + kSentAtOnceBytes> data;
       write(data.data());
-      check(
-          MPI_Send(data.data(), static_cast<int>(size), MPI_BYTE, blocks_.owner(dst), kTag, comm_),
-          "MPI_Send");
+      check(MPI_Send(data.data(), static_cast<int>(size), MPI_BYTE, process, kTag, comm_),
+            "MPI_Send");
     } else {
       Buffer data = buffer(size);
       write(data.bytes.get());
-      post(blocks_.owner(dst), std::move(data));
+      post(process, std::move(data));
       complete_sends(false);
     }
     note_vp_pass();
@@ -202,7 +273,7 @@ bool MpiRemote::send_small(int src, int dst, Link& channel, const Envelope& enve
 // (the mutex is held between the two: nothing comes between them).
 bool MpiRemote::send(int src, int dst, Link& channel, const Envelope& envelope,
                      std::span<const std::byte> payload) {
-  if (vps_drive_ && payload.size() < kFromBufferBytes)
+  if ((vps_drive_ || rings_ != nullptr) && payload.size() < kFromBufferBytes)
     return send_small(src, dst, channel, envelope, payload);
   // Only where each thread has a core: the sender waits for the whole transfer, which under
   // oversubscription takes a switch to the receiving process per fragment (MPICH's pipeline
@@ -218,6 +289,8 @@ bool MpiRemote::send(int src, int dst, Link& channel, const Envelope& envelope,
   if (!drained) return false;
   const Header header{Kind::large, src, dst, 0, envelope};
   const int process = blocks_.owner(dst);
+  if (way_to(process, sizeof(Header) + payload.size()) != Way::mpi) return false;
+  ++sent_over_mpi_[static_cast<std::size_t>(process)];
   post(process, message(&header, sizeof(Header)));
   MPI_Request request = MPI_REQUEST_NULL;
   check(MPI_Isend(payload.data(), static_cast<int>(payload.size()), MPI_BYTE, process, kPayloadTag,
@@ -323,6 +396,24 @@ bool MpiRemote::forward_outgoing(Fabric& fabric, bool& drained) {
   drained = true;
   for (const Outgoing& out : outgoing_) {
     while (const Envelope* envelope = out.channel->front()) {
+      const Header header{Kind::message, out.src, out.dst, 0, *envelope};
+      const std::size_t size = sizeof(Header) + envelope->size;
+      const Way way = way_to(out.process, size);
+      if (way == Way::ring) {
+        Ring& ring = *rings_->to(out.process);
+        const std::span<std::byte> space = ring.reserve(size);
+        if (!space.empty()) {
+          std::memcpy(space.data(), &header, sizeof(Header));
+          out.channel->take_front(space.subspan(sizeof(Header)));
+          ring.commit();
+          moved = true;
+          continue;
+        }
+      }
+      if (way != Way::mpi) {  // the ring is full, or a long message waits for it to empty
+        drained = false;
+        break;
+      }
       if (in_flight_.size() >= kInFlight) {
         complete_sends(false);
         if (in_flight_.size() >= kInFlight) {
@@ -330,10 +421,10 @@ bool MpiRemote::forward_outgoing(Fabric& fabric, bool& drained) {
           return moved;
         }
       }
-      const Header header{Kind::message, out.src, out.dst, 0, *envelope};
-      Buffer data = buffer(sizeof(Header) + envelope->size);
+      Buffer data = buffer(size);
       std::memcpy(data.bytes.get(), &header, sizeof(Header));
       out.channel->take_front(data.span().subspan(sizeof(Header)));
+      ++sent_over_mpi_[static_cast<std::size_t>(out.process)];
       post(out.process, std::move(data));
       moved = true;
     }
@@ -452,17 +543,26 @@ MpiRemote::Large MpiRemote::receive_large(Fabric& fabric, Posted& slot, const He
   }
   slot.held = false;
   slot.payload = MPI_MESSAGE_NULL;
+  delivered_over_mpi(from);
   fabric.notify(header.dst);
   ++delivered_;
   return straight ? Large::straight : Large::staged;
 }
 
-bool MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data, int waiting) {
+bool MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data, int waiting,
+                       bool from_ring) {
+  const auto foreign = [&] {
+    return Error("hypercomm::mpi: a message of " + std::to_string(data.size()) +
+                 " bytes from process " + std::to_string(from) + " is not one hypercomm sent");
+  };
+  if (data.size() < sizeof(Header)) throw foreign();
   Header header;
   std::memcpy(&header, data.data(), sizeof(Header));
+  if (from_ring && header.kind != Kind::message) throw foreign();  // only messages take a ring
   const std::span<const std::byte> body = data.subspan(sizeof(Header));
   switch (header.kind) {
     case Kind::message: {
+      if (!from_ring) delivered_over_mpi(from);
       // This thread is the only producer of the channels from VPs of other processes.
       Link& channel = fabric.channel(header.src, header.dst);
       if (body.size() < hypercomm::detail::kHandOverBytes ||
@@ -474,6 +574,9 @@ bool MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data
       return false;
     }
     case Kind::finished:  // aux VP ids follow
+      // Their messages on the ring came before: delivered first, so that a VP that waits for one
+      // of them does not find its sender gone without it.
+      drain_ring(fabric, from);
       for (std::uint32_t k = 0; k < header.aux; ++k) {
         int vp = 0;
         std::memcpy(&vp, body.data() + k * sizeof(int), sizeof(int));
@@ -687,7 +790,13 @@ bool MpiRemote::pass(Fabric& fabric, bool watching, int waiting) {
     if (rank_ == 0) finished_of_[0] += static_cast<int>(finished_.size());
     busy = true;
   }
-  busy = receive_all(fabric, waiting) || busy || !drained;  // what waits for room: pass again soon
+  // A VP whose message came on a ring takes it now; the look at MPI waits for its next pass.
+  bool took = false;
+  const bool reached = rings_ != nullptr && drain_rings(fabric, waiting, took);
+  busy = took || busy;
+  if (!reached) busy = receive_all(fabric, waiting) || busy;
+  busy = busy || !drained;  // what waits for room: pass again soon
+  room_wanted_ = !drained;
   complete_sends(false);
   if (!done_ && remote_finished_ == blocks_.vps - (last_ - first_) &&
       std::find(announced_.begin(), announced_.end(), false) == announced_.end()) {
@@ -722,7 +831,7 @@ void MpiRemote::nap(const Fabric& fabric) noexcept {
 void MpiRemote::serve_until_done(Fabric& fabric, std::chrono::nanoseconds grace) {
   unsigned idle_rounds = 0, missed = 0;
   for (;;) {
-    bool busy = false, sending = false;
+    bool busy = false, sending = false, wants_room = false;
     {
       // Where the VPs move their messages, one that passes now is left alone (a few times in a
       // row at most): blocked on the mutex, this thread would be woken by the VP's unlock and
@@ -746,6 +855,7 @@ void MpiRemote::serve_until_done(Fabric& fabric, std::chrono::nanoseconds grace)
         return;
       }
       sending = !in_flight_.empty();
+      wants_room = room_wanted_;
       if (abort_announced_ && Clock::now() - abort_since_ > grace) {
         std::fprintf(stderr,
                      "hypercomm::mpi: process %d: the VPs have not all left %.0f s after the run "
@@ -756,6 +866,9 @@ void MpiRemote::serve_until_done(Fabric& fabric, std::chrono::nanoseconds grace)
     }
     if (busy || requested_.load(std::memory_order_seq_cst)) {
       idle_rounds = 0;
+      // Waiting for room (a full ring, MPI's window): the receiving process, which makes it,
+      // may need this core.
+      if (wants_room) sched_yield();
     } else if (vps_drive_ && fabric.remaining() != 0) {
       nap(fabric);
     } else if (sending) {

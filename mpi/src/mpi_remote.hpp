@@ -16,6 +16,15 @@
 // an MPI message costs; the server only naps and looks now and then (a VP asleep in a long wait,
 // the deadlock watch), and drives the run's end.
 //
+// Between processes of one node the messages of the VPs go on rings in shared memory instead
+// (node_rings.hpp): the sender writes its message there under its process's mutex, the
+// receiver's pass (or the VP that waits for it, even where the server moves the MPI traffic)
+// takes it, neither calls MPI. A channel's messages take one way at a time, so they stay in
+// order: onto the ring only when every message sent to that process over MPI has been delivered,
+// over MPI (a message too long for the ring, or one behind such) only when the ring is empty.
+// The protocol messages stay on MPI; a VP's finish, which follows its messages, has the ring
+// from its process emptied before it counts.
+//
 // A run ends on a process when its VPs have finished, their messages have left, and every VP of
 // the other processes is known to have finished: no message can still come. Deadlocks across
 // processes: every process reports to process 0 whether its VPs all wait and how many messages
@@ -36,6 +45,7 @@
 #include <vector>
 
 #include "fabric.hpp"
+#include "node_rings.hpp"
 
 namespace hypercomm::mpi::detail {
 
@@ -59,8 +69,10 @@ struct Blocks {
 
 class MpiRemote final : public hypercomm::detail::Remote {
  public:
-  // vps_drive: the VPs may call MPI (one at a time), so they move their own messages.
-  MpiRemote(MPI_Comm comm, Blocks blocks, int rank, bool vps_drive);
+  // vps_drive: the VPs may call MPI (one at a time), so they move their own messages. rings:
+  // to and from the processes of this node (null or empty: everything over MPI).
+  MpiRemote(MPI_Comm comm, Blocks blocks, int rank, bool vps_drive,
+            std::unique_ptr<NodeRings> rings);
   ~MpiRemote() override;
   MpiRemote(const MpiRemote&) = delete;
   MpiRemote& operator=(const MpiRemote&) = delete;
@@ -131,6 +143,19 @@ class MpiRemote final : public hypercomm::detail::Remote {
   void drive() noexcept;
   // After a VP's turn at MPI outside drive: passes for the VPs that found the mutex taken.
   void passed() noexcept;
+  // Which way a message of `bytes` (header and payload) to `process` may take now: the ring to
+  // it, MPI, or neither until the other way has emptied (mpi_remote.hpp's top says why).
+  enum class Way : std::uint8_t { ring, mpi, later };
+  [[nodiscard]] Way way_to(int process, std::size_t bytes) const noexcept;
+  // A message from `from` over MPI has reached its channel: its sender may use the ring again.
+  void delivered_over_mpi(int from) noexcept;
+  // Takes what the rings from the node's other processes hold, in order; true when it delivered
+  // a message to `waiting` (it stops there). `any`: set when it took something.
+  [[nodiscard]] bool drain_rings(Fabric& fabric, int waiting, bool& any);
+  // The same for the ring from one process, to its end.
+  void drain_ring(Fabric& fabric, int from);
+  // A VP of a process whose server moves the MPI traffic takes its messages off the rings.
+  void take_from_rings(int vp) noexcept;
   [[nodiscard]] bool send_small(int src, int dst, Link& channel,
                                 const hypercomm::detail::Envelope& envelope,
                                 std::span<const std::byte> payload);
@@ -154,8 +179,10 @@ class MpiRemote final : public hypercomm::detail::Remote {
   [[nodiscard]] bool receive_all(Fabric& fabric, int waiting);
   // The next message on the payload tag from `from` (a large message's payload or a spill).
   [[nodiscard]] int probe_payload(int from, MPI_Message& found);
-  // True when it delivered a message to `waiting` (which polls: it is not woken).
-  bool handle(Fabric& fabric, int from, std::span<const std::byte> data, int waiting = -1);
+  // True when it delivered a message to `waiting` (which polls: it is not woken). from_ring:
+  // it came on the ring from `from`, not over MPI.
+  bool handle(Fabric& fabric, int from, std::span<const std::byte> data, int waiting = -1,
+              bool from_ring = false);
   // held: the payload waits, in slot, for a receiver about to post its receive; straight: it
   // went into the receiver's posted buffer; staged: onto the channel.
   enum class Large : std::uint8_t { held, straight, staged };
@@ -178,6 +205,7 @@ class MpiRemote final : public hypercomm::detail::Remote {
   int first_ = 0, last_ = 0;  // this process's VPs
 
   const bool vps_drive_;
+  const std::unique_ptr<NodeRings> rings_;  // null where the node has no rings
 
   // The VPs wake the serving thread when they queue for another process and it sleeps.
   std::atomic<std::uint32_t> outbox_{0};
@@ -189,6 +217,7 @@ class MpiRemote final : public hypercomm::detail::Remote {
   std::atomic<bool> requested_{false};  // a thread found mutex_ taken: its holder passes again
   bool serving_ = false;                // a run is being served: the VPs may pass
   bool done_ = false;                   // every VP everywhere has finished
+  bool room_wanted_ = false;            // the last pass left messages queued for want of room
   // Passes and sends by the VPs (the server naps long while they run them), and the count the
   // server saw last (its own).
   std::atomic<std::uint64_t> vp_passes_{0};
@@ -196,6 +225,8 @@ class MpiRemote final : public hypercomm::detail::Remote {
   Fabric* fabric_ = nullptr;
   std::vector<Buffer> spare_;  // sent messages' buffers, for the next ones
   std::vector<int> finished_;  // a pass's scratch: VPs seen finished
+  // Messages of the VPs sent over MPI, by process (a ring's delivered_over_mpi catches up).
+  std::vector<std::uint64_t> sent_over_mpi_;
 
   // Per run.
   std::vector<Outgoing> outgoing_;  // this process's channels to VPs of other processes

@@ -15,6 +15,7 @@
 #include <functional>
 #include <hypercomm/hypercomm.hpp>
 #include <hypercomm/mpi.hpp>
+#include <iterator>
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
@@ -263,6 +264,56 @@ void run_suites() {
 // the VPs of the upper half, which start late, take them in order (a finish announced before
 // its VP's last messages have left would make them see a VP gone). Then a broadcast called
 // back to back, the root running ahead.
+// Every VP sends to every VP of the other processes, all at once, messages whose sizes fall on
+// both sides of what a ring between two processes of a node takes (16 KiB with the 48-byte
+// header, node_rings.hpp), in an order no two channels share, with runs of small ones long
+// enough to fill the rings (64 KiB) and messages past 64 KiB that a VP sends from its own
+// buffer where it has a core: whichever way each message went, ring or MPI, every channel's
+// must arrive whole and in order.
+void mixed_sizes() {
+  const hc::Topology t = hc::Topology::hypercube(3);
+  if (t.size() < processes_) return;
+  const int per_channel = 600;
+  // In longs: 2042 is the most a ring takes (16336 bytes and the header), 2043 the least it
+  // does not; 9000 (72 KB) goes from the sender's buffer.
+  const std::size_t sizes[] = {1, 1, 3, 100, 2041, 2042, 2043, 2100, 9000};
+  auto size_of = [&](int from, int to, int k) -> std::size_t {
+    if ((k / 150) % 2 == 0) return 1 + static_cast<std::size_t>(k % 3);  // a run of small ones
+    const auto h = static_cast<std::uint32_t>(from * 7919 + to * 104729 + k * 2654435761u);
+    return sizes[(h >> 7) % std::size(sizes)];
+  };
+  auto value = [](int from, int to, int k) { return from * 10000000L + to * 100000L + k; };
+  hc::mpi::Machine machine(MPI_COMM_WORLD, t, quick());
+  const int first = machine.first_vp(), last = machine.last_vp();
+  const auto here = [&](int vp) { return first <= vp && vp < last; };
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    const hc::Report r = machine.run([&](hc::Proc& vp) {
+      const int me = vp.id(), p = vp.size();
+      for (int k = 0; k < per_channel; ++k)
+        for (int to = 0; to < p; ++to)
+          if (!here(to)) vp.send(to, std::vector<long>(size_of(me, to, k), value(me, to, k)));
+      for (int k = 0; k < per_channel; ++k)
+        for (int from = 0; from < p; ++from) {
+          if (here(from)) continue;
+          std::vector<long> got(size_of(from, me, k));
+          vp.recv(from, got);
+          CHECK(got.front() == value(from, me, k) && got.back() == value(from, me, k));
+        }
+    });
+    // Ordered pairs of VPs in different processes (the blocks of API.md: contiguous, the first
+    // p mod n processes one VP more).
+    const int base = t.size() / processes_, extra = t.size() % processes_;
+    const auto owner = [&](int vp) {
+      const int big = extra * (base + 1);
+      return vp < big ? vp / (base + 1) : extra + (vp - big) / base;
+    };
+    long remote_channels = 0;
+    for (int a = 0; a < t.size(); ++a)
+      for (int b = 0; b < t.size(); ++b) remote_channels += owner(a) != owner(b) ? 1 : 0;
+    CHECK(r.messages == static_cast<std::uint64_t>(remote_channels * per_channel));
+  }
+}
+
 void flood_suite() {
   const hc::Topology t = hc::Topology::hypercube(3);
   if (t.size() < processes_) return;
@@ -285,6 +336,7 @@ void flood_suite() {
   };
   const hc::Report r = hc::mpi::run(MPI_COMM_WORLD, t, body, quick());
   CHECK(r.messages == static_cast<std::uint64_t>(t.size() / 2) * messages);
+  mixed_sizes();
   (void)hc::mpi::run(
       MPI_COMM_WORLD, t,
       [](hc::Proc& vp) {
@@ -514,6 +566,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &processes_);
   const double start = MPI_Wtime();
   const char* const progress = std::getenv("HYPERCOMM_MPI_PROGRESS");
+  const char* const rings = std::getenv("HYPERCOMM_MPI_RINGS");
   struct Stage {
     const char* name;
     void (*run)();
@@ -526,10 +579,14 @@ int main(int argc, char** argv) {
     stage.run();
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank_ == 0)
-      std::printf("mpi_suite (%d processes, %s%s%s): %-28s %.2f s\n", processes_,
+      std::printf("mpi_suite (%d processes, %s%s%s%s): %-28s %.2f s\n", processes_,
                   funneled ? "MPI_THREAD_FUNNELED" : "MPI_THREAD_MULTIPLE",
                   progress != nullptr ? ", HYPERCOMM_MPI_PROGRESS=" : "",
-                  progress != nullptr ? progress : "", stage.name, MPI_Wtime() - t0);
+                  progress != nullptr ? progress : "",
+                  rings != nullptr && std::strcmp(rings, "off") == 0
+                      ? ", HYPERCOMM_MPI_RINGS=off (every message over MPI)"
+                      : "",
+                  stage.name, MPI_Wtime() - t0);
   }
   int failed = failures.load(), all_failed = 0;
   long checked = checks.load(), all_checked = 0;

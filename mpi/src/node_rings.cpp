@@ -1,0 +1,151 @@
+#include "node_rings.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+
+namespace hypercomm::mpi::detail {
+
+namespace {
+
+constexpr std::uint64_t round8(std::uint64_t bytes) noexcept { return (bytes + 7) & ~7ull; }
+
+// A ring's bytes for `processes` on the node: 64 KiB each up to 16 of them (1 MiB at 4, 15 MiB
+// at 16), less beyond, so that the node's rings stay within 32 MiB of /dev/shm.
+std::size_t ring_capacity(int processes) noexcept {
+  const auto pairs = static_cast<std::size_t>(processes) * static_cast<std::size_t>(processes);
+  std::size_t capacity = std::size_t{64} << 10;
+  while (capacity > (std::size_t{4} << 10) && capacity * pairs > (std::size_t{32} << 20))
+    capacity /= 2;
+  return capacity;
+}
+
+std::atomic<unsigned> g_segments{0};  // names this process's segments apart
+
+}  // namespace
+
+std::span<std::byte> Ring::reserve(std::size_t bytes) noexcept {
+  const std::uint64_t record = 8 + round8(bytes);
+  Control& c = control();
+  std::uint64_t head = std::atomic_ref(c.head).load(std::memory_order_relaxed);
+  const std::uint64_t rest = capacity_ - head % capacity_;  // a multiple of 8: at least one word
+  const std::uint64_t skip = rest < record ? rest : 0;
+  if (bytes > most()) return {};
+  if (head + skip + record - tail_seen_ > capacity_) {
+    tail_seen_ = std::atomic_ref(c.tail).load(std::memory_order_acquire);
+    if (head + skip + record - tail_seen_ > capacity_) return {};
+  }
+  if (skip != 0) {
+    std::memcpy(at(head), &kSkip, sizeof kSkip);
+    head += skip;
+  }
+  const std::uint64_t length = bytes;
+  std::memcpy(at(head), &length, sizeof length);
+  reserved_ = head + record;
+  return {at(head) + sizeof length, bytes};
+}
+
+void Ring::commit() noexcept {
+  std::atomic_ref(control().head).store(reserved_, std::memory_order_release);
+}
+
+std::span<const std::byte> Ring::front() noexcept {
+  Control& c = control();
+  std::uint64_t tail = std::atomic_ref(c.tail).load(std::memory_order_relaxed);
+  if (tail == head_seen_) head_seen_ = std::atomic_ref(c.head).load(std::memory_order_acquire);
+  while (tail != head_seen_) {
+    std::uint64_t length = 0;
+    std::memcpy(&length, at(tail), sizeof length);
+    if (length == kSkip) {
+      tail += capacity_ - tail % capacity_;
+      continue;
+    }
+    taking_ = tail + sizeof length + round8(length);
+    return {at(tail) + sizeof length, static_cast<std::size_t>(length)};
+  }
+  return {};
+}
+
+void Ring::pop() noexcept {
+  std::atomic_ref(control().tail).store(taking_, std::memory_order_release);
+}
+
+NodeRings::NodeRings(MPI_Comm node, int rank, bool wanted) {
+  int size = 1, me = 0;
+  MPI_Comm_size(node, &size);
+  MPI_Comm_rank(node, &me);
+  std::vector<int> ranks(static_cast<std::size_t>(size));
+  MPI_Allgather(&rank, 1, MPI_INT, ranks.data(), 1, MPI_INT, node);
+  int want = wanted ? 1 : 0, everyone = 0;
+  MPI_Allreduce(&want, &everyone, 1, MPI_INT, MPI_MIN, node);
+  if (size < 2 || everyone == 0) return;
+
+  const std::size_t capacity = ring_capacity(size);
+  // Each ring on pages of its own, ring i -> j at (i * size + j) * stride.
+  const std::size_t stride = (Ring::footprint(capacity) + 4095) & ~std::size_t{4095};
+  const std::size_t total =
+      stride * static_cast<std::size_t>(size) * static_cast<std::size_t>(size);
+  char name[64] = {};
+  int ok = 1, fd = -1;
+  if (me == 0) {
+    std::snprintf(name, sizeof name, "/hypercomm-%d-%u", static_cast<int>(getpid()),
+                  g_segments.fetch_add(1));
+    fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    // Reserved now, so that a full /dev/shm fails here rather than fault at a ring's first use.
+    ok = fd >= 0 && posix_fallocate(fd, 0, static_cast<off_t>(total)) == 0 ? 1 : 0;
+  }
+  MPI_Bcast(name, sizeof name, MPI_CHAR, 0, node);
+  MPI_Bcast(&ok, 1, MPI_INT, 0, node);
+  if (ok != 0 && me != 0) {
+    fd = shm_open(name, O_RDWR, 0);
+    ok = fd >= 0 ? 1 : 0;
+  }
+  if (ok != 0) {
+    void* mapping = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (mapping == MAP_FAILED) {
+      ok = 0;
+    } else {
+      mapping_ = mapping;
+      mapped_ = total;
+    }
+  }
+  if (fd >= 0) close(fd);
+  int all = 0;
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, node);  // every process has it mapped, or not
+  if (me == 0 && name[0] != '\0') shm_unlink(name);     // it lives on while mapped
+  if (all == 0) {
+    if (mapping_ != nullptr) munmap(mapping_, mapped_);
+    mapping_ = nullptr;
+    return;
+  }
+  auto* base = static_cast<std::byte*>(mapping_);
+  const auto ring = [&](int from, int to) {
+    return std::make_unique<Ring>(
+        base + (static_cast<std::size_t>(from) * static_cast<std::size_t>(size) +
+                static_cast<std::size_t>(to)) *
+                   stride,
+        capacity);
+  };
+  const auto ranks_end =
+      static_cast<std::size_t>(*std::max_element(ranks.begin(), ranks.end())) + 1;
+  to_.resize(ranks_end);
+  from_.resize(ranks_end);
+  for (int j = 0; j < size; ++j) {
+    if (j == me) continue;
+    const auto other = static_cast<std::size_t>(ranks[static_cast<std::size_t>(j)]);
+    to_[other] = ring(me, j);
+    from_[other] = ring(j, me);
+    sources_.push_back(ranks[static_cast<std::size_t>(j)]);
+  }
+}
+
+NodeRings::~NodeRings() {
+  if (mapping_ != nullptr) munmap(mapping_, mapped_);
+}
+
+}  // namespace hypercomm::mpi::detail

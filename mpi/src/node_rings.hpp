@@ -1,0 +1,113 @@
+// Shared memory between the processes of one node: for each ordered pair of them, a ring of
+// bytes that carries the messages of the VPs of one to the VPs of the other, as MPI's own
+// shared-memory transport carries its messages, without a call into MPI on either side (a
+// VP's 8-byte message between two processes took two to three times MPI's own collective's
+// time through MPI point-to-point: the receiver's test of a posted receive, posting it again,
+// the match). MpiRemote (mpi_remote.hpp) decides what goes on a ring and what over MPI.
+//
+// A ring has one producer and one consumer at a time: whoever holds the sending process's
+// MpiRemote mutex writes, whoever holds the receiving one's reads. Records are a 64-bit length,
+// then that many bytes, padded to 8; a record that would cross the end is preceded by a skip
+// record that fills the rest.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace hypercomm::mpi::detail {
+
+class Ring {
+ public:
+  // Space for a record of `bytes` (nullptr-empty when there is no room now); commit() publishes
+  // it. One reservation at a time.
+  [[nodiscard]] std::span<std::byte> reserve(std::size_t bytes) noexcept;
+  void commit() noexcept;
+  // Whether every record written has been taken (the producer's view).
+  [[nodiscard]] bool empty() const noexcept {
+    return std::atomic_ref(control().tail).load(std::memory_order_acquire) ==
+           std::atomic_ref(control().head).load(std::memory_order_relaxed);
+  }
+  // The oldest record, or an empty span (the consumer's view); pop() takes it.
+  [[nodiscard]] std::span<const std::byte> front() noexcept;
+  void pop() noexcept;
+  // Messages the producer sent over MPI to the consumer, and how many of them the consumer has
+  // delivered: the producer puts a message on the ring only when the two agree, and sends one
+  // over MPI only when the ring is empty, so that a channel's messages stay in order.
+  [[nodiscard]] std::uint64_t delivered_over_mpi() const noexcept {
+    return std::atomic_ref(control().mpi_delivered).load(std::memory_order_acquire);
+  }
+  void note_delivered_over_mpi() noexcept {  // the consumer
+    auto delivered = std::atomic_ref(control().mpi_delivered);
+    delivered.store(delivered.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+  // The largest record a ring of `capacity` bytes takes (longer messages go over MPI).
+  [[nodiscard]] static std::size_t most(std::size_t capacity) noexcept { return capacity / 4; }
+  [[nodiscard]] std::size_t most() const noexcept { return most(capacity_); }
+
+  Ring(std::byte* memory, std::size_t capacity) noexcept : memory_(memory), capacity_(capacity) {}
+  [[nodiscard]] static std::size_t footprint(std::size_t capacity) noexcept {
+    return sizeof(Control) + capacity;
+  }
+
+ private:
+  // In shared memory (zero when created): each counter on its own line.
+  struct Control {
+    alignas(64) std::uint64_t head;  // bytes written (the producer's)
+    alignas(64) std::uint64_t tail;  // bytes taken (the consumer's)
+    alignas(64) std::uint64_t mpi_delivered;
+  };
+  static constexpr std::uint64_t kSkip = ~std::uint64_t{0};
+  [[nodiscard]] Control& control() const noexcept { return *reinterpret_cast<Control*>(memory_); }
+  [[nodiscard]] std::byte* at(std::uint64_t position) const noexcept {
+    return memory_ + sizeof(Control) + position % capacity_;
+  }
+
+  std::byte* memory_;
+  std::size_t capacity_;
+  // Each side's own: the other side's counter as last read (read again only when it does not
+  // suffice, so that the line the other side writes crosses between the cores rarely: every
+  // message's read of it had the producer spend a quarter of its time in reserve).
+  std::uint64_t reserved_ = 0;   // the producer's: the head after the reserved record
+  std::uint64_t tail_seen_ = 0;  // the producer's
+  std::uint64_t taking_ = 0;     // the consumer's: the tail after the front record
+  std::uint64_t head_seen_ = 0;  // the consumer's
+};
+
+class NodeRings {
+ public:
+  // Collective over `node`, the processes of comm that share this node's memory (every one of
+  // them calls it). No rings (empty()) when this process is alone there, when `wanted` is false
+  // anywhere, or when the shared memory cannot be had on some process (then the messages all go
+  // over MPI, as between nodes).
+  NodeRings(MPI_Comm node, int rank, bool wanted);
+  ~NodeRings();
+  NodeRings(const NodeRings&) = delete;
+  NodeRings& operator=(const NodeRings&) = delete;
+
+  [[nodiscard]] bool empty() const noexcept { return to_.empty(); }
+  // This process's ring to process `rank` of comm, or from it; nullptr when that process is
+  // elsewhere (or there are no rings).
+  [[nodiscard]] Ring* to(int rank) noexcept { return find(to_, rank); }
+  [[nodiscard]] Ring* from(int rank) noexcept { return find(from_, rank); }
+  // The processes of comm that this one has a ring from.
+  [[nodiscard]] const std::vector<int>& sources() const noexcept { return sources_; }
+
+ private:
+  [[nodiscard]] static Ring* find(std::vector<std::unique_ptr<Ring>>& rings, int rank) noexcept {
+    const auto k = static_cast<std::size_t>(rank);
+    return k < rings.size() ? rings[k].get() : nullptr;
+  }
+
+  void* mapping_ = nullptr;
+  std::size_t mapped_ = 0;
+  std::vector<std::unique_ptr<Ring>> to_, from_;  // by rank of comm; null where none
+  std::vector<int> sources_;
+};
+
+}  // namespace hypercomm::mpi::detail
