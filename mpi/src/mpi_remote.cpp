@@ -46,14 +46,6 @@ constexpr std::size_t kSentAtOnceBytes = 1024;
 // broadcast called back to back sends the next call's message before the receiver has taken the
 // last one (two in three of 1 MiB were copied so).
 constexpr std::chrono::microseconds kHoldLarge{100};
-// And longer for a longer message, up to what the copies that staging makes would take (into
-// the staging buffer, onto the channel, off it: a few GB/s on a slow VM): an all-gather of 1 MiB
-// between two processes fell, in some runs, into a cycle where one side was always the late one,
-// copying the last call's staged message off its channel while the next one arrived, 4x Open
-// MPI's time in every call (765 us against 151); a hold that outlasts that copy breaks it.
-std::chrono::nanoseconds hold_for(std::size_t bytes) noexcept {
-  return kHoldLarge + std::chrono::nanoseconds(bytes / 2);  // 0.5 ns a byte: 1 MiB, 0.62 ms
-}
 // At most this many forwarded messages in flight; the rest wait on their channels. Without the
 // bound a VP sending small messages back to back (a broadcast in a loop) queued thousands in
 // Open MPI, whose progress walks its pending sends on every call: 10-17 us a message, not 0.3.
@@ -540,7 +532,7 @@ MpiRemote::Large MpiRemote::receive_large(Fabric& fabric, Posted& slot, const He
     const bool soon = status == hypercomm::detail::kRunning ||
                       (status == hypercomm::detail::kBlocked &&
                        receiver.waiting_for.load(std::memory_order_relaxed) == header.src);
-    if (soon && !fabric.aborted() && now - slot.held_since < hold_for(size)) {
+    if (soon && !fabric.aborted() && now - slot.held_since < kHoldLarge) {
       slot.held = true;
       slot.payload = found;
       return Large::held;
