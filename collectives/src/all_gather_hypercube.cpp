@@ -14,6 +14,11 @@
 //   step 2: partner 1  sends blocks 4-7    receives blocks 0-3
 //
 // Step i moves 2^i blocks each way, so the bandwidth term sums to tw*m*(1 + 2 + ... + p/2).
+// Step 0 sends the VP's input itself where the front end passes it (`own`, the same bytes as its
+// block in buf), as MPI sends from the send buffer: a partner in another process copies the
+// message out of the sender's memory, and the front end's copy of the input into buf in the next
+// call would write lines that partner's core has just read (an all-gather of 1 MiB over 2
+// processes took 4x Open MPI's time in runs where a line between the cores was slow).
 // Blocks may be uneven (the all-reduce two-phase split): ranges are taken by Blocks.
 //
 // When VPs outnumber cores, equal blocks of a small result may instead be gathered in one
@@ -36,7 +41,7 @@ void concatenate(const void* /*context*/, std::span<const void* const> inputs, B
   for (std::size_t i = 0; i < inputs.size(); ++i) std::memcpy(result.data() + i * m, inputs[i], m);
 }
 
-void all_gather_hypercube(const Comm& c, Bytes buf, const Blocks& blocks) {
+void all_gather_hypercube(const Comm& c, Bytes buf, const Blocks& blocks, ConstBytes own) {
   const int my_id = c.id();
   const int d = log2_of(c.p());
   const Bytes all = blocks.range(buf, 0, c.p());
@@ -51,8 +56,8 @@ void all_gather_hypercube(const Comm& c, Bytes buf, const Blocks& blocks) {
     const int partner = my_id ^ size;
     const int mine = my_id & ~(size - 1);  // first block of my aligned range
     const int theirs = partner & ~(size - 1);
-    c.sendrecv(partner, blocks.range(buf, mine, mine + size),
-               blocks.range(buf, theirs, theirs + size));
+    const ConstBytes out = i == 0 && !own.empty() ? own : blocks.range(buf, mine, mine + size);
+    c.sendrecv(partner, out, blocks.range(buf, theirs, theirs + size));
   }
 }
 
@@ -87,7 +92,7 @@ double all_gatherv_hypercube_cost(const CostQuery& q) {
 }
 
 namespace {
-void run(const Comm& c, const Args& a) { all_gather_hypercube(c, a.out, *a.blocks); }
+void run(const Comm& c, const Args& a) { all_gather_hypercube(c, a.out, *a.blocks, a.in); }
 }  // namespace
 
 extern const AlgorithmCard all_gather_hypercube_card{

@@ -64,7 +64,7 @@ void all_gather(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size,
   const Blocks blocks(out.size(), elem_size, p);
   copy_bytes(blocks.block(out, g.rank()), in);  // received blocks land in place around it
   if (call.alone()) return;
-  call.run({.out = out, .blocks = &blocks, .elem_size = elem_size});
+  call.run({.in = in, .out = out, .blocks = &blocks, .elem_size = elem_size});
 }
 
 void reduce_scatter(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Algo algo) {

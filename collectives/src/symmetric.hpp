@@ -12,7 +12,8 @@ namespace hypercomm::detail {
 // All-gather in place: buf holds p blocks laid out by `blocks`; on entry block id() is filled,
 // on return every block is. The ring form runs over the members of g with parts `parts`
 // (member k owns parts.of(buf, k)), so the mesh runs it along its row and then its column.
-void all_gather_hypercube(const Comm& c, Bytes buf, const Blocks& blocks);  // Alg 4.7, p = 2^d
+void all_gather_hypercube(const Comm& c, Bytes buf, const Blocks& blocks,
+                          ConstBytes own = {});  // Alg 4.7, p = 2^d
 void all_gather_ring(const Comm& c, Bytes buf, const Blocks& parts, const Ring& g);      // 4.4
 void all_gather_mesh(const Comm& c, Bytes buf, const Blocks& blocks, const Grid& grid);  // 4.6
 

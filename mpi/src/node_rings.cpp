@@ -15,12 +15,18 @@ namespace {
 
 constexpr std::uint64_t round8(std::uint64_t bytes) noexcept { return (bytes + 7) & ~7ull; }
 
-// A ring's bytes for `processes` on the node: 64 KiB each up to 16 of them (1 MiB at 4, 15 MiB
-// at 16), less beyond, so that the node's rings stay within 32 MiB of /dev/shm.
+// Each ring on pages of its own: its bytes and its counters.
+std::size_t stride_of(std::size_t capacity) noexcept {
+  return (Ring::footprint(capacity) + 4095) & ~std::size_t{4095};
+}
+
+// A ring's bytes for `processes` on the node: 64 KiB each up to 16 of them (a segment of 1.1 MiB
+// at 4, 17 MiB at 16), less beyond, so that the segment stays within 32 MiB of /dev/shm up to 64
+// processes (4 KiB rings there; more processes, a larger segment).
 std::size_t ring_capacity(int processes) noexcept {
   const auto pairs = static_cast<std::size_t>(processes) * static_cast<std::size_t>(processes);
   std::size_t capacity = std::size_t{64} << 10;
-  while (capacity > (std::size_t{4} << 10) && capacity * pairs > (std::size_t{32} << 20))
+  while (capacity > (std::size_t{4} << 10) && stride_of(capacity) * pairs > (std::size_t{32} << 20))
     capacity /= 2;
   return capacity;
 }
@@ -86,8 +92,7 @@ NodeRings::NodeRings(MPI_Comm node, int rank, bool wanted) {
   if (size < 2 || everyone == 0) return;
 
   const std::size_t capacity = ring_capacity(size);
-  // Each ring on pages of its own, ring i -> j at (i * size + j) * stride.
-  const std::size_t stride = (Ring::footprint(capacity) + 4095) & ~std::size_t{4095};
+  const std::size_t stride = stride_of(capacity);  // ring i -> j at (i * size + j) * stride
   const std::size_t total =
       stride * static_cast<std::size_t>(size) * static_cast<std::size_t>(size);
   char name[64] = {};
