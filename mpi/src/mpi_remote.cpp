@@ -190,26 +190,19 @@ void MpiRemote::delivered_over_mpi(int from) noexcept {
 }
 
 bool MpiRemote::drain_rings(Fabric& fabric, int waiting, bool& any) {
-  for (const int from : rings_->sources()) {
-    Ring& ring = *rings_->from(from);
-    for (std::span<const std::byte> data = ring.front(); !data.empty(); data = ring.front()) {
-      any = true;
-      const bool reached = handle(fabric, from, data, waiting, true);
-      ring.pop();
-      if (reached) return true;  // its VP takes it now; the rest waits for the next look
-    }
-  }
+  for (const int from : rings_->sources())
+    if (drain_ring(fabric, *rings_->from(from), from, waiting, any)) return true;
   return false;
 }
 
-void MpiRemote::drain_ring(Fabric& fabric, int from) {
-  if (rings_ == nullptr) return;
-  Ring* ring = rings_->from(from);
-  if (ring == nullptr) return;
-  for (std::span<const std::byte> data = ring->front(); !data.empty(); data = ring->front()) {
-    (void)handle(fabric, from, data, -1, true);
-    ring->pop();
+bool MpiRemote::drain_ring(Fabric& fabric, Ring& ring, int from, int waiting, bool& any) {
+  for (std::span<const std::byte> data = ring.front(); !data.empty(); data = ring.front()) {
+    any = true;
+    const bool reached = handle(fabric, from, data, waiting, true);
+    ring.pop();
+    if (reached) return true;  // its VP takes it now; the rest waits for the next look
   }
+  return false;
 }
 
 // A small message from a VP: header and payload copied onto the ring to dst's process, or, where
@@ -576,7 +569,10 @@ bool MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data
     case Kind::finished:  // aux VP ids follow
       // Their messages on the ring came before: delivered first, so that a VP that waits for one
       // of them does not find its sender gone without it.
-      drain_ring(fabric, from);
+      if (Ring* ring = rings_ != nullptr ? rings_->from(from) : nullptr) {
+        bool any = false;
+        (void)drain_ring(fabric, *ring, from, -1, any);
+      }
       for (std::uint32_t k = 0; k < header.aux; ++k) {
         int vp = 0;
         std::memcpy(&vp, body.data() + k * sizeof(int), sizeof(int));

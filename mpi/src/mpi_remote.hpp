@@ -144,16 +144,16 @@ class MpiRemote final : public hypercomm::detail::Remote {
   // After a VP's turn at MPI outside drive: passes for the VPs that found the mutex taken.
   void passed() noexcept;
   // Which way a message of `bytes` (header and payload) to `process` may take now: the ring to
-  // it, MPI, or neither until the other way has emptied (mpi_remote.hpp's top says why).
+  // it, MPI, or neither until the other way has emptied (the top of this file says why).
   enum class Way : std::uint8_t { ring, mpi, later };
   [[nodiscard]] Way way_to(int process, std::size_t bytes) const noexcept;
   // A message from `from` over MPI has reached its channel: its sender may use the ring again.
   void delivered_over_mpi(int from) noexcept;
-  // Takes what the rings from the node's other processes hold, in order; true when it delivered
-  // a message to `waiting` (it stops there). `any`: set when it took something.
+  // Takes what the rings from the node's other processes hold (drain_ring: the one from process
+  // `from`), in order; true when it delivered a message to `waiting` (it stops there; -1: none
+  // does). `any`: set when it took something.
   [[nodiscard]] bool drain_rings(Fabric& fabric, int waiting, bool& any);
-  // The same for the ring from one process, to its end.
-  void drain_ring(Fabric& fabric, int from);
+  [[nodiscard]] bool drain_ring(Fabric& fabric, Ring& ring, int from, int waiting, bool& any);
   // A VP of a process whose server moves the MPI traffic takes its messages off the rings.
   void take_from_rings(int vp) noexcept;
   [[nodiscard]] bool send_small(int src, int dst, Link& channel,

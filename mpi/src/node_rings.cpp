@@ -38,10 +38,10 @@ std::atomic<unsigned> g_segments{0};  // names this process's segments apart
 std::span<std::byte> Ring::reserve(std::size_t bytes) noexcept {
   const std::uint64_t record = 8 + round8(bytes);
   Control& c = control();
+  if (bytes > most()) return {};
   std::uint64_t head = std::atomic_ref(c.head).load(std::memory_order_relaxed);
   const std::uint64_t rest = capacity_ - head % capacity_;  // a multiple of 8: at least one word
   const std::uint64_t skip = rest < record ? rest : 0;
-  if (bytes > most()) return {};
   if (head + skip + record - tail_seen_ > capacity_) {
     tail_seen_ = std::atomic_ref(c.tail).load(std::memory_order_acquire);
     if (head + skip + record - tail_seen_ > capacity_) return {};

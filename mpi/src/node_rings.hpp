@@ -46,9 +46,8 @@ class Ring {
     auto delivered = std::atomic_ref(control().mpi_delivered);
     delivered.store(delivered.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
-  // The largest record a ring of `capacity` bytes takes (longer messages go over MPI).
-  [[nodiscard]] static std::size_t most(std::size_t capacity) noexcept { return capacity / 4; }
-  [[nodiscard]] std::size_t most() const noexcept { return most(capacity_); }
+  // The largest record the ring takes (longer messages go over MPI).
+  [[nodiscard]] std::size_t most() const noexcept { return capacity_ / 4; }
 
   Ring(std::byte* memory, std::size_t capacity) noexcept : memory_(memory), capacity_(capacity) {}
   [[nodiscard]] static std::size_t footprint(std::size_t capacity) noexcept {
