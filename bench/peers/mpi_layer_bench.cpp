@@ -1,10 +1,11 @@
 // hypercomm::mpi: the cost of a collective when the machine is spread over processes, and the
 // layer's overhead over plain MPI (scripts/bench-mpi runs it):
-//   mpirun -np N mpi_layer_bench --vps P [--peer] [--iters K] [--bytes 8|1048576] [--op NAME,...]
-//                                [--algo NAME] [--funneled] [--one-by-one]
-// runs all_reduce, broadcast and all_gather of 8 B and 1 MiB on hypercube(log2 P) spread over
-// the N processes (P/N VPs each) and prints one markdown row per measurement: microseconds per
-// call, the median of 5 batches of K calls each (default 2000 of 8 B, 10 of 1 MiB). --peer (with
+//   mpirun -np N mpi_layer_bench --vps P [--peer] [--iters K] [--sizes LIST] [--bytes N]
+//                                [--op NAME,...] [--algo NAME] [--funneled] [--one-by-one]
+// runs all_reduce, broadcast and all_gather of 8 B and 1 MiB (--sizes: these instead, as
+// 8,16K,64K,1M) on hypercube(log2 P) spread over the N processes (P/N VPs each) and prints one
+// markdown row per measurement: microseconds per call, the median of 5 batches of K calls each
+// (default 2000 up to 8 B, 200 up to 64 KiB, 10 above). --bytes N: only that size. --peer (with
 // P == N: one VP per process) also times MPI_Allreduce, MPI_Bcast and MPI_Allgather on the same
 // processes, back to back, batch by batch, and prints the ratio hypercomm / MPI. --one-by-one
 // instead times each of K calls (default 20000) of one run on VP 0 (and, with --peer, of MPI on
@@ -32,6 +33,23 @@ namespace {
 enum class Op { all_reduce, broadcast, all_gather };
 const char* name(Op op) {
   return op == Op::all_reduce ? "all_reduce" : op == Op::broadcast ? "broadcast" : "all_gather";
+}
+
+// "8 B", "16 KiB", "1 MiB"; and back: 8, 16K, 1M (0 where it is not a size).
+std::string size_text(std::size_t bytes) {
+  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " B";
+}
+std::size_t parse_size(const std::string& text) {
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(text.c_str(), &end, 10);
+  if (end == text.c_str()) return 0;
+  const std::string unit = end;
+  if (unit.empty() || unit == "B") return n;
+  if (unit == "K" || unit == "KiB") return n << 10;
+  if (unit == "M" || unit == "MiB") return n << 20;
+  return 0;
 }
 
 double median(std::vector<double> v) {
@@ -141,9 +159,8 @@ void one_by_one(hc::mpi::Machine& machine, Op op, std::size_t bytes, int calls, 
     }
   }
   if (!ours.empty())  // process 0, which runs VP 0
-    std::printf("| %s | %s | %s | %s | %s |\n", layout.c_str(), name(op),
-                bytes <= 8 ? "8 B" : "1 MiB", distribution(ours).c_str(),
-                distribution(theirs).c_str());
+    std::printf("| %s | %s | %s | %s | %s |\n", layout.c_str(), name(op), size_text(bytes).c_str(),
+                distribution(ours).c_str(), distribution(theirs).c_str());
   std::fflush(stdout);
 }
 
@@ -162,6 +179,7 @@ int main(int argc, char** argv) {
   bool peer = false, by_call = false;
   long only_bytes = 0;  // --bytes N: only that size
   std::string only_op;  // --op NAME[,NAME...]: only those collectives (in the usual order)
+  std::vector<std::size_t> sizes{8, std::size_t{1} << 20};  // --sizes
   for (int k = 1; k < argc; ++k) {
     if (std::strcmp(argv[k], "--vps") == 0 && k + 1 < argc) vps = std::atoi(argv[++k]);
     if (std::strcmp(argv[k], "--iters") == 0 && k + 1 < argc) iters = std::atoi(argv[++k]);
@@ -169,6 +187,22 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[k], "--one-by-one") == 0) by_call = true;
     if (std::strcmp(argv[k], "--bytes") == 0 && k + 1 < argc) only_bytes = std::atol(argv[++k]);
     if (std::strcmp(argv[k], "--op") == 0 && k + 1 < argc) only_op = argv[++k];
+    if (std::strcmp(argv[k], "--sizes") == 0 && k + 1 < argc) {
+      sizes.clear();
+      const std::string list = argv[++k];
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        const std::size_t size = parse_size(list.substr(at, comma - at));
+        if (size == 0) {
+          if (rank == 0)
+            std::fprintf(stderr, "mpi_layer_bench: --sizes %s: not a size list\n", list.c_str());
+          MPI_Finalize();
+          return 2;
+        }
+        sizes.push_back(size);
+        at = comma + 1;
+      }
+    }
     if (std::strcmp(argv[k], "--algo") == 0 && k + 1 < argc) {
       const auto algo = hc::parse_algo(argv[++k]);
       if (!algo) {
@@ -197,11 +231,11 @@ int main(int argc, char** argv) {
     if (!only_op.empty() &&
         ("," + only_op + ",").find("," + std::string(name(op)) + ",") == std::string::npos)
       continue;
-    for (const std::size_t bytes : {std::size_t{8}, std::size_t{1} << 20}) {
+    for (const std::size_t bytes : sizes) {
       if (only_bytes > 0 && bytes != static_cast<std::size_t>(only_bytes)) continue;
       // A batch is a run of its own, whose first calls wait for the VPs of the other processes
       // to come in (10-30 us): 2000 calls of 8 B make that a few percent, 200 made it a third.
-      const int k = iters > 0 ? iters : bytes <= 8 ? 2000 : 10;
+      const int k = iters > 0 ? iters : bytes <= 8 ? 2000 : bytes <= (64u << 10) ? 200 : 10;
       if (by_call) {
         (void)hypercomm_batch(machine, op, bytes, k);  // warm-up
         one_by_one(machine, op, bytes, iters > 0 ? iters : bytes <= 8 ? 20000 : 200, peer, layout);
@@ -217,11 +251,11 @@ int main(int argc, char** argv) {
       if (rank != 0) continue;
       if (peer)
         std::printf("| %s | %s | %s | %.2f | %.2f | %.2f |\n", layout.c_str(), name(op),
-                    bytes <= 8 ? "8 B" : "1 MiB", median(ours) * 1e6, median(theirs) * 1e6,
+                    size_text(bytes).c_str(), median(ours) * 1e6, median(theirs) * 1e6,
                     median(ours) / median(theirs));
       else
         std::printf("| %s | %s | %s | %.2f | | |\n", layout.c_str(), name(op),
-                    bytes <= 8 ? "8 B" : "1 MiB", median(ours) * 1e6);
+                    size_text(bytes).c_str(), median(ours) * 1e6);
       std::fflush(stdout);
     }
   }
