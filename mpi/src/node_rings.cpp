@@ -20,13 +20,16 @@ std::size_t stride_of(std::size_t capacity) noexcept {
   return (Ring::footprint(capacity) + 4095) & ~std::size_t{4095};
 }
 
-// A ring's bytes for `processes` on the node: 64 KiB each up to 16 of them (a segment of 1.1 MiB
-// at 4, 17 MiB at 16), less beyond, so that the segment stays within 32 MiB of /dev/shm up to 64
-// processes (4 KiB rings there; more processes, a larger segment).
+// A ring's bytes for `processes` on the node: 256 KiB each up to 13 of them (a segment of 4 MiB
+// at 4, 16 MiB at 8), so that a record of up to 64 KiB (a quarter) takes a ring, halved while the
+// segment would pass 48 MiB of /dev/shm: 128 KiB at 16 processes (33 MiB), 8 KiB at 64 (48 MiB;
+// more processes, a larger segment). Measured over 2 processes (2026-11-27): a broadcast of
+// 16-40 KiB 2-5 us a call on a ring of 256 KiB, 4-6 us sent from the VP's buffer (a ring of
+// 64 KiB took records up to 16 KiB), Open MPI's 3.3-5.3.
 std::size_t ring_capacity(int processes) noexcept {
   const auto pairs = static_cast<std::size_t>(processes) * static_cast<std::size_t>(processes);
-  std::size_t capacity = std::size_t{64} << 10;
-  while (capacity > (std::size_t{4} << 10) && stride_of(capacity) * pairs > (std::size_t{32} << 20))
+  std::size_t capacity = std::size_t{256} << 10;
+  while (capacity > (std::size_t{4} << 10) && stride_of(capacity) * pairs > (std::size_t{48} << 20))
     capacity /= 2;
   return capacity;
 }

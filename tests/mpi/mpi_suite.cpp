@@ -265,18 +265,20 @@ void run_suites() {
 // its VP's last messages have left would make them see a VP gone). Then a broadcast called
 // back to back, the root running ahead.
 // Every VP sends to every VP of the other processes, all at once, messages whose sizes fall on
-// both sides of what a ring between two processes of a node takes (16 KiB with the 48-byte
-// header, node_rings.hpp), in an order no two channels share, with runs of small ones long
-// enough to fill the rings (64 KiB) and messages past 64 KiB that a VP sends from its own
-// buffer where it has a core: whichever way each message went, ring or MPI, every channel's
-// must arrive whole and in order.
+// both sides of what a ring between two processes of a node takes (a quarter of the ring with
+// the 48-byte header: 64 KiB up to 13 processes, 32 KiB at 14-19, 16 KiB at 20-26;
+// node_rings.cpp), in an order no two channels share, with runs of small ones and records of
+// up to 64 KiB that fill the rings, and messages that the ring does not take or past 64 KiB,
+// which a VP sends from its own buffer where it has a core: whichever way each message went,
+// ring or MPI, every channel's must arrive whole and in order.
 void mixed_sizes() {
   const hc::Topology t = hc::Topology::hypercube(3);
   if (t.size() < processes_) return;
   const int per_channel = 600;
-  // In longs: 2042 is the most a ring takes (16336 bytes and the header), 2043 the least it
-  // does not; 9000 (72 KB) goes from the sender's buffer.
-  const std::size_t sizes[] = {1, 1, 3, 100, 2041, 2042, 2043, 2100, 9000};
+  // In longs: 2042, 4090 and 8186 are the most a ring of 64, 128 and 256 KiB takes (16336,
+  // 32720 and 65488 bytes and the header), one more the least it does not; 9000 (72 KB) is
+  // past 64 KiB.
+  const std::size_t sizes[] = {1, 1, 3, 100, 2042, 2043, 4090, 4091, 8186, 8187, 9000};
   auto size_of = [&](int from, int to, int k) -> std::size_t {
     if ((k / 150) % 2 == 0) return 1 + static_cast<std::size_t>(k % 3);  // a run of small ones
     const auto h = static_cast<std::uint32_t>(from * 7919 + to * 104729 + k * 2654435761u);
