@@ -24,8 +24,8 @@ std::size_t stride_of(std::size_t capacity) noexcept {
 // at 4, 16 MiB at 8), so that a record of up to 64 KiB (a quarter) takes a ring, halved while the
 // segment would pass 48 MiB of /dev/shm: 128 KiB at 16 processes (33 MiB), 8 KiB at 64 (48 MiB;
 // more processes, a larger segment). Measured over 2 processes (2026-11-27): a broadcast of
-// 16-40 KiB 2-5 us a call on a ring of 256 KiB, 4-6 us sent from the VP's buffer (a ring of
-// 64 KiB took records up to 16 KiB), Open MPI's 3.3-5.3.
+// 16-40 KiB 2.0-5.9 us a call on a ring of 256 KiB, 4.0-7.7 us sent from the VP's buffer (a ring
+// of 64 KiB took records up to 16 KiB), Open MPI's 3.3-5.7.
 std::size_t ring_capacity(int processes) noexcept {
   const auto pairs = static_cast<std::size_t>(processes) * static_cast<std::size_t>(processes);
   std::size_t capacity = std::size_t{256} << 10;

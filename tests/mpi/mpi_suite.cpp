@@ -322,7 +322,8 @@ void flood_suite() {
   const int messages = 3000;
   auto body = [&](hc::Proc& vp) {
     const int p = vp.size(), me = vp.id();
-    auto size_of = [](int k) { return k % 500 == 499 ? 5000 : 1; };  // 40 KB: spilled
+    // 40 KB: on a ring of 256 KiB, else (over MPI alone) a spill.
+    auto size_of = [](int k) { return k % 500 == 499 ? 5000 : 1; };
     if (me < p / 2) {
       for (int k = 0; k < messages; ++k)
         vp.send(me + p / 2, std::vector<long>(size_of(k), me * 100000L + k));
