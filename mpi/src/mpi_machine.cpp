@@ -2,6 +2,7 @@
 // others (mpi_remote.hpp).
 #include <sched.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdlib>
@@ -38,6 +39,41 @@ std::array<std::uint64_t, 4> fingerprint(const Topology& topology, const Options
       static_cast<std::uint64_t>(m.contention) << 6 | static_cast<std::uint64_t>(m.all_port) << 7;
   return {h, bits(m.ts) ^ (bits(m.tw) * 3) ^ (bits(m.th) * 7), flags,
           static_cast<std::uint64_t>(options.deadlock_timeout.count())};
+}
+
+// The environment's choices (the tests run each way), read before any collective call: a value
+// that a variable does not take is an error on every process (Machine's constructor agrees on
+// it), where one process throwing between two collective calls would leave the others waiting in
+// the next.
+struct Environment {
+  bool rings = true;  // HYPERCOMM_MPI_RINGS: on (default) or off (every message over MPI)
+  int progress = 0;   // HYPERCOMM_MPI_PROGRESS: 0 hypercomm chooses, 1 vps, 2 server
+  std::string error;  // what is wrong with them here, or empty
+};
+
+Environment read_environment() {
+  Environment env;
+  if (const char* rings = std::getenv("HYPERCOMM_MPI_RINGS")) {
+    const std::string choice = rings;
+    if (choice == "off")
+      env.rings = false;
+    else if (choice != "on" && !choice.empty())
+      env.error = "HYPERCOMM_MPI_RINGS is '" + choice +
+                  "'; it takes on (the default: shared memory between the processes of a node) "
+                  "or off (every message over MPI)";
+  }
+  if (const char* progress = std::getenv("HYPERCOMM_MPI_PROGRESS")) {
+    const std::string choice = progress;
+    if (choice == "vps")
+      env.progress = 1;
+    else if (choice == "server")
+      env.progress = 2;
+    else if (!choice.empty())
+      env.error += (env.error.empty() ? "" : "; ") + std::string("HYPERCOMM_MPI_PROGRESS is '") +
+                   choice +
+                   "'; it takes vps (the VPs call MPI) or server (the thread that calls run does)";
+  }
+  return env;
 }
 
 void check(int rc, const char* call) {
@@ -90,14 +126,29 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
   check(MPI_Comm_rank(comm, &m.rank), "MPI_Comm_rank");
   check(MPI_Comm_size(comm, &m.processes), "MPI_Comm_size");
 
-  // Every process must run the same machine: compare before any VP starts.
-  const auto mine = fingerprint(topology, options);
+  // Every process must run the same machine: compare before any VP starts. The last word says
+  // whether this process's environment is wrong; the others need not agree (differing choices
+  // are each process's own, and the rings are used only where every process of a node wants
+  // them).
+  const Environment env = read_environment();
+  const auto shape = fingerprint(topology, options);
+  std::array<std::uint64_t, std::tuple_size_v<decltype(shape)> + 1> mine{};
+  std::copy(shape.begin(), shape.end(), mine.begin());
+  mine.back() = env.error.empty() ? 0 : 1;
   std::vector<std::uint64_t> all(mine.size() * static_cast<std::size_t>(m.processes));
   check(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, all.data(),
                       static_cast<int>(mine.size()), MPI_UINT64_T, comm),
         "MPI_Allgather");
+  if (!env.error.empty())
+    throw Error("hypercomm::mpi::Machine: process " + std::to_string(m.rank) + ": " + env.error);
   for (int k = 0; k < m.processes; ++k)
-    for (std::size_t i = 0; i < mine.size(); ++i)
+    if (all[static_cast<std::size_t>(k) * mine.size() + shape.size()] != 0)
+      throw Error("hypercomm::mpi::Machine: process " + std::to_string(k) +
+                  " has a HYPERCOMM_MPI_RINGS or HYPERCOMM_MPI_PROGRESS that it does not take "
+                  "(its own error says which); process " +
+                  std::to_string(m.rank) + " stops with it");
+  for (int k = 0; k < m.processes; ++k)
+    for (std::size_t i = 0; i < shape.size(); ++i)
       if (all[static_cast<std::size_t>(k) * mine.size() + i] != mine[i])
         throw Error("hypercomm::mpi::Machine: process " + std::to_string(m.rank) + " runs " +
                     topology.name() + " but process " + std::to_string(k) +
@@ -136,16 +187,7 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
   // Rings in shared memory between the node's processes (node_rings.hpp), unless the
   // environment's HYPERCOMM_MPI_RINGS=off sends everything over MPI, as between nodes (the tests
   // run both).
-  bool rings_wanted = true;
-  if (const char* rings = std::getenv("HYPERCOMM_MPI_RINGS")) {
-    const std::string choice = rings;
-    if (choice == "off")
-      rings_wanted = false;
-    else if (choice != "on" && !choice.empty())
-      throw Error("hypercomm::mpi::Machine: HYPERCOMM_MPI_RINGS is '" + choice +
-                  "'; it takes on (the default: shared memory between the processes of a node) "
-                  "or off (every message over MPI)");
-  }
+  const bool rings_wanted = env.rings;
   auto rings = std::make_unique<detail::NodeRings>(node, m.rank, rings_wanted);
   MPI_Comm_free(&node);
   // Who calls MPI (mpi_remote.hpp): the VPs themselves where MPI lets them and each VP of the
@@ -154,16 +196,8 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
   // traffic, a broadcast of 8 B over 4-16 processes on 2 cores, 3-10x slower there). The
   // environment's HYPERCOMM_MPI_PROGRESS=vps or =server chooses instead (the tests run both).
   bool vps_drive = provided >= MPI_THREAD_SERIALIZED && node_vps <= CPU_COUNT(&node_cpus);
-  if (const char* forced = std::getenv("HYPERCOMM_MPI_PROGRESS")) {
-    const std::string choice = forced;
-    if (choice == "vps")
-      vps_drive = provided >= MPI_THREAD_SERIALIZED;
-    else if (choice == "server")
-      vps_drive = false;
-    else if (!choice.empty())
-      throw Error("hypercomm::mpi::Machine: HYPERCOMM_MPI_PROGRESS is '" + choice +
-                  "'; it takes vps (the VPs call MPI) or server (the thread that calls run does)");
-  }
+  if (env.progress == 1) vps_drive = provided >= MPI_THREAD_SERIALIZED;
+  if (env.progress == 2) vps_drive = false;
   const int node_threads = node_vps + (vps_drive ? 0 : node_processes);
   // Automatic's choice must be every process's, and the one `run` makes for the same program in
   // one of them: each weighs what its CPUs make of the topology, and all take the least.

@@ -543,6 +543,30 @@ void misuse() {
     }
     CHECK(got == 1);
   }
+  // A value of HYPERCOMM_MPI_RINGS or HYPERCOMM_MPI_PROGRESS that one process does not take:
+  // Error on every process, naming the variable there and that process elsewhere (none waits
+  // in a collective call the one that threw never makes).
+  if (processes_ > 1) {
+    for (const char* variable : {"HYPERCOMM_MPI_RINGS", "HYPERCOMM_MPI_PROGRESS"}) {
+      const char* before = std::getenv(variable);
+      const std::string kept = before != nullptr ? before : "";
+      if (rank_ == processes_ - 1) setenv(variable, "sometimes", 1);
+      std::string what;
+      try {
+        hc::mpi::Machine m(MPI_COMM_WORLD, hc::Topology::ring(processes_));
+      } catch (const hc::Error& e) {
+        what = e.what();
+      }
+      if (before != nullptr)
+        setenv(variable, kept.c_str(), 1);
+      else
+        unsetenv(variable);
+      const std::string last = "process " + std::to_string(processes_ - 1);
+      CHECK(what.find(last) != std::string::npos);
+      if (rank_ == processes_ - 1)
+        CHECK(what.find(std::string(variable) + " is 'sometimes'") != std::string::npos);
+    }
+  }
   // Blocks: contiguous, p >= n, the first p mod n processes one more.
   const hc::Topology t = hc::Topology::ring(processes_ * 2 + 1);
   hc::mpi::Machine m(MPI_COMM_WORLD, t);
