@@ -269,11 +269,11 @@ bool MpiRemote::send_small(int src, int dst, Link& channel, const Envelope& enve
 // between 2 processes took 3.6-6.6x Open MPI's time, 1.1-1.2x from the VP's buffer.
 bool MpiRemote::send(int src, int dst, Link& channel, const Envelope& envelope,
                      std::span<const std::byte> payload) {
-  if ((vps_drive_ || rings_ != nullptr) && payload.size() < kFromBufferBytes) {
-    const Ring* ring = rings_ != nullptr ? rings_->to(blocks_.owner(dst)) : nullptr;
-    if (ring == nullptr || sizeof(Header) + payload.size() <= ring->most())
-      return send_small(src, dst, channel, envelope, payload);
-  }
+  // (The rings' size is compared first: a small message looks up no ring here.)
+  if ((vps_drive_ || rings_ != nullptr) && payload.size() < kFromBufferBytes &&
+      (rings_ == nullptr || sizeof(Header) + payload.size() <= rings_->most() ||
+       rings_->to(blocks_.owner(dst)) == nullptr))
+    return send_small(src, dst, channel, envelope, payload);
   // Only where each thread has a core: the sender waits for the whole transfer, which under
   // oversubscription takes a switch to the receiving process per fragment (MPICH's pipeline
   // of shared-memory cells made a suite of 4 processes on 2 cores 7x slower); there the

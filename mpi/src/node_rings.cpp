@@ -149,6 +149,7 @@ NodeRings::NodeRings(MPI_Comm node, int rank, bool wanted) {
     to_[other] = ring(me, j);
     from_[other] = ring(j, me);
     sources_.push_back(ranks[static_cast<std::size_t>(j)]);
+    most_ = to_[other]->most();
   }
 }
 

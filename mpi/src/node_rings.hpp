@@ -96,6 +96,8 @@ class NodeRings {
   [[nodiscard]] Ring* from(int rank) noexcept { return find(from_, rank); }
   // The processes of comm that this one has a ring from.
   [[nodiscard]] const std::vector<int>& sources() const noexcept { return sources_; }
+  // The largest record each of its rings takes (all have one size; Ring::most).
+  [[nodiscard]] std::size_t most() const noexcept { return most_; }
 
  private:
   [[nodiscard]] static Ring* find(std::vector<std::unique_ptr<Ring>>& rings, int rank) noexcept {
@@ -107,6 +109,7 @@ class NodeRings {
   std::size_t mapped_ = 0;
   std::vector<std::unique_ptr<Ring>> to_, from_;  // by rank of comm; null where none
   std::vector<int> sources_;
+  std::size_t most_ = 0;
 };
 
 }  // namespace hypercomm::mpi::detail
