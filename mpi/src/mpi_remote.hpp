@@ -23,7 +23,11 @@
 // order: onto the ring only when every message sent to that process over MPI has been delivered,
 // over MPI (a message too long for the ring, or one behind such) only when the ring is empty.
 // The protocol messages stay on MPI; a VP's finish, which follows its messages, has the ring
-// from its process emptied before it counts.
+// from its process emptied before it counts. A message too long for the ring, where the node's
+// processes may read each other's memory (NodeRings::in_place), stays in the sender's buffer:
+// a record on the ring says where, and the receiving process reads it (process_vm_readv)
+// straight into the receiver's posted buffer, or onto the channel when the receiver has not
+// posted within a hold, then marks it read; the sending VP waits for that (send_in_place).
 //
 // A run ends on a process when its VPs have finished, their messages have left, and every VP of
 // the other processes is known to have finished: no message can still come. Deadlocks across
@@ -89,8 +93,10 @@ class MpiRemote final : public hypercomm::detail::Remote {
  private:
   // large: a message's header alone; its payload follows on the payload tag (MpiRemote::send),
   // received straight into a posted receive where there is one. spill: a protocol message too
-  // long for a pre-posted receive (aux: its length) follows whole on the payload tag.
-  enum class Kind : std::uint32_t { message, finished, abort, status, large, spill };
+  // long for a pre-posted receive (aux: its length) follows whole on the payload tag. in_place
+  // (on a ring only): a large message left in its sender's buffer, an InPlace after the header
+  // says where; the receiving process reads it from there (send_in_place).
+  enum class Kind : std::uint32_t { message, finished, abort, status, large, spill, in_place };
   enum AbortKind : std::uint32_t { kVpError, kDeadlock, kMismatch };
   struct Header {
     Kind kind = Kind::message;
@@ -98,6 +104,10 @@ class MpiRemote final : public hypercomm::detail::Remote {
     std::int32_t dst = -1;  // message: the receiving VP
     std::uint32_t aux = 0;  // abort: AbortKind; finished: how many VP ids follow
     hypercomm::detail::Envelope envelope{};
+  };
+  struct InPlace {
+    std::uint64_t address = 0;   // of the payload, in the sending process
+    std::uint64_t sequence = 0;  // the sender's count of these on the ring (Ring::read_in_place)
   };
   struct Status {                  // what process 0 knows of a process's VPs (Kind::status)
     std::uint64_t progress = 0;    // messages its VPs have taken
@@ -153,12 +163,26 @@ class MpiRemote final : public hypercomm::detail::Remote {
   // `from`), in order; true when it delivered a message to `waiting` (it stops there; -1: none
   // does). `any`: set when it took something.
   [[nodiscard]] bool drain_rings(Fabric& fabric, int waiting, bool& any);
-  [[nodiscard]] bool drain_ring(Fabric& fabric, Ring& ring, int from, int waiting, bool& any);
+  [[nodiscard]] bool drain_ring(Fabric& fabric, Ring& ring, int from, int waiting, bool& any,
+                                bool may_hold = true);
   // A VP of a process whose server moves the MPI traffic takes its messages off the rings.
   void take_from_rings(int vp) noexcept;
   [[nodiscard]] bool send_small(int src, int dst, Link& channel,
                                 const hypercomm::detail::Envelope& envelope,
                                 std::span<const std::byte> payload);
+  // Under mutex_ (lock), with nothing of this process queued: a large message to a VP of
+  // `process` of this node, left in the VP's buffer for that process to read; returns once it
+  // has (false: the ring has no room for the record, nothing sent).
+  [[nodiscard]] bool send_in_place(int src, int dst, int process,
+                                   const hypercomm::detail::Envelope& envelope,
+                                   std::span<const std::byte> payload,
+                                   std::unique_lock<std::mutex>& lock);
+  // The in_place record at the front of the ring from `from`: read into the receiver's post, or
+  // held there (its ring waits) for a receiver about to post (unless `may_hold` is false), or
+  // read onto the channel (Large says which; dropped: the run has aborted, it is not read).
+  enum class Large : std::uint8_t { held, straight, staged, dropped };
+  [[nodiscard]] Large read_in_place(Fabric& fabric, int from, const Header& header,
+                                    const InPlace& where, bool may_hold);
   // Under mutex_; true when something moved. `watching`: the server's passes also run the
   // deadlock watch. `waiting`: the VP of this process that runs the pass while it waits for a
   // message, or -1 (see receive_all).
@@ -185,7 +209,6 @@ class MpiRemote final : public hypercomm::detail::Remote {
               bool from_ring = false);
   // held: the payload waits, in slot, for a receiver about to post its receive; straight: it
   // went into the receiver's posted buffer; staged: onto the channel.
-  enum class Large : std::uint8_t { held, straight, staged };
   [[nodiscard]] Large receive_large(Fabric& fabric, Posted& slot, const Header& header);
   void complete_sends(bool wait);
   void announce_abort(Fabric& fabric);
@@ -227,6 +250,13 @@ class MpiRemote final : public hypercomm::detail::Remote {
   std::vector<int> finished_;  // a pass's scratch: VPs seen finished
   // Messages of the VPs sent over MPI, by process (a ring's delivered_over_mpi catches up).
   std::vector<std::uint64_t> sent_over_mpi_;
+  // Messages left in place for each process (InPlace::sequence), and, from each, since when the
+  // one at the front of its ring has been held (a default time point: none is).
+  std::vector<std::uint64_t> sent_in_place_;
+  std::vector<std::chrono::steady_clock::time_point> in_place_held_since_;
+  // For each VP of this process, the VP its message left in place goes to while it waits for
+  // the read (-1: none).
+  std::vector<int> in_place_to_;
 
   // Per run.
   std::vector<Outgoing> outgoing_;  // this process's channels to VPs of other processes

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <mpi.h>
+#include <sys/types.h>
 
 #include <atomic>
 #include <cstddef>
@@ -48,6 +49,14 @@ class Ring {
   }
   // The largest record the ring takes (longer messages go over MPI).
   [[nodiscard]] std::size_t most() const noexcept { return capacity_ / 4; }
+  // The last message left in its sender's buffer (MpiRemote::send_in_place) that the consumer
+  // has read, by the producer's count of them: the producer's buffer is free again.
+  [[nodiscard]] std::uint64_t read_in_place() const noexcept {
+    return std::atomic_ref(control().in_place_read).load(std::memory_order_acquire);
+  }
+  void note_read_in_place(std::uint64_t sequence) noexcept {  // the consumer
+    std::atomic_ref(control().in_place_read).store(sequence, std::memory_order_release);
+  }
 
   Ring(std::byte* memory, std::size_t capacity) noexcept : memory_(memory), capacity_(capacity) {}
   [[nodiscard]] static std::size_t footprint(std::size_t capacity) noexcept {
@@ -60,6 +69,7 @@ class Ring {
     alignas(64) std::uint64_t head;  // bytes written (the producer's)
     alignas(64) std::uint64_t tail;  // bytes taken (the consumer's)
     alignas(64) std::uint64_t mpi_delivered;
+    alignas(64) std::uint64_t in_place_read;
   };
   static constexpr std::uint64_t kSkip = ~std::uint64_t{0};
   [[nodiscard]] Control& control() const noexcept { return *reinterpret_cast<Control*>(memory_); }
@@ -98,6 +108,12 @@ class NodeRings {
   [[nodiscard]] const std::vector<int>& sources() const noexcept { return sources_; }
   // The largest record each of its rings takes (all have one size; Ring::most).
   [[nodiscard]] std::size_t most() const noexcept { return most_; }
+  // Whether every process of the node can read the memory of every other (Linux cross-memory
+  // attach, process_vm_readv: same user, ptrace allowed, the call not filtered out), so that a
+  // large message is read straight from its sender's buffer; checked once, by reading a word of
+  // each. pid(rank): that process's id, to read from.
+  [[nodiscard]] bool in_place() const noexcept { return in_place_; }
+  [[nodiscard]] pid_t pid(int rank) const noexcept { return pids_[static_cast<std::size_t>(rank)]; }
 
  private:
   [[nodiscard]] static Ring* find(std::vector<std::unique_ptr<Ring>>& rings, int rank) noexcept {
@@ -110,6 +126,12 @@ class NodeRings {
   std::vector<std::unique_ptr<Ring>> to_, from_;  // by rank of comm; null where none
   std::vector<int> sources_;
   std::size_t most_ = 0;
+  std::vector<pid_t> pids_;  // by rank of comm; 0 where elsewhere
+  bool in_place_ = false;
 };
+
+// Reads `to.size()` bytes at `address` in process `pid` into `to` (process_vm_readv, as often as
+// it returns short); false, errno set, when it cannot.
+[[nodiscard]] bool read_process(pid_t pid, std::uint64_t address, std::span<std::byte> to) noexcept;
 
 }  // namespace hypercomm::mpi::detail

@@ -89,6 +89,28 @@ void Channel::push(const Envelope& envelope, std::span<const std::byte> payload)
   ++enqueued_;
 }
 
+void Channel::push_with(const Envelope& envelope, Fill write, void* context) {
+  const std::size_t size = envelope.size;
+  if (size <= kInlineBytes || slots_for(size) != 1) {
+    std::vector<std::byte> scratch(size);
+    write(context, scratch);
+    push(envelope, scratch);
+    return;
+  }
+  std::unique_ptr<Block> block(acquire_block(size));
+  write(context, {block->data.get(), size});
+  if (!room_for(1)) {
+    consumed_seen_ = consumed_.load(std::memory_order_acquire);
+    if (!room_for(1)) next_segment();
+  }
+  Slot& slot = slot_at(*producer_segment_, head_);
+  slot.envelope = envelope;
+  slot.block = block.release();
+  slot.sequence.store(head_ + 1, std::memory_order_release);
+  ++head_;
+  ++enqueued_;
+}
+
 void Channel::next_segment() {
   Segment* next = nullptr;
   if (!returned_segments_.pop(next)) next = std::make_unique<Segment>(capacity_).release();

@@ -125,6 +125,9 @@ class Channel final : public Link {
   }
   // Appends to the ring, or to a new segment when the ring is full; never waits.
   void push(const Envelope& envelope, std::span<const std::byte> payload) override;
+  // A payload kept in a block is written there by fill; a shorter one into a scratch, then
+  // pushed.
+  void push_with(const Envelope& envelope, Fill fill, void* context) override;
 
   // ---- consumer side (the receiving VP only)
   // The oldest message, or nullptr when none is there; valid until take_front.

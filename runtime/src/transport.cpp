@@ -32,6 +32,12 @@ class LockedLink final : public Link {
     const std::lock_guard lock(mutex_);
     queue_.push_back(std::move(message));
   }
+  void push_with(const Envelope& envelope, Fill fill, void* context) override {
+    Pending message{envelope, std::vector<std::byte>(envelope.size)};
+    fill(context, message.payload);
+    const std::lock_guard lock(mutex_);
+    queue_.push_back(std::move(message));
+  }
 
   // The front element stays where it is while the sender appends (a deque keeps its elements'
   // addresses on push_back), so the pointer is good until take_front.

@@ -54,6 +54,9 @@ class Link {
   [[nodiscard]] virtual bool receiver_keeps_up() const noexcept = 0;
   // Queues the message; never waits for buffer space.
   virtual void push(const Envelope& envelope, std::span<const std::byte> payload) = 0;
+  // The same, the payload (envelope.size bytes) written by fill(context, buffer) into the
+  // queue's own memory (a message from another process read straight onto the queue).
+  virtual void push_with(const Envelope& envelope, Fill fill, void* context) = 0;
 
   // Receiver side.
   // The next queued message's envelope, or nullptr; take_front copies its payload to dest (of

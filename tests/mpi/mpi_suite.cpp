@@ -316,6 +316,72 @@ void mixed_sizes() {
   }
 }
 
+// Large messages between processes (on one node: left in the sender's buffer and read by the
+// receiving process, mpi_remote.cpp's send_in_place; else over MPI from the sender's buffer) in
+// the patterns that make a sender wait for its read: blocking sends in a cycle before any
+// receive is posted (a ring shift, a pairwise exchange), a receiver that posts late, and the
+// exchanges of back-to-back collectives. Every byte must arrive, in order, and nothing hang.
+void large_messages() {
+  const hc::Topology t = hc::Topology::hypercube(3);
+  if (t.size() < processes_) return;
+  const auto fill = [](std::vector<long>& x, int from, int round) {
+    for (std::size_t k = 0; k < x.size(); ++k)
+      x[k] = from * 1000000007L + round * 7919L + static_cast<long>(k);
+  };
+  const auto whole = [](const std::vector<long>& x, int from, int round) {
+    for (std::size_t k = 0; k < x.size(); ++k)
+      if (x[k] != from * 1000000007L + round * 7919L + static_cast<long>(k)) return false;
+    return true;
+  };
+  hc::mpi::Machine machine(MPI_COMM_WORLD, t, quick());
+  for (const std::size_t longs : {std::size_t{9000}, std::size_t{40000}, std::size_t{131072}}) {
+    (void)machine.run([&](hc::Proc& vp) {
+      const int me = vp.id(), p = vp.size();
+      std::vector<long> out(longs), in(longs);
+      for (int round = 0; round < 6; ++round) {
+        // Everyone sends to the right, then receives from the left: a cycle of blocked sends.
+        fill(out, me, round);
+        vp.send((me + 1) % p, out);
+        vp.recv((me + p - 1) % p, in);
+        CHECK(whole(in, (me + p - 1) % p, round));
+        // Partners in the other half (another process where there are 2 or more) both send
+        // first, then receive.
+        const int partner = me ^ (p / 2);
+        fill(out, me, round + 100);
+        vp.send(partner, out);
+        vp.recv(partner, in);
+        CHECK(whole(in, partner, round + 100));
+        // The same, as one exchange (the receive posted first).
+        fill(out, me, round + 200);
+        vp.sendrecv(partner, out, in);
+        CHECK(whole(in, partner, round + 200));
+      }
+      // A receiver that posts late: the sender waits past any hold, its message queued.
+      if (me == 0) {
+        fill(out, me, 300);
+        vp.send(p - 1, out);
+      } else if (me == p - 1) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        vp.recv(0, in);
+        CHECK(whole(in, 0, 300));
+      }
+      // Collectives of large blocks back to back.
+      std::vector<long> block(longs / 8), all(longs / 8 * static_cast<std::size_t>(p));
+      for (int round = 0; round < 3; ++round) {
+        fill(block, me, round);
+        hc::all_gather(vp, block, all);
+        for (int from = 0; from < p; ++from)
+          CHECK(whole(std::vector<long>(all.begin() + from * static_cast<long>(block.size()),
+                                        all.begin() + (from + 1) * static_cast<long>(block.size())),
+                      from, round));
+        if (me == round) fill(out, me, round + 400);
+        hc::broadcast(vp, out, round);
+        CHECK(whole(out, round, round + 400));
+      }
+    });
+  }
+}
+
 void flood_suite() {
   const hc::Topology t = hc::Topology::hypercube(3);
   if (t.size() < processes_) return;
@@ -340,6 +406,7 @@ void flood_suite() {
   const hc::Report r = hc::mpi::run(MPI_COMM_WORLD, t, body, quick());
   CHECK(r.messages == static_cast<std::uint64_t>(t.size() / 2) * messages);
   mixed_sizes();
+  large_messages();
   (void)hc::mpi::run(
       MPI_COMM_WORLD, t,
       [](hc::Proc& vp) {
@@ -471,6 +538,24 @@ void failures_suite() {
       const hc::Report r = machine.run([](hc::Proc& vp) { hc::barrier(vp); });
       CHECK(r.clocks.size() == static_cast<std::size_t>(t.size()));
     }
+  }
+  // A VP that fails while large messages wait for it (left in the senders' buffers, or over
+  // MPI): the senders are released, the run ends everywhere.
+  for (const int thrower : {0, t.size() - 1}) {
+    const Outcome all = summed(outcome_of(machine, [&](hc::Proc& vp) {
+      std::vector<long> big(131072, vp.id());
+      if (vp.id() == thrower) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        throw std::runtime_error("injected failure in VP " + std::to_string(thrower));
+      }
+      vp.send(thrower, big);
+      vp.recv(thrower, big);
+    }));
+    CHECK(all.original == 1 && all.aborted == processes_ - 1);
+    ++injected;
+    if (all.original == 1 && all.aborted == processes_ - 1) ++injected_runs_ok;
+    const hc::Report r = machine.run([](hc::Proc& vp) { hc::barrier(vp); });
+    CHECK(r.clocks.size() == static_cast<std::size_t>(t.size()));
   }
   // A receive that no one answers, across processes: Deadlock on every process.
   {
