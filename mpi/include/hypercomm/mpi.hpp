@@ -48,6 +48,10 @@ class Machine {
   // The VPs this process runs: [first_vp(), last_vp()).
   [[nodiscard]] int first_vp() const noexcept;
   [[nodiscard]] int last_vp() const noexcept;
+  // The cores Algo::automatic takes the VPs to share (hypercomm::Machine::shared_core_count):
+  // those of every node the processes run on (each node's the union of its processes'), when
+  // the machine's VPs outnumber them, else 0; every process the same.
+  [[nodiscard]] int shared_core_count() const noexcept;
 
  private:
   struct Impl;

@@ -36,7 +36,8 @@ class Machine {
   // The cores this process may run on when the machine's VPs outnumber them, else 0
   // (hypercomm::shared_core_count below). Algo::automatic then weighs the work of all VPs spread
   // over those cores beside the critical path (hypercomm::CallShape::shared_cores,
-  // collectives/ALGORITHMS.md); a machine over several MPI processes takes the least of theirs.
+  // collectives/ALGORITHMS.md); a machine over several MPI processes takes the cores of all
+  // their nodes (hypercomm::mpi::Machine::shared_core_count).
   [[nodiscard]] int shared_core_count() const noexcept;
 
  private:
