@@ -46,7 +46,10 @@ std::array<std::uint64_t, 4> fingerprint(const Topology& topology, const Options
 // it), where one process throwing between two collective calls would leave the others waiting in
 // the next.
 struct Environment {
-  bool rings = true;  // HYPERCOMM_MPI_RINGS: on (default) or off (every message over MPI)
+  // HYPERCOMM_MPI_RINGS: on (default), small (large messages over MPI, not read in place) or
+  // off (every message over MPI).
+  bool rings = true;
+  bool in_place = true;
   int progress = 0;   // HYPERCOMM_MPI_PROGRESS: 0 hypercomm chooses, 1 vps, 2 server
   std::string error;  // what is wrong with them here, or empty
 };
@@ -56,11 +59,14 @@ Environment read_environment() {
   if (const char* rings = std::getenv("HYPERCOMM_MPI_RINGS")) {
     const std::string choice = rings;
     if (choice == "off")
-      env.rings = false;
+      env.rings = env.in_place = false;
+    else if (choice == "small")
+      env.in_place = false;
     else if (choice != "on" && !choice.empty())
       env.error = "HYPERCOMM_MPI_RINGS is '" + choice +
-                  "'; it takes on (the default: shared memory between the processes of a node) "
-                  "or off (every message over MPI)";
+                  "'; it takes on (the default: shared memory between the processes of a node, "
+                  "large messages read in place), small (large messages over MPI) or off (every "
+                  "message over MPI)";
   }
   if (const char* progress = std::getenv("HYPERCOMM_MPI_PROGRESS")) {
     const std::string choice = progress;
@@ -187,8 +193,7 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
   // Rings in shared memory between the node's processes (node_rings.hpp), unless the
   // environment's HYPERCOMM_MPI_RINGS=off sends everything over MPI, as between nodes (the tests
   // run both).
-  const bool rings_wanted = env.rings;
-  auto rings = std::make_unique<detail::NodeRings>(node, m.rank, rings_wanted);
+  auto rings = std::make_unique<detail::NodeRings>(node, m.rank, env.rings, env.in_place);
   MPI_Comm_free(&node);
   // Who calls MPI (mpi_remote.hpp): the VPs themselves where MPI lets them and each VP of the
   // node has a core, so that a VP polling MPI for its message takes no core from another;

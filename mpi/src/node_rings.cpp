@@ -44,8 +44,8 @@ constexpr std::uint64_t kProbeMagic = 0x68797065'72636f6dull;  // "hypercom"
 std::uint64_t g_probe_word = 0;
 
 // Whether this process can read a word of each other process of `node` (their ids in `pids`),
-// and they all of it: one answer for all (MPI_Allreduce).
-bool node_reads_in_place(MPI_Comm node, int me, std::vector<pid_t>& pids) {
+// and they all of it, and every one wants to: one answer for all (MPI_Allreduce).
+bool node_reads_in_place(MPI_Comm node, int me, bool wanted, std::vector<pid_t>& pids) {
   // Where Yama restricts ptrace to a process's ancestors (ptrace_scope 1, as on Ubuntu), the
   // other processes of the job are not; Open MPI's shared memory does the same for its own
   // single copy.
@@ -63,11 +63,11 @@ bool node_reads_in_place(MPI_Comm node, int me, std::vector<pid_t>& pids) {
   MPI_Comm_size(node, &size);
   std::vector<Probe> all(static_cast<std::size_t>(size));
   MPI_Allgather(&mine, sizeof(Probe), MPI_BYTE, all.data(), sizeof(Probe), MPI_BYTE, node);
-  int ok = 1;
+  int ok = wanted ? 1 : 0;
   for (int j = 0; j < size; ++j) {
     const Probe& theirs = all[static_cast<std::size_t>(j)];
     pids[static_cast<std::size_t>(j)] = static_cast<pid_t>(theirs.pid);
-    if (j == me) continue;
+    if (j == me || ok == 0) continue;
     std::uint64_t word = 0;
     if (!read_process(static_cast<pid_t>(theirs.pid), theirs.address,
                       std::as_writable_bytes(std::span(&word, 1))) ||
@@ -143,7 +143,7 @@ void Ring::pop() noexcept {
   std::atomic_ref(control().tail).store(taking_, std::memory_order_release);
 }
 
-NodeRings::NodeRings(MPI_Comm node, int rank, bool wanted) {
+NodeRings::NodeRings(MPI_Comm node, int rank, bool wanted, bool in_place_wanted) {
   int size = 1, me = 0;
   MPI_Comm_size(node, &size);
   MPI_Comm_rank(node, &me);
@@ -191,7 +191,7 @@ NodeRings::NodeRings(MPI_Comm node, int rank, bool wanted) {
     return;
   }
   std::vector<pid_t> node_pids(static_cast<std::size_t>(size), 0);
-  in_place_ = node_reads_in_place(node, me, node_pids);
+  in_place_ = node_reads_in_place(node, me, in_place_wanted, node_pids);
   auto* base = static_cast<std::byte*>(mapping_);
   const auto ring = [&](int from, int to) {
     return std::make_unique<Ring>(
@@ -206,7 +206,7 @@ NodeRings::NodeRings(MPI_Comm node, int rank, bool wanted) {
   from_.resize(ranks_end);
   pids_.assign(ranks_end, 0);
   for (int j = 0; j < size; ++j) {
-    if (j == me) continue;
+    if (j == me || ok == 0) continue;
     const auto other = static_cast<std::size_t>(ranks[static_cast<std::size_t>(j)]);
     to_[other] = ring(me, j);
     from_[other] = ring(j, me);

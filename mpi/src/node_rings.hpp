@@ -93,8 +93,9 @@ class NodeRings {
   // Collective over `node`, the processes of comm that share this node's memory (every one of
   // them calls it). No rings (empty()) when this process is alone there, when `wanted` is false
   // anywhere, or when the shared memory cannot be had on some process (then the messages all go
-  // over MPI, as between nodes).
-  NodeRings(MPI_Comm node, int rank, bool wanted);
+  // over MPI, as between nodes). Large messages are read in place (in_place()) unless
+  // `in_place_wanted` is false anywhere on the node.
+  NodeRings(MPI_Comm node, int rank, bool wanted, bool in_place_wanted = true);
   ~NodeRings();
   NodeRings(const NodeRings&) = delete;
   NodeRings& operator=(const NodeRings&) = delete;

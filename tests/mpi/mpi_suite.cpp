@@ -705,6 +705,8 @@ int main(int argc, char** argv) {
                   progress != nullptr ? progress : "",
                   rings != nullptr && std::strcmp(rings, "off") == 0
                       ? ", HYPERCOMM_MPI_RINGS=off (every message over MPI)"
+                  : rings != nullptr && std::strcmp(rings, "small") == 0
+                      ? ", HYPERCOMM_MPI_RINGS=small (large messages over MPI)"
                       : "",
                   stage.name, MPI_Wtime() - t0);
   }
