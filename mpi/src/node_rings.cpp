@@ -206,7 +206,7 @@ NodeRings::NodeRings(MPI_Comm node, int rank, bool wanted, bool in_place_wanted)
   from_.resize(ranks_end);
   pids_.assign(ranks_end, 0);
   for (int j = 0; j < size; ++j) {
-    if (j == me || ok == 0) continue;
+    if (j == me) continue;
     const auto other = static_cast<std::size_t>(ranks[static_cast<std::size_t>(j)]);
     to_[other] = ring(me, j);
     from_[other] = ring(j, me);
