@@ -48,9 +48,9 @@ std::uint64_t g_probe_word = 0;
 bool node_reads_in_place(MPI_Comm node, int me, bool wanted, std::vector<pid_t>& pids) {
   // Where Yama restricts ptrace to a process's ancestors (ptrace_scope 1, as on Ubuntu), the
   // other processes of the job are not; Open MPI's shared memory does the same for its own
-  // single copy.
+  // single copy. Not where this process does not want it (HYPERCOMM_MPI_RINGS=small or off).
 #ifdef PR_SET_PTRACER
-  (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  if (wanted) (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 #endif
   const pid_t self = getpid();
   std::atomic_ref(g_probe_word).store(kProbeMagic ^ static_cast<std::uint64_t>(self));
