@@ -85,7 +85,9 @@ struct Place {
   std::size_t size;
 };
 
-void read_from(const Place& place, std::span<std::byte> to) {
+// A Link::Fill: reads the message at *context (a Place) into `to`.
+void read_from(void* context, std::span<std::byte> to) {
+  const Place& place = *static_cast<const Place*>(context);
   if (read_process(place.pid, place.address, to)) return;
   throw Error("hypercomm::mpi: reading a message of " + std::to_string(place.size) +
               " bytes left in place by process " + std::to_string(place.process) + " (pid " +
@@ -365,15 +367,30 @@ bool MpiRemote::send(int src, int dst, Link& channel, const Envelope& envelope,
   check(MPI_Isend(payload.data(), static_cast<int>(payload.size()), MPI_BYTE, process, kPayloadTag,
                   comm_, &request),
         "MPI_Isend");
-  // The buffer is the VP's: wait until MPI is done with it, moving the others' messages meanwhile
-  // and letting other threads at MPI between looks.
-  for (unsigned looks = 1;; ++looks) {
+  // The buffer is the VP's: wait until MPI is done with it.
+  wait_moving_others(lock, [&] {
     int done = 0;
     check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
-    if (done != 0) return true;
-    (void)pass(*fabric_, false);
+    return done != 0;
+  });
+  return true;
+}
+
+// Until done(): moves the other messages of this process (a pass where the VPs call MPI, else
+// the rings alone: the server moves the MPI traffic), letting other threads at the mutex between
+// looks, and yields the core now and then (at every look where VPs share cores: the receiving
+// process may need this one to run).
+template <class Done>
+void MpiRemote::wait_moving_others(std::unique_lock<std::mutex>& lock, Done&& done) {
+  for (unsigned looks = 1; !done(); ++looks) {
+    if (vps_drive_) {
+      (void)pass(*fabric_, false);
+    } else {
+      bool any = false;
+      (void)drain_rings(*fabric_, -1, any);
+    }
     lock.unlock();
-    if ((looks & 15) == 0) sched_yield();
+    if ((looks & 15) == 0 || fabric_->oversubscribed()) sched_yield();
     lock.lock();
   }
 }
@@ -400,18 +417,7 @@ bool MpiRemote::send_in_place(int src, int dst, int process, const Envelope& env
   if (vps_drive_) note_vp_pass();
   // Even after an abort: the receiving process reads or drops every record before its run ends
   // (it serves until every VP everywhere has finished), and this buffer must stay until then.
-  for (unsigned looks = 1; ring.read_in_place() < sequence; ++looks) {
-    if (vps_drive_) {
-      (void)pass(*fabric_, false);
-    } else {  // the server moves the MPI traffic; a VP touches only the rings
-      bool any = false;
-      (void)drain_rings(*fabric_, -1, any);
-    }
-    lock.unlock();
-    // Where VPs share cores, the receiving process may need this one to run.
-    if ((looks & 15) == 0 || fabric_->oversubscribed()) sched_yield();
-    lock.lock();
-  }
+  wait_moving_others(lock, [&] { return ring.read_in_place() >= sequence; });
   waiting_for_read = -1;
   return true;
 }
@@ -425,12 +431,7 @@ MpiRemote::Large MpiRemote::read_in_place(Fabric& fabric, int from, const Header
   }
   Place place{rings_->pid(from), where.address, from, header.envelope.size};
   Link& channel = fabric.channel(header.src, header.dst);
-  const bool straight = channel.try_hand_over_with(
-      header.envelope,
-      [](void* context, std::span<std::byte> to) {
-        read_from(*static_cast<const Place*>(context), to);
-      },
-      &place);
+  const bool straight = channel.try_hand_over_with(header.envelope, read_from, &place);
   if (!straight) {
     const auto now = Clock::now();
     if (held_since == Clock::time_point{}) held_since = now;
@@ -442,12 +443,7 @@ MpiRemote::Large MpiRemote::read_in_place(Fabric& fabric, int from, const Header
                            in_place_to_[receiver] != header.src;
     if (may_hold && will_post && now - held_since < hold_in_place(place.size)) return Large::held;
     // Read straight onto the channel: two copies in all, as a message queued in one process.
-    channel.push_with(
-        header.envelope,
-        [](void* context, std::span<std::byte> to) {
-          read_from(*static_cast<const Place*>(context), to);
-        },
-        &place);
+    channel.push_with(header.envelope, read_from, &place);
   }
   held_since = {};
   fabric.notify(header.dst);

@@ -183,6 +183,9 @@ class MpiRemote final : public hypercomm::detail::Remote {
   enum class Large : std::uint8_t { held, straight, staged, dropped };
   [[nodiscard]] Large read_in_place(Fabric& fabric, int from, const Header& header,
                                     const InPlace& where, bool may_hold);
+  // Under mutex_ (lock): a sending VP's wait for its large message to be taken (done()).
+  template <class Done>
+  void wait_moving_others(std::unique_lock<std::mutex>& lock, Done&& done);
   // Under mutex_; true when something moved. `watching`: the server's passes also run the
   // deadlock watch. `waiting`: the VP of this process that runs the pass while it waits for a
   // message, or -1 (see receive_all).

@@ -77,21 +77,28 @@ void Channel::fill(std::uint64_t position, std::size_t slots, const Envelope& en
   }
 }
 
-void Channel::push(const Envelope& envelope, std::span<const std::byte> payload) {
-  const std::size_t slots = slots_for(payload.size());
-  if (!room_for(slots)) {
-    consumed_seen_ = consumed_.load(std::memory_order_acquire);
-    if (!room_for(slots)) next_segment();
-  }
-  fill(head_, slots, envelope, payload);
+void Channel::make_room(std::size_t slots) {
+  if (room_for(slots)) return;
+  consumed_seen_ = consumed_.load(std::memory_order_acquire);
+  if (!room_for(slots)) next_segment();
+}
+
+void Channel::publish(std::size_t slots) noexcept {
   slot_at(*producer_segment_, head_).sequence.store(head_ + 1, std::memory_order_release);
   head_ += slots;
   ++enqueued_;
 }
 
+void Channel::push(const Envelope& envelope, std::span<const std::byte> payload) {
+  const std::size_t slots = slots_for(payload.size());
+  make_room(slots);
+  fill(head_, slots, envelope, payload);
+  publish(slots);
+}
+
 void Channel::push_with(const Envelope& envelope, Fill write, void* context) {
   const std::size_t size = envelope.size;
-  if (size <= kInlineBytes || slots_for(size) != 1) {
+  if (size <= kInlineBytes || slots_for(size) != 1) {  // not kept in a block: rare, from scratch
     std::vector<std::byte> scratch(size);
     write(context, scratch);
     push(envelope, scratch);
@@ -99,16 +106,11 @@ void Channel::push_with(const Envelope& envelope, Fill write, void* context) {
   }
   std::unique_ptr<Block> block(acquire_block(size));
   write(context, {block->data.get(), size});
-  if (!room_for(1)) {
-    consumed_seen_ = consumed_.load(std::memory_order_acquire);
-    if (!room_for(1)) next_segment();
-  }
+  make_room(1);
   Slot& slot = slot_at(*producer_segment_, head_);
   slot.envelope = envelope;
   slot.block = block.release();
-  slot.sequence.store(head_ + 1, std::memory_order_release);
-  ++head_;
-  ++enqueued_;
+  publish(1);
 }
 
 void Channel::next_segment() {

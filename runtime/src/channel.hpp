@@ -201,6 +201,10 @@ class Channel final : public Link {
             std::span<const std::byte> payload);
   // Producer: leaves a full ring for a recycled or new one.
   void next_segment();
+  // Producer: `slots` free from head_ on, in this ring or the next; then, once they are
+  // written, hands them to the consumer.
+  void make_room(std::size_t slots);
+  void publish(std::size_t slots) noexcept;
   // Consumer: hands a segment it has emptied back to the producer.
   void retire(Segment* segment) noexcept;
   [[nodiscard]] Block* acquire_block(std::size_t size);
