@@ -65,6 +65,9 @@ constexpr std::size_t kInFlight = 64;
 // process: the last resort when a VP does not come back from the body (a long computation
 // that never communicates) while the others are gone.
 constexpr std::chrono::seconds kAbortGrace{30};
+// Where the VPs move their messages on the rings themselves (MpiRemote::vps_take_their_own), the
+// server looks at MPI's arrivals this often at most.
+constexpr std::chrono::microseconds kQuietLook{100};
 
 // Whether VP `receiver` will soon post its receive for a large message from `sender` (it runs)
 // or take the message it was handed (it still waits for this sender: a sender that runs ahead
@@ -164,9 +167,7 @@ void MpiRemote::outgoing() noexcept {
     wake_server();
 }
 
-void MpiRemote::sleeping() noexcept {
-  if (vps_drive_) wake_server();
-}
+void MpiRemote::sleeping() noexcept { wake_server(); }
 
 bool MpiRemote::remote_sleeper(const Fabric& fabric) const noexcept {
   for (int vp = first_; vp < last_; ++vp) {
@@ -176,6 +177,20 @@ bool MpiRemote::remote_sleeper(const Fabric& fabric) const noexcept {
       return true;
   }
   return false;
+}
+
+bool MpiRemote::vps_take_their_own(const Fabric& fabric) const noexcept {
+  // A large message comes over MPI where it is not read in place.
+  if (vps_drive_ || rings_ == nullptr || !rings_->in_place()) return false;
+  for (int vp = first_; vp < last_; ++vp) {
+    const auto& state = fabric.state(vp);
+    if (state.status.load(std::memory_order_relaxed) != hypercomm::detail::kBlocked) continue;
+    if (state.sleeping.load(std::memory_order_relaxed) != 0) return false;  // woken by a pass
+    const int peer = state.waiting_for.load(std::memory_order_relaxed);
+    if (peer >= 0 && !fabric.local(peer) && rings_->from(blocks_.owner(peer)) == nullptr)
+      return false;
+  }
+  return true;
 }
 
 void MpiRemote::progress(int vp) noexcept {
@@ -909,7 +924,7 @@ void MpiRemote::serve(Fabric& fabric) {
   }
 }
 
-bool MpiRemote::pass(Fabric& fabric, bool watching, int waiting) {
+bool MpiRemote::pass(Fabric& fabric, bool watching, int waiting, bool arrivals) {
   if (!watching) note_vp_pass();
   // VPs seen finished before their last messages are forwarded, so that the finish follows
   // them; an abort goes before the finishes of the VPs it released (who waits for one of those
@@ -934,7 +949,7 @@ bool MpiRemote::pass(Fabric& fabric, bool watching, int waiting) {
   bool took = false;
   const bool reached = rings_ != nullptr && drain_rings(fabric, waiting, took);
   busy = took || busy;
-  if (!reached) busy = receive_all(fabric, waiting) || busy;
+  if (!reached && arrivals) busy = receive_all(fabric, waiting) || busy;
   busy = busy || !drained;  // what waits for room: pass again soon
   room_wanted_ = !drained;
   complete_sends(false);
@@ -949,12 +964,13 @@ bool MpiRemote::pass(Fabric& fabric, bool watching, int waiting) {
 
 void MpiRemote::nap(const Fabric& fabric) noexcept {
   // The VPs move their messages themselves (and call MPI while they wait, which moves the large
-  // ones): look now and then, for a VP asleep in a long wait whose message has come (often,
-  // while there is one: Remote::sleeping wakes this thread), for messages queued while every VP
-  // computes, and for the deadlock watch. Never spin: this thread may share its core with the
-  // VPs (mpirun --bind-to core). While the VPs pass themselves, rarely: each time this thread
-  // wakes it takes a VP's core from it; naps of 200 us made 60-170 of 20000 all-reduces of 8 B
-  // between two processes take 10-800 us, a third to half of the calls' time.
+  // ones; or, where this thread moves the MPI traffic, every message they wait for comes on a
+  // ring, and they take it off): look now and then, for a VP asleep in a long wait whose message
+  // has come (often, while there is one: Remote::sleeping wakes this thread), for messages queued
+  // while every VP computes, and for the deadlock watch. Never spin: this thread may share its core
+  // with the VPs (mpirun --bind-to core). While the VPs pass themselves, rarely: each time this
+  // thread wakes it takes a VP's core from it; naps of 200 us made 60-170 of 20000 all-reduces of 8
+  // B between two processes take 10-800 us, a third to half of the calls' time.
   using std::chrono::microseconds;
   const std::uint64_t passes = vp_passes_.load(std::memory_order_relaxed);
   const bool vps_pass = passes != vp_passes_seen_;
@@ -972,6 +988,17 @@ void MpiRemote::serve_until_done(Fabric& fabric, std::chrono::nanoseconds grace)
   unsigned idle_rounds = 0, missed = 0;
   for (;;) {
     bool busy = false, sending = false, wants_room = false;
+    // The VPs move their messages on the rings: MPI brings only the other processes' finishes,
+    // an abort, a deadlock report. A test of MPI's receives yields the core inside MPI where
+    // Open MPI yields when idle (as under --oversubscribe), with the mutex held, and a VP that
+    // finds it held queues its message for this thread instead of putting it on the ring.
+    const bool quiet = fabric.remaining() != 0 && vps_take_their_own(fabric);
+    bool arrivals = true;
+    if (quiet) {
+      const auto now = Clock::now();
+      arrivals = now - arrivals_looked_ >= kQuietLook;
+      if (arrivals) arrivals_looked_ = now;
+    }
     {
       // Where the VPs move their messages, one that passes now is left alone (a few times in a
       // row at most): blocked on the mutex, this thread would be woken by the VP's unlock and
@@ -988,7 +1015,7 @@ void MpiRemote::serve_until_done(Fabric& fabric, std::chrono::nanoseconds grace)
       }
       missed = 0;
       requested_.store(false, std::memory_order_seq_cst);
-      busy = pass(fabric, true);
+      busy = pass(fabric, true, -1, arrivals);
       if (done_) {
         serving_ = false;  // from now on the VPs leave MPI alone
         complete_sends(true);
@@ -1010,6 +1037,12 @@ void MpiRemote::serve_until_done(Fabric& fabric, std::chrono::nanoseconds grace)
       // may need this core.
       if (wants_room) sched_yield();
     } else if (vps_drive_ && fabric.remaining() != 0) {
+      nap(fabric);
+    } else if (quiet && !sending) {
+      // Polling here would only take the core from the VPs where they share it (4 processes on
+      // 2 cores: each core cycled through two VPs and two servers, an all-reduce of 8 B took
+      // 5-6x Open MPI's time).
+      idle_rounds = 0;
       nap(fabric);
     } else if (sending) {
       // A large message moves only while MPI is called on both sides: keep calling it.

@@ -19,15 +19,17 @@
 // Between processes of one node the messages of the VPs go on rings in shared memory instead
 // (node_rings.hpp): the sender writes its message there under its process's mutex, the
 // receiver's pass (or the VP that waits for it, even where the server moves the MPI traffic)
-// takes it, neither calls MPI. A channel's messages take one way at a time, so they stay in
-// order: onto the ring only when every message sent to that process over MPI has been delivered,
-// over MPI (a message too long for the ring, or one behind such) only when the ring is empty.
-// The protocol messages stay on MPI; a VP's finish, which follows its messages, has the ring
-// from its process emptied before it counts. A message too long for the ring, where the node's
-// processes may read each other's memory (NodeRings::in_place), stays in the sender's buffer:
-// a record on the ring says where, and the receiving process reads it (process_vm_readv)
-// straight into the receiver's posted buffer, or onto the channel when the receiver has not
-// posted within a hold, then marks it read; the sending VP waits for that (send_in_place).
+// takes it, neither calls MPI; where the server moves the MPI traffic and every message the VPs
+// wait for comes on a ring, it naps (vps_take_their_own), so as not to take their cores. A
+// channel's messages take one way at a time, so they stay in order: onto the ring only when every
+// message sent to that process over MPI has been delivered, over MPI (a message too long for the
+// ring, or one behind such) only when the ring is empty. The protocol messages stay on MPI; a VP's
+// finish, which follows its messages, has the ring from its process emptied before it counts. A
+// message too long for the ring, where the node's processes may read each other's memory
+// (NodeRings::in_place), stays in the sender's buffer: a record on the ring says where, and the
+// receiving process reads it (process_vm_readv) straight into the receiver's posted buffer, or onto
+// the channel when the receiver has not posted within a hold, then marks it read; the sending VP
+// waits for that (send_in_place).
 //
 // A run ends on a process when its VPs have finished, their messages have left, and every VP of
 // the other processes is known to have finished: no message can still come. Deadlocks across
@@ -188,14 +190,18 @@ class MpiRemote final : public hypercomm::detail::Remote {
   void wait_moving_others(std::unique_lock<std::mutex>& lock, Done&& done);
   // Under mutex_; true when something moved. `watching`: the server's passes also run the
   // deadlock watch. `waiting`: the VP of this process that runs the pass while it waits for a
-  // message, or -1 (see receive_all).
-  [[nodiscard]] bool pass(Fabric& fabric, bool watching, int waiting = -1);
+  // message, or -1 (see receive_all). `arrivals`: false to leave MPI's arrivals for a later pass.
+  [[nodiscard]] bool pass(Fabric& fabric, bool watching, int waiting = -1, bool arrivals = true);
   // pass(*fabric_, watching, waiting); MPI_Abort when MPI fails.
   void locked_pass(bool watching, int waiting = -1) noexcept;
   void wake_server() noexcept;
   // Whether a VP of this process sleeps waiting for a VP of another process (the server then
   // polls MPI for it rather than nap).
   [[nodiscard]] bool remote_sleeper(const Fabric& fabric) const noexcept;
+  // Where the server moves the MPI traffic: whether every message this process's VPs wait for
+  // comes on a ring, which they take off themselves, awake (the server then naps rather than
+  // polls, and looks at MPI only every kQuietLook).
+  [[nodiscard]] bool vps_take_their_own(const Fabric& fabric) const noexcept;
   // True when something moved; `drained`: nothing is left queued (see kInFlight).
   [[nodiscard]] bool forward_outgoing(Fabric& fabric, bool& drained);
   void add_outgoing(Fabric& fabric);
@@ -287,6 +293,7 @@ class MpiRemote final : public hypercomm::detail::Remote {
   std::vector<std::string> wait_texts_;
   std::vector<int> finished_of_;  // process 0: how many VPs of each process have finished
   std::chrono::steady_clock::time_point quiet_since_{};
+  std::chrono::steady_clock::time_point arrivals_looked_{};  // the server's last receive_all
 };
 
 }  // namespace hypercomm::mpi::detail

@@ -383,9 +383,11 @@ class HYPERCOMM_INTERNAL Fabric {
   // Remote).
   void notify(int vp) noexcept;
   // VP vp waits for a message from src: when src runs in another process, let the Remote move
-  // messages (Remote::progress).
-  void progress_from(int vp, int src) noexcept {
-    if (remote_ != nullptr && !local(src)) remote_->progress(vp);
+  // messages (Remote::progress); true when it did (the message may be here now).
+  bool progress_from(int vp, int src) noexcept {
+    if (remote_ == nullptr || local(src)) return false;
+    remote_->progress(vp);
+    return true;
   }
   void sleeping_on(int src) noexcept {
     if (remote_ != nullptr && !local(src)) remote_->sleeping();

@@ -482,8 +482,10 @@ Port::Wait Port::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
     // Oversubscribed: clear the "a message came" hint that Fabric::core_wanted reads.
     if (phase == detail::Waiter::Phase::yield) me.mail.store(0, std::memory_order_relaxed);
     if (ready()) return true;
-    fabric_->progress_from(id_, src);  // src in another process: its message may be in MPI
-    return false;
+    // src in another process: its message may be in MPI or on a ring, and moved here now (look
+    // again before the Waiter yields the core: where VPs share it, a look after the next switch
+    // made every message between two processes on one core cost two).
+    return fabric_->progress_from(id_, src) && ready();
   };
   const auto check = [&] {
     if (fabric_->aborted())
