@@ -294,6 +294,8 @@ class MpiRemote final : public hypercomm::detail::Remote {
   std::vector<int> finished_of_;  // process 0: how many VPs of each process have finished
   std::chrono::steady_clock::time_point quiet_since_{};
   std::chrono::steady_clock::time_point arrivals_looked_{};  // the server's last receive_all
+  // When a message left in place was last read (steady_clock ticks), for the server's naps.
+  std::atomic<std::chrono::steady_clock::rep> large_read_at_{0};
 };
 
 }  // namespace hypercomm::mpi::detail
