@@ -225,8 +225,9 @@ class MpiRemote final : public hypercomm::detail::Remote {
   void note_status(int process, const Status& status, std::string text,
                    std::chrono::steady_clock::time_point now);
   void idle(unsigned& idle_rounds) noexcept;
-  void nap(const Fabric& fabric) noexcept;  // the server's wait while the VPs move their messages
-  void note_vp_pass() noexcept {            // under mutex_
+  // The server's wait while the VPs move their messages (quiet: see vps_take_their_own).
+  void nap(const Fabric& fabric, bool quiet = false) noexcept;
+  void note_vp_pass() noexcept {  // under mutex_
     vp_passes_.store(vp_passes_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   void serve_until_done(Fabric& fabric, std::chrono::nanoseconds grace);
