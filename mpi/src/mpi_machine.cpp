@@ -194,6 +194,8 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
   // environment's HYPERCOMM_MPI_RINGS=off sends everything over MPI, as between nodes (the tests
   // run both).
   auto rings = std::make_unique<detail::NodeRings>(node, m.rank, env.rings, env.in_place);
+  int node_leader = m.rank;  // the node's first process names it
+  check(MPI_Bcast(&node_leader, 1, MPI_INT, 0, node), "MPI_Bcast");
   MPI_Comm_free(&node);
   // Who calls MPI (mpi_remote.hpp): the VPs themselves where MPI lets them and each VP of the
   // node has a core, so that a VP polling MPI for its message takes no core from another;
@@ -222,6 +224,26 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
       hypercomm::detail::Placement{m.blocks.first(m.rank), m.blocks.first(m.rank + 1),
                                    m.remote.get(), node_threads, node_offset, CPU_COUNT(&node_cpus),
                                    !vps_drive, shared_cores});
+  // Every VP's CPU (-1 for those of other nodes), so that a VP waiting for one of another
+  // process knows whether it may be running on another core (Fabric::spin_time).
+  std::vector<int> counts(static_cast<std::size_t>(m.processes)), starts(counts.size());
+  std::vector<int> leaders(counts.size());
+  for (int k = 0; k < m.processes; ++k) {
+    starts[static_cast<std::size_t>(k)] = m.blocks.first(k);
+    counts[static_cast<std::size_t>(k)] = m.blocks.first(k + 1) - m.blocks.first(k);
+  }
+  std::vector<int> cpus(static_cast<std::size_t>(p), -1);
+  const std::vector<int> own(m.fabric->vp_cpus().begin() + m.blocks.first(m.rank),
+                             m.fabric->vp_cpus().begin() + m.blocks.first(m.rank + 1));
+  check(MPI_Allgatherv(own.data(), here, MPI_INT, cpus.data(), counts.data(), starts.data(),
+                       MPI_INT, m.comm),
+        "MPI_Allgatherv");
+  check(MPI_Allgather(&node_leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, m.comm),
+        "MPI_Allgather");
+  for (int k = 0; k < m.processes; ++k)
+    if (leaders[static_cast<std::size_t>(k)] != node_leader)
+      std::fill_n(cpus.begin() + m.blocks.first(k), counts[static_cast<std::size_t>(k)], -1);
+  m.fabric->set_vp_cpus(std::move(cpus));
 }
 
 Machine::~Machine() = default;

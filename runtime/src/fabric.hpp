@@ -458,6 +458,20 @@ class HYPERCOMM_INTERNAL Fabric {
 
   // How long a waiting VP spins, then how long it keeps yielding its core, before it sleeps.
   [[nodiscard]] std::chrono::nanoseconds spin_time() const noexcept { return spin_time_; }
+  // The same for a VP waiting for src: where VPs share cores and src is a VP of another process
+  // pinned to another core of this node, it may be running now, its message a cache-line
+  // transfer away: spin about what a switch there and back costs before yielding.
+  [[nodiscard]] std::chrono::nanoseconds spin_time(int vp, int src) const noexcept {
+    if (spin_time_.count() > 0 || local(src)) return spin_time_;
+    const int mine = vp_cpus_[static_cast<std::size_t>(vp)];
+    const int theirs = vp_cpus_[static_cast<std::size_t>(src)];
+    return mine >= 0 && theirs >= 0 && mine != theirs ? kCrossCoreSpin : spin_time_;
+  }
+  static constexpr std::chrono::nanoseconds kCrossCoreSpin{4000};
+  // The CPU each VP is pinned to, -1 where unknown or on another node: this process's own, or,
+  // over several processes, every VP's (set by the Remote's owner before the first run).
+  [[nodiscard]] std::span<const int> vp_cpus() const noexcept { return vp_cpus_; }
+  void set_vp_cpus(std::vector<int> cpus) noexcept { vp_cpus_ = std::move(cpus); }
   [[nodiscard]] std::chrono::nanoseconds yield_time() const noexcept { return yield_time_; }
   // A sender of this many bytes or more waits a while for its receiver to post (channel.hpp).
   [[nodiscard]] std::size_t rendezvous_bytes() const noexcept { return rendezvous_bytes_; }
@@ -506,6 +520,7 @@ class HYPERCOMM_INTERNAL Fabric {
   const bool asymmetric_fences_ = ::hypercomm::detail::asymmetric_fences();
   int core_count_ = 1;         // cores the VPs are pinned to, round robin
   bool shared_cores_ = false;  // other processes' threads run on this process's cores
+  std::vector<int> vp_cpus_;   // vp_cpus()
 
   std::unique_ptr<VpState[]> states_;
   Meeting meeting_;

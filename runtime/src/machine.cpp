@@ -103,12 +103,14 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
       if (local(i) || local(n)) (void)create_channel(i, n);
 
   threads_.reserve(here);
+  vp_cpus_.assign(p, -1);
   try {
     for (int i = first_; i < last_; ++i) {
       const int cpu =
           options_.pinning == Pinning::compact
               ? cpus[static_cast<std::size_t>(i - first_ + placement.node_offset) % cpus.size()]
               : -1;
+      vp_cpus_[static_cast<std::size_t>(i)] = cpu;
       threads_.emplace_back([this, i, cpu] {
         if (cpu >= 0) pin_current_thread(cpu);
         vp_main(i);

@@ -507,8 +507,8 @@ Port::Wait Port::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
     else
       detail::cpu_relax();
   };
-  switch (detail::Waiter{fabric_->spin_time(), fabric_->yield_time()}.busy(poll, check, audit,
-                                                                           give_core)) {
+  switch (detail::Waiter{fabric_->spin_time(id_, src), fabric_->yield_time()}.busy(
+      poll, check, audit, give_core)) {
     case detail::Waiter::Outcome::done: return Wait::ready;
     case detail::Waiter::Outcome::stopped: return stop;
     case detail::Waiter::Outcome::sleep: break;
