@@ -5,8 +5,9 @@
 // With a core to itself a VP spins: its partner runs on another core and a message is a
 // cache-line transfer away. When VPs outnumber cores it yields its core to a VP of that core
 // that can run (or polls when none can): the VP it waits for may need this very core, and a
-// switch between two VPs of one core costs a fraction of a futex sleep and wake-up. After either
-// phase it sleeps on a futex word until woken, waking now and then to look again.
+// switch between two VPs of one core costs a fraction of a futex sleep and wake-up (a VP waiting
+// for one of another process pinned to another core spins a little first: Fabric::spin_time).
+// After either phase it sleeps on a futex word until woken, waking now and then to look again.
 #pragma once
 
 #include <sched.h>
