@@ -975,8 +975,8 @@ void MpiRemote::nap(const Fabric& fabric, bool quiet) noexcept {
   // has come (often, while there is one: Remote::sleeping wakes this thread), for messages queued
   // while every VP computes, and for the deadlock watch. Never spin: this thread may share its core
   // with the VPs (mpirun --bind-to core). While the VPs pass themselves, rarely: each time this
-  // thread wakes it takes a VP's core from it; naps of 200 us made 60-170 of 20000 all-reduces of 8
-  // B between two processes take 10-800 us, a third to half of the calls' time.
+  // thread wakes it takes a VP's core from it; naps of 200 us made 60-170 of 20000 all-reduces
+  // of 8 B between two processes take 10-800 us, a third to half of the calls' time.
   using std::chrono::microseconds;
   const std::uint64_t passes = vp_passes_.load(std::memory_order_relaxed);
   const bool vps_pass = passes != vp_passes_seen_;
