@@ -16,8 +16,6 @@ namespace hypercomm::mpi::detail {
 
 namespace {
 
-constexpr std::uint64_t round8(std::uint64_t bytes) noexcept { return (bytes + 7) & ~7ull; }
-
 // Each ring on pages of its own: its bytes and its counters.
 std::size_t stride_of(std::size_t capacity) noexcept {
   return (Ring::footprint(capacity) + 4095) & ~std::size_t{4095};
@@ -82,45 +80,51 @@ bool node_reads_in_place(MPI_Comm node, int me, bool wanted, std::vector<pid_t>&
 }  // namespace
 
 std::span<std::byte> Ring::reserve(std::size_t bytes) noexcept {
-  const std::uint64_t record = 8 + round8(bytes);
-  Control& c = control();
   if (bytes > most()) return {};
-  std::uint64_t head = std::atomic_ref(c.head).load(std::memory_order_relaxed);
-  const std::uint64_t rest = capacity_ - head % capacity_;  // a multiple of 8: at least one word
+  const std::uint64_t record = lines(bytes);
+  const std::uint64_t rest = capacity_ - head_ % capacity_;  // a multiple of kLine
   const std::uint64_t skip = rest < record ? rest : 0;
-  if (head + skip + record - tail_seen_ > capacity_) {
-    tail_seen_ = std::atomic_ref(c.tail).load(std::memory_order_acquire);
-    if (head + skip + record - tail_seen_ > capacity_) return {};
+  // And the line after it free, for commit's zero.
+  const std::uint64_t needed = head_ + skip + record + kLine;
+  if (needed - tail_seen_ > capacity_) {
+    tail_seen_ = std::atomic_ref(control().tail).load(std::memory_order_acquire);
+    if (needed - tail_seen_ > capacity_) return {};
   }
-  if (skip != 0) {
-    std::memcpy(at(head), &kSkip, sizeof kSkip);
-    head += skip;
-  }
-  const std::uint64_t length = bytes;
-  std::memcpy(at(head), &length, sizeof length);
-  reserved_ = head + record;
-  return {at(head) + sizeof length, bytes};
+  reserved_skip_ = skip;
+  reserved_at_ = head_ + skip;
+  reserved_end_ = reserved_at_ + record;
+  reserved_word_ = bytes + 1;
+  return {at(reserved_at_) + sizeof(std::uint64_t), bytes};
 }
 
 void Ring::commit() noexcept {
-  std::atomic_ref(control().head).store(reserved_, std::memory_order_release);
+  // The word after the record zero before the record's is written: the consumer, there next,
+  // finds no record yet rather than an older record's bytes. The record's word before the skip's:
+  // a consumer that sees the skip finds the record.
+  word(reserved_end_).store(0, std::memory_order_relaxed);
+  word(reserved_at_).store(reserved_word_, std::memory_order_release);
+  if (reserved_skip_ != 0) word(head_).store(kSkip, std::memory_order_release);
+  head_ = reserved_end_;
 }
 
 std::span<const std::byte> Ring::front() noexcept {
-  Control& c = control();
-  std::uint64_t tail = std::atomic_ref(c.tail).load(std::memory_order_relaxed);
-  if (tail == head_seen_) head_seen_ = std::atomic_ref(c.head).load(std::memory_order_acquire);
-  while (tail != head_seen_) {
-    std::uint64_t length = 0;
-    std::memcpy(&length, at(tail), sizeof length);
-    if (length == kSkip) {
-      tail += capacity_ - tail % capacity_;
+  auto tail_ref = std::atomic_ref(control().tail);
+  for (;;) {
+    const std::uint64_t tail = tail_ref.load(std::memory_order_relaxed);
+    const std::uint64_t found = word(tail).load(std::memory_order_acquire);
+    if (found == 0) return {};
+    if (found == kSkip) {  // handed back at once: pop() starts at the tail
+      tail_ref.store(tail + capacity_ - tail % capacity_, std::memory_order_release);
       continue;
     }
-    taking_ = tail + sizeof length + round8(length);
-    return {at(tail) + sizeof length, static_cast<std::size_t>(length)};
+    const std::uint64_t length = found - 1;
+    taking_ = tail + lines(length);
+    return {at(tail) + sizeof(std::uint64_t), static_cast<std::size_t>(length)};
   }
-  return {};
+}
+
+void Ring::pop() noexcept {
+  std::atomic_ref(control().tail).store(taking_, std::memory_order_release);
 }
 
 bool read_process(pid_t pid, std::uint64_t address, std::span<std::byte> to) noexcept {
@@ -137,10 +141,6 @@ bool read_process(pid_t pid, std::uint64_t address, std::span<std::byte> to) noe
     address += static_cast<std::uint64_t>(got);
   }
   return true;
-}
-
-void Ring::pop() noexcept {
-  std::atomic_ref(control().tail).store(taking_, std::memory_order_release);
 }
 
 NodeRings::NodeRings(MPI_Comm node, int rank, bool wanted, bool in_place_wanted) {

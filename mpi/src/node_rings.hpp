@@ -6,9 +6,15 @@
 // the match). MpiRemote (mpi_remote.hpp) decides what goes on a ring and what over MPI.
 //
 // A ring has one producer and one consumer at a time: whoever holds the sending process's
-// MpiRemote mutex writes, whoever holds the receiving one's reads. Records are a 64-bit length,
-// then that many bytes, padded to 8; a record that would cross the end is preceded by a skip
-// record that fills the rest.
+// MpiRemote mutex writes, whoever holds the receiving one's reads. Records start on a cache line
+// (64 bytes) and take whole lines: a word, then the record's bytes; a record that would cross
+// the end is preceded by a skip word that fills the rest. The consumer learns of a record from its
+// word alone, written last (zero: none yet), so that an 8-byte message, 64 bytes with its header
+// and word, moves one line between the cores; with a counter of bytes written beside the records,
+// read by the consumer at each record, it moved two. The producer zeroes the word after each
+// record it writes (a line is always left free for it), so that where the consumer looks next an
+// older record's bytes never read as a record; the consumer writes nothing on the ring. Every
+// reservation is committed (its bytes reach lines the consumer may read).
 #pragma once
 
 #include <mpi.h>
@@ -31,8 +37,7 @@ class Ring {
   void commit() noexcept;
   // Whether every record written has been taken (the producer's view).
   [[nodiscard]] bool empty() const noexcept {
-    return std::atomic_ref(control().tail).load(std::memory_order_acquire) ==
-           std::atomic_ref(control().head).load(std::memory_order_relaxed);
+    return std::atomic_ref(control().tail).load(std::memory_order_acquire) == head_;
   }
   // The oldest record, or an empty span (the consumer's view); pop() takes it.
   [[nodiscard]] std::span<const std::byte> front() noexcept;
@@ -66,26 +71,39 @@ class Ring {
  private:
   // In shared memory (zero when created): each counter on its own line.
   struct Control {
-    alignas(64) std::uint64_t head;  // bytes written (the producer's)
     alignas(64) std::uint64_t tail;  // bytes taken (the consumer's)
     alignas(64) std::uint64_t mpi_delivered;
     alignas(64) std::uint64_t in_place_read;
   };
-  static constexpr std::uint64_t kSkip = ~std::uint64_t{0};
+  static constexpr std::uint64_t kLine = 64;
+  static constexpr std::uint64_t kSkip =
+      ~std::uint64_t{0};  // a skip's word; a record's: length + 1
   [[nodiscard]] Control& control() const noexcept { return *reinterpret_cast<Control*>(memory_); }
   [[nodiscard]] std::byte* at(std::uint64_t position) const noexcept {
     return memory_ + sizeof(Control) + position % capacity_;
   }
+  // A record's bytes on the ring: its word and `bytes`, in whole lines.
+  [[nodiscard]] static constexpr std::uint64_t lines(std::uint64_t bytes) noexcept {
+    return (sizeof(std::uint64_t) + bytes + kLine - 1) & ~(kLine - 1);
+  }
+  [[nodiscard]] std::atomic_ref<std::uint64_t> word(std::uint64_t position) const noexcept {
+    return std::atomic_ref(*reinterpret_cast<std::uint64_t*>(at(position)));
+  }
 
   std::byte* memory_;
-  std::size_t capacity_;
-  // Each side's own: the other side's counter as last read (read again only when it does not
-  // suffice, so that the line the other side writes crosses between the cores rarely: every
-  // message's read of it had the producer spend a quarter of its time in reserve).
-  std::uint64_t reserved_ = 0;   // the producer's: the head after the reserved record
-  std::uint64_t tail_seen_ = 0;  // the producer's
-  std::uint64_t taking_ = 0;     // the consumer's: the tail after the front record
-  std::uint64_t head_seen_ = 0;  // the consumer's
+  std::size_t capacity_;  // a multiple of kLine
+  // The producer's: the bytes of the records committed (head_), the reserved one's place, word
+  // and skip, and the consumer's tail as last read (read again only when it does not suffice, so
+  // that the line the consumer writes crosses between the cores rarely: every message's read of
+  // it had the producer spend a quarter of its time in reserve).
+  std::uint64_t head_ = 0;
+  std::uint64_t reserved_at_ = 0;
+  std::uint64_t reserved_end_ = 0;
+  std::uint64_t reserved_word_ = 0;
+  std::uint64_t reserved_skip_ = 0;
+  std::uint64_t tail_seen_ = 0;
+  // The consumer's: the tail after the front record.
+  std::uint64_t taking_ = 0;
 };
 
 class NodeRings {

@@ -515,7 +515,7 @@ void failures_suite() {
   // every other process Aborted naming it; nothing hangs, and the machine runs on.
   for (int thrower = 0; thrower < t.size(); ++thrower) {
     for (int point = 0; point < 4; ++point) {
-      std::string aborted_text;
+      std::string text;
       Outcome mine;
       try {
         (void)machine.run([&](hc::Proc& vp) {
@@ -530,16 +530,20 @@ void failures_suite() {
         mine.none = 1;
       } catch (const hc::Aborted& e) {
         mine.aborted = 1;
-        aborted_text = e.what();
+        text = e.what();
       } catch (const std::runtime_error& e) {
         mine.original = std::string(e.what()).find("injected") != std::string::npos ? 1 : 0;
         mine.other = 1 - mine.original;
+        text = e.what();
       }
       const bool owner = machine.first_vp() <= thrower && thrower < machine.last_vp();
       CHECK(owner ? mine.original == 1 : mine.aborted == 1);
-      if (!owner) CHECK(aborted_text.find("VP " + std::to_string(thrower)) != std::string::npos);
+      if (!owner) CHECK(text.find("VP " + std::to_string(thrower)) != std::string::npos);
       const Outcome all = summed(mine);
       CHECK(all.original == 1 && all.aborted == processes_ - 1);
+      if (all.original != 1 || all.aborted != processes_ - 1)  // what each process saw
+        std::fprintf(stderr, "process %d: VP %d throwing at step %d: %s\n", rank_, thrower, point,
+                     mine.none != 0 ? "the run returned" : text.c_str());
       ++injected;
       if (all.original == 1 && all.aborted == processes_ - 1) ++injected_runs_ok;
       // The machine is whole again.
