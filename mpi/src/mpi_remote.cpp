@@ -737,6 +737,14 @@ bool MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data
         bool any = false;
         (void)drain_ring(fabric, *ring, from, -1, any, false);  // nothing held: all delivered
       }
+      if (body.size() < header.aux * sizeof(int)) throw foreign();
+      if (header.dst >= 0) {  // they left for an abort, which this process may not have had yet
+        const std::span<const std::byte> relay = body.subspan(header.aux * sizeof(int));
+        if (relay.size() < sizeof(Relay)) throw foreign();
+        Relay what;
+        std::memcpy(&what, relay.data(), sizeof(Relay));
+        aborted_by(fabric, header.dst, what.vp, what.kind, relay.subspan(sizeof(Relay)));
+      }
       for (std::uint32_t k = 0; k < header.aux; ++k) {
         int vp = 0;
         std::memcpy(&vp, body.data() + k * sizeof(int), sizeof(int));
@@ -745,25 +753,7 @@ bool MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data
       remote_finished_ += static_cast<int>(header.aux);
       if (rank_ == 0) finished_of_[static_cast<std::size_t>(from)] += static_cast<int>(header.aux);
       return false;
-    case Kind::abort: {
-      const std::string text(reinterpret_cast<const char*>(body.data()), body.size());
-      if (!abort_announced_) {
-        abort_announced_ = true;
-        abort_since_ = Clock::now();
-      }
-      std::exception_ptr error;
-      if (header.aux == kDeadlock)
-        error = std::make_exception_ptr(Deadlock(text));
-      else if (header.aux == kMismatch)
-        error = std::make_exception_ptr(CollectiveMismatch(text));
-      else
-        error = std::make_exception_ptr(
-            Aborted("the run was abandoned on every process: VP " + std::to_string(header.src) +
-                    " (process " + std::to_string(from) + " of " +
-                    std::to_string(blocks_.processes) + ") failed: " + text));
-      fabric.fail(error, -1);
-      return false;
-    }
+    case Kind::abort: aborted_by(fabric, from, header.src, header.aux, body); return false;
     case Kind::status: {
       Status status;
       std::memcpy(&status, body.data(), sizeof(Status));
@@ -778,6 +768,33 @@ bool MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data
     case Kind::in_place: throw foreign();  // drain_ring takes these (on rings only)
   }
   return false;
+}
+
+void MpiRemote::aborted_by(Fabric& fabric, int process, int vp, std::uint32_t kind,
+                           std::span<const std::byte> body) {
+  const std::string text(reinterpret_cast<const char*>(body.data()), body.size());
+  if (!abort_announced_) {
+    abort_announced_ = true;
+    abort_since_ = Clock::now();
+  }
+  if (abort_relay_.empty()) {  // the first heard of: sent on with this process's finishes
+    const Relay relay{vp, kind};
+    abort_relay_.resize(sizeof(Relay) + body.size());
+    std::memcpy(abort_relay_.data(), &relay, sizeof(Relay));
+    if (!body.empty()) std::memcpy(abort_relay_.data() + sizeof(Relay), body.data(), body.size());
+    relay_from_ = process;
+  }
+  std::exception_ptr error;
+  if (kind == kDeadlock)
+    error = std::make_exception_ptr(Deadlock(text));
+  else if (kind == kMismatch)
+    error = std::make_exception_ptr(CollectiveMismatch(text));
+  else
+    error = std::make_exception_ptr(
+        Aborted("the run was abandoned on every process: VP " + std::to_string(vp) + " (process " +
+                std::to_string(process) + " of " + std::to_string(blocks_.processes) +
+                ") failed: " + text));
+  fabric.fail(error, -1);  // the first error stays (a relayed abort may come after its original)
 }
 
 void MpiRemote::complete_sends(bool wait) {
@@ -902,6 +919,7 @@ void MpiRemote::prepare(Fabric& fabric) {
     remote_finished_ = 0;
     delivered_ = 0;
     abort_announced_ = false;
+    abort_relay_.clear();
     outgoing_.clear();
     channels_seen_ = 0;
     outgoing_epoch_ = ~0ull;
@@ -946,8 +964,19 @@ bool MpiRemote::pass(Fabric& fabric, bool watching, int waiting, bool arrivals) 
   // One message for the VPs that finished since the last pass, once their messages have left.
   if (!finished_.empty() && drained) {
     for (const int vp : finished_) announced_[static_cast<std::size_t>(vp - first_)] = true;
-    const Header header{Kind::finished, -1, -1, static_cast<std::uint32_t>(finished_.size()), {}};
-    to_all(header, std::as_bytes(std::span(finished_)));
+    const Header header{Kind::finished,
+                        -1,
+                        abort_relay_.empty() ? -1 : relay_from_,
+                        static_cast<std::uint32_t>(finished_.size()),
+                        {}};
+    const std::span<const std::byte> ids = std::as_bytes(std::span(finished_));
+    if (abort_relay_.empty()) {
+      to_all(header, ids);
+    } else {
+      std::vector<std::byte> body(ids.begin(), ids.end());
+      body.insert(body.end(), abort_relay_.begin(), abort_relay_.end());
+      to_all(header, body);
+    }
     if (rank_ == 0) finished_of_[0] += static_cast<int>(finished_.size());
     busy = true;
   }

@@ -105,7 +105,12 @@ class MpiRemote final : public hypercomm::detail::Remote {
     std::int32_t src = -1;  // message: the sending VP; abort: the VP that failed
     std::int32_t dst = -1;  // message: the receiving VP
     std::uint32_t aux = 0;  // abort: AbortKind; finished: how many VP ids follow
+    // (finished: -1, or the process whose abort follows the ids, as a Relay and its text)
     hypercomm::detail::Envelope envelope{};
+  };
+  struct Relay {  // an abort sent on (abort_relay_): what its own message's header said
+    std::int32_t vp = -1;
+    std::uint32_t kind = 0;  // AbortKind
   };
   struct InPlace {
     std::uint64_t address = 0;   // of the payload, in the sending process
@@ -221,6 +226,9 @@ class MpiRemote final : public hypercomm::detail::Remote {
   [[nodiscard]] Large receive_large(Fabric& fabric, Posted& slot, const Header& header);
   void complete_sends(bool wait);
   void announce_abort(Fabric& fabric);
+  // An abort from `process` (its VP `vp`, or -1; an AbortKind; its text), first or sent on.
+  void aborted_by(Fabric& fabric, int process, int vp, std::uint32_t kind,
+                  std::span<const std::byte> body);
   void watch(Fabric& fabric, std::chrono::steady_clock::time_point now);
   void note_status(int process, const Status& status, std::string text,
                    std::chrono::steady_clock::time_point now);
@@ -277,6 +285,12 @@ class MpiRemote final : public hypercomm::detail::Remote {
   int remote_finished_ = 0;       // VPs of other processes known to have finished
   std::uint64_t delivered_ = 0;   // messages put on this process's channels
   bool abort_announced_ = false;  // an abort was sent or received
+  // The abort received from another process, sent on with this process's finishes: the VPs it
+  // released finish, and a process that hears of their finish before the abort (MPI orders only
+  // each sender's messages) must not find them gone for no reason (a VP waiting for one of them
+  // would report the collectives mismatched, not Aborted).
+  std::vector<std::byte> abort_relay_;  // a Relay and the text; empty: none heard of
+  int relay_from_ = -1;                 // the process whose abort it is
   std::chrono::steady_clock::time_point abort_since_{};
   std::vector<std::byte> staging_;
   // Receives posted ahead, matched in the order posted (MPI's rule), so taken in that order:
