@@ -84,7 +84,7 @@ class MpiRemote final : public hypercomm::detail::Remote {
   MpiRemote& operator=(const MpiRemote&) = delete;
 
   void outgoing() noexcept override;
-  void progress(int vp) noexcept override;
+  void progress(int vp, int src) noexcept override;
   void sleeping() noexcept override;
   bool send(int src, int dst, Link& channel, const hypercomm::detail::Envelope& envelope,
             std::span<const std::byte> payload) override;
@@ -174,6 +174,9 @@ class MpiRemote final : public hypercomm::detail::Remote {
                                 bool may_hold = true);
   // A VP of a process whose server moves the MPI traffic takes its messages off the rings.
   void take_from_rings(int vp) noexcept;
+  // The ring that VP src's messages come on, where a VP waiting for one may look at it alone
+  // (MpiRemote::progress); nullptr where there is none, or large messages come over MPI.
+  [[nodiscard]] Ring* ring_from_vp(int src) noexcept;
   [[nodiscard]] bool send_small(int src, int dst, Link& channel,
                                 const hypercomm::detail::Envelope& envelope,
                                 std::span<const std::byte> payload);
@@ -264,8 +267,9 @@ class MpiRemote final : public hypercomm::detail::Remote {
   std::atomic<std::uint64_t> vp_passes_{0};
   std::uint64_t vp_passes_seen_ = 0;
   Fabric* fabric_ = nullptr;
-  std::vector<Buffer> spare_;  // sent messages' buffers, for the next ones
-  std::vector<int> finished_;  // a pass's scratch: VPs seen finished
+  std::vector<Buffer> spare_;         // sent messages' buffers, for the next ones
+  std::vector<int> finished_;         // VPs seen finished, not yet announced
+  std::uint32_t remaining_seen_ = 0;  // Fabric::remaining at the last look for them
   // Messages of the VPs sent over MPI, by process (a ring's delivered_over_mpi catches up).
   std::vector<std::uint64_t> sent_over_mpi_;
   // Messages left in place for each process (InPlace::sequence), and, from each, since when the

@@ -39,6 +39,12 @@ class Ring {
   [[nodiscard]] bool empty() const noexcept {
     return std::atomic_ref(control().tail).load(std::memory_order_acquire) == head_;
   }
+  // Whether a record (or a skip) waits at the consumer's tail: a look by any thread, without the
+  // consumer's mutex, that writes nothing (a stale answer is set right by the next look).
+  [[nodiscard]] bool ready() const noexcept {
+    const std::uint64_t tail = std::atomic_ref(control().tail).load(std::memory_order_acquire);
+    return word(tail).load(std::memory_order_relaxed) != 0;
+  }
   // The oldest record, or an empty span (the consumer's view); pop() takes it.
   [[nodiscard]] std::span<const std::byte> front() noexcept;
   void pop() noexcept;

@@ -267,10 +267,10 @@ class HYPERCOMM_INTERNAL Remote {
   virtual ~Remote() = default;
   // A VP of this process queued a message for a VP of another process, or finished.
   virtual void outgoing() noexcept = 0;
-  // VP `vp` of this process waits for a message from a VP of another process: move what can be
-  // moved now, if the Remote lets the VPs do that (it returns at once otherwise, or when another
-  // thread is moving messages).
-  virtual void progress(int /*vp*/) noexcept {}
+  // VP `vp` of this process waits for a message from VP `src` of another process: move what can
+  // be moved now, if the Remote lets the VPs do that (it returns at once otherwise, or when
+  // another thread is moving messages).
+  virtual void progress(int /*vp*/, int /*src*/) noexcept {}
   // A VP of this process goes to sleep waiting for a message from a VP of another process: from
   // now on someone else must look for it.
   virtual void sleeping() noexcept {}
@@ -386,7 +386,7 @@ class HYPERCOMM_INTERNAL Fabric {
   // messages (Remote::progress); true when it did (the message may be here now).
   bool progress_from(int vp, int src) noexcept {
     if (remote_ == nullptr || local(src)) return false;
-    remote_->progress(vp);
+    remote_->progress(vp, src);
     return true;
   }
   void sleeping_on(int src) noexcept {
