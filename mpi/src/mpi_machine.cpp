@@ -223,7 +223,7 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
       std::move(topology), options,
       hypercomm::detail::Placement{m.blocks.first(m.rank), m.blocks.first(m.rank + 1),
                                    m.remote.get(), node_threads, node_offset, CPU_COUNT(&node_cpus),
-                                   !vps_drive, shared_cores});
+                                   !vps_drive, shared_cores, node_vps});
   // Every VP's CPU (-1 for those of other nodes), so that a VP waiting for one of another
   // process knows whether it may be running on another core (Fabric::spin_time).
   std::vector<int> counts(static_cast<std::size_t>(m.processes)), starts(counts.size());

@@ -313,6 +313,8 @@ struct Placement {
   // The cores automatic takes the VPs to share (Fabric::shared_core_count), which every process
   // must take alike: agreed by the processes (-1: this process's own, shared_core_count).
   int shared_cores = -1;
+  // The VPs of the node's processes, all together (0: this process's alone).
+  int node_vps = 0;
 };
 
 class HYPERCOMM_INTERNAL Fabric {
@@ -460,12 +462,13 @@ class HYPERCOMM_INTERNAL Fabric {
   [[nodiscard]] std::chrono::nanoseconds spin_time() const noexcept { return spin_time_; }
   // The same for a VP waiting for src: where VPs share cores and src is a VP of another process
   // pinned to another core of this node, it may be running now, its message a cache-line
-  // transfer away: spin about what a switch there and back costs before yielding.
+  // transfer away: spin about what a switch there and back costs before yielding
+  // (cross_core_spin_).
   [[nodiscard]] std::chrono::nanoseconds spin_time(int vp, int src) const noexcept {
-    if (spin_time_.count() > 0 || local(src)) return spin_time_;
+    if (spin_time_.count() > 0 || local(src) || cross_core_spin_.count() == 0) return spin_time_;
     const int mine = vp_cpus_[static_cast<std::size_t>(vp)];
     const int theirs = vp_cpus_[static_cast<std::size_t>(src)];
-    return mine >= 0 && theirs >= 0 && mine != theirs ? kCrossCoreSpin : spin_time_;
+    return mine >= 0 && theirs >= 0 && mine != theirs ? cross_core_spin_ : spin_time_;
   }
   static constexpr std::chrono::nanoseconds kCrossCoreSpin{4000};
   // The CPU each VP is pinned to, -1 where unknown or on another node: this process's own, or,
@@ -512,6 +515,12 @@ class HYPERCOMM_INTERNAL Fabric {
   Transport transport_;  // how messages move between this process's VPs (transport.hpp)
   std::size_t channel_capacity_;
   std::chrono::nanoseconds spin_time_;
+  // kCrossCoreSpin where a core of the node holds at most two of its VPs, else none: with k VPs
+  // a core, the VP on the other core runs about 1/k of the time, and from three a core the spin
+  // costs more than it saves (one VP a process on the 2 cores, all-reduce and all-gather of 8 B,
+  // 2026-11-28: over 4 processes 0.87-1.10x Open MPI's time with the spin, 1.59-1.67x without;
+  // over 6 alike; over 8 and 16, 2.10-3.48x with it, 1.29-2.22x without, two rounds each).
+  std::chrono::nanoseconds cross_core_spin_{0};
   std::chrono::nanoseconds yield_time_;
   std::size_t rendezvous_bytes_;
   std::size_t shared_copy_bytes_;  // the channels' (channel.hpp), chosen with the wait policy

@@ -76,6 +76,9 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   // cost several times a switch between two VPs of one core).
   spin_time_ = oversubscribed ? std::chrono::microseconds(0) : std::chrono::microseconds(200);
   yield_time_ = oversubscribed ? std::chrono::microseconds(1000) : std::chrono::microseconds(0);
+  const std::size_t node_vps =
+      placement.node_vps > 0 ? static_cast<std::size_t>(placement.node_vps) : here;
+  cross_core_spin_ = node_vps <= 2 * node_cpus ? kCrossCoreSpin : std::chrono::nanoseconds(0);
   rendezvous_bytes_ = oversubscribed ? kRendezvousBytesShared : kRendezvousBytes;
   shared_copy_bytes_ = oversubscribed ? kSharedCopyBytesShared : kSharedCopyBytes;
   core_count_ = static_cast<int>(cpus.size());
