@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <hypercomm/errors.hpp>
 #include <mutex>
@@ -207,7 +208,8 @@ void MpiRemote::progress(int vp, int src) noexcept {
   // all-reduce of 8 B took 10.8 us, 16 processes of one VP 3.2). Every 16th look is a whole pass,
   // for MPI's arrivals (an abort, a message that went over MPI) and what waits queued.
   static thread_local unsigned looks = 0;
-  if (Ring* ring = ring_from_vp(src); ring != nullptr && (++looks & 15) != 0) {
+  const int from = blocks_.owner(src);
+  if (Ring* ring = ring_to_look_at(from); ring != nullptr && (++looks & 15) != 0) {
     if (!ring->ready()) return;
     {
       const std::unique_lock lock(mutex_, std::try_to_lock);
@@ -215,11 +217,9 @@ void MpiRemote::progress(int vp, int src) noexcept {
       note_vp_pass();
       bool any = false;
       try {
-        (void)drain_ring(*fabric_, *ring, blocks_.owner(src), vp, any);
+        (void)drain_ring(*fabric_, *ring, from, vp, any);
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "hypercomm::mpi: process %d: %s; calling MPI_Abort\n", rank_,
-                     e.what());
-        MPI_Abort(comm_, 1);
+        abort_all(e);
       }
     }
     passed();
@@ -245,11 +245,11 @@ void MpiRemote::passed() noexcept {
   if (requested_.load(std::memory_order_seq_cst)) drive();
 }
 
-Ring* MpiRemote::ring_from_vp(int src) noexcept {
+Ring* MpiRemote::ring_to_look_at(int from) noexcept {
   // Only where large messages are read in place: else they come over MPI, which a look at the
   // ring alone would leave for the next pass.
   if (rings_ == nullptr || !rings_->in_place()) return nullptr;
-  return rings_->from(blocks_.owner(src));
+  return rings_->from(from);
 }
 
 // The VPs of a process served by its thread (they call no MPI) take their messages off the
@@ -266,8 +266,7 @@ void MpiRemote::take_from_rings(int vp) noexcept {
     bool any = false;
     (void)drain_rings(*fabric_, vp, any);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "hypercomm::mpi: process %d: %s; calling MPI_Abort\n", rank_, e.what());
-    MPI_Abort(comm_, 1);
+    abort_all(e);
   }
 }
 
@@ -523,9 +522,14 @@ void MpiRemote::locked_pass(bool watching, int waiting) noexcept {
   try {
     (void)pass(*fabric_, watching, waiting);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "hypercomm::mpi: process %d: %s; calling MPI_Abort\n", rank_, e.what());
-    MPI_Abort(comm_, 1);
+    abort_all(e);
   }
+}
+
+void MpiRemote::abort_all(const std::exception& error) const noexcept {
+  std::fprintf(stderr, "hypercomm::mpi: process %d: %s; calling MPI_Abort\n", rank_, error.what());
+  MPI_Abort(comm_, 1);
+  std::abort();  // MPI_Abort does not return; MPI does not declare it so
 }
 
 MpiRemote::Buffer MpiRemote::buffer(std::size_t size) {
@@ -979,9 +983,7 @@ void MpiRemote::serve(Fabric& fabric) {
   try {
     serve_until_done(fabric, grace);
   } catch (const std::exception& e) {
-    // MPI itself failed (or a message too large for it): nothing can reach the others now.
-    std::fprintf(stderr, "hypercomm::mpi: process %d: %s; calling MPI_Abort\n", rank_, e.what());
-    MPI_Abort(comm_, 1);
+    abort_all(e);
   }
 }
 

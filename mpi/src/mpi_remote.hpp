@@ -44,6 +44,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -174,9 +175,10 @@ class MpiRemote final : public hypercomm::detail::Remote {
                                 bool may_hold = true);
   // A VP of a process whose server moves the MPI traffic takes its messages off the rings.
   void take_from_rings(int vp) noexcept;
-  // The ring that VP src's messages come on, where a VP waiting for one may look at it alone
-  // (MpiRemote::progress); nullptr where there is none, or large messages come over MPI.
-  [[nodiscard]] Ring* ring_from_vp(int src) noexcept;
+  // The ring that the messages of process `from`'s VPs come on, where a VP waiting for one may
+  // look at it alone (MpiRemote::progress); nullptr where there is none, or large messages come
+  // over MPI.
+  [[nodiscard]] Ring* ring_to_look_at(int from) noexcept;
   [[nodiscard]] bool send_small(int src, int dst, Link& channel,
                                 const hypercomm::detail::Envelope& envelope,
                                 std::span<const std::byte> payload);
@@ -202,6 +204,9 @@ class MpiRemote final : public hypercomm::detail::Remote {
   [[nodiscard]] bool pass(Fabric& fabric, bool watching, int waiting = -1, bool arrivals = true);
   // pass(*fabric_, watching, waiting); MPI_Abort when MPI fails.
   void locked_pass(bool watching, int waiting = -1) noexcept;
+  // Where MPI itself failed (or a message too large for it) under a noexcept caller: nothing can
+  // reach the other processes now; says so and calls MPI_Abort.
+  [[noreturn]] void abort_all(const std::exception& error) const noexcept;
   void wake_server() noexcept;
   // Whether a VP of this process sleeps waiting for a VP of another process (the server then
   // polls MPI for it rather than nap).

@@ -90,7 +90,6 @@ std::span<std::byte> Ring::reserve(std::size_t bytes) noexcept {
     tail_seen_ = std::atomic_ref(control().tail).load(std::memory_order_acquire);
     if (needed - tail_seen_ > capacity_) return {};
   }
-  reserved_skip_ = skip;
   reserved_at_ = head_ + skip;
   reserved_end_ = reserved_at_ + record;
   reserved_word_ = bytes + 1;
@@ -103,7 +102,7 @@ void Ring::commit() noexcept {
   // a consumer that sees the skip finds the record.
   word(reserved_end_).store(0, std::memory_order_relaxed);
   word(reserved_at_).store(reserved_word_, std::memory_order_release);
-  if (reserved_skip_ != 0) word(head_).store(kSkip, std::memory_order_release);
+  if (reserved_at_ != head_) word(head_).store(kSkip, std::memory_order_release);  // skipped
   head_ = reserved_end_;
 }
 

@@ -98,15 +98,15 @@ class Ring {
 
   std::byte* memory_;
   std::size_t capacity_;  // a multiple of kLine
-  // The producer's: the bytes of the records committed (head_), the reserved one's place, word
-  // and skip, and the consumer's tail as last read (read again only when it does not suffice, so
-  // that the line the consumer writes crosses between the cores rarely: every message's read of
-  // it had the producer spend a quarter of its time in reserve).
+  // The producer's: the bytes of the records committed (head_), the reserved one's place (past
+  // head_ where it skips the ring's end) and word, and the consumer's tail as last read (read
+  // again only when it does not suffice, so that the line the consumer writes crosses between
+  // the cores rarely: every message's read of it had the producer spend a quarter of its time in
+  // reserve).
   std::uint64_t head_ = 0;
   std::uint64_t reserved_at_ = 0;
   std::uint64_t reserved_end_ = 0;
   std::uint64_t reserved_word_ = 0;
-  std::uint64_t reserved_skip_ = 0;
   std::uint64_t tail_seen_ = 0;
   // The consumer's: the tail after the front record.
   std::uint64_t taking_ = 0;
