@@ -508,7 +508,9 @@ Outcome summed(const Outcome& mine) {
 int injected = 0, injected_runs_ok = 0;
 
 void failures_suite() {
-  const hc::Topology t = hc::Topology::hypercube(3);
+  int dimension = 3;  // 8 VPs, or one a process past 8 processes
+  while ((1 << dimension) < processes_) ++dimension;
+  const hc::Topology t = hc::Topology::hypercube(dimension);
   hc::mpi::Machine machine(MPI_COMM_WORLD, t, quick());
   CHECK(machine.processes() == processes_ && machine.process() == rank_);
   // A VP throws at each of several points, every VP in turn: its process gets the original,
@@ -634,7 +636,7 @@ void misuse() {
   if (processes_ > 1) {
     int got = 0;
     try {
-      hc::mpi::Machine m(MPI_COMM_WORLD, hc::Topology::ring(rank_ == 0 ? 8 : 9));
+      hc::mpi::Machine m(MPI_COMM_WORLD, hc::Topology::ring(processes_ + (rank_ == 0 ? 0 : 1)));
     } catch (const hc::Error&) {
       got = 1;
     }
