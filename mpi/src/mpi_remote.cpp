@@ -200,13 +200,14 @@ bool MpiRemote::vps_take_their_own(const Fabric& fabric) const noexcept {
 }
 
 void MpiRemote::progress(int vp, int src) noexcept {
-  if (!vps_drive_) return take_from_rings(vp);
+  if (!vps_drive_ && !fabric_->node_crowded()) return take_from_rings(vp);
   // A VP whose message comes on a ring looks at that ring alone, and takes the mutex only when a
   // record is there: a whole pass at every look (this process's finished VPs, its queued
   // messages, a test of MPI's receives) had the VPs of a process wait for each other at the
   // mutex, each pass reading every other VP's state (2 processes of 8 VPs on 16 cores: an
   // all-reduce of 8 B took 10.8 us, 16 processes of one VP 3.2). Every 16th look is a whole pass,
-  // for MPI's arrivals (an abort, a message that went over MPI) and what waits queued.
+  // for MPI's arrivals (an abort, a message that went over MPI) and what waits queued, or where
+  // the server moves the MPI traffic, a look at every ring (take_from_rings).
   static thread_local unsigned looks = 0;
   const int from = blocks_.owner(src);
   if (Ring* ring = ring_to_look_at(from); ring != nullptr && (++looks & 15) != 0) {
@@ -214,7 +215,7 @@ void MpiRemote::progress(int vp, int src) noexcept {
     {
       const std::unique_lock lock(mutex_, std::try_to_lock);
       if (!lock.owns_lock() || !serving_) return;
-      note_vp_pass();
+      if (vps_drive_) note_vp_pass();  // the server's naps count only these
       bool any = false;
       try {
         (void)drain_ring(*fabric_, *ring, from, vp, any);
@@ -225,6 +226,7 @@ void MpiRemote::progress(int vp, int src) noexcept {
     passed();
     return;
   }
+  if (!vps_drive_) return take_from_rings(vp);
   {
     const std::unique_lock lock(mutex_, std::try_to_lock);
     if (!lock.owns_lock()) {
@@ -254,10 +256,15 @@ Ring* MpiRemote::ring_to_look_at(int from) noexcept {
 
 // The VPs of a process served by its thread (they call no MPI) take their messages off the
 // rings themselves while they wait, rather than wait for the server to (it looks every 20 us
-// at best once it has nothing to do). At every look: a look at the mutex only where the ring of
-// the awaited message held a record (Ring::ready) made 4 processes on 2 cores, whose VPs yield
-// between looks, slower (all-reduce of 8 B 14.0-16.5 us against 7.7-11.7, all-gather 15.1-18.1
-// against 7.8-12.6; two runs of three rounds).
+// at best once it has nothing to do). At every look, unless the node is crowded: a look at the
+// mutex only where the ring of the awaited message held a record (Ring::ready) made 4 processes
+// on 2 cores, whose VPs yield between looks, slower (all-reduce of 8 B 14.0-16.5 us against
+// 7.7-11.7, all-gather 15.1-18.1 against 7.8-12.6; two runs of three rounds). Where the node is
+// crowded (progress) that look is taken: from three VPs a core every look at every ring cost
+// more than the message (one VP a process on 2 cores, two alternating rounds, 2026-11-28: over
+// 8 processes an all-reduce of 8 B 27.6-36.9 us -> 17.6-18.5, 1.63-1.81x -> 0.97-1.06x Open
+// MPI's time; over 16, 118-122 -> 70-73 us, 1.96-2.14x -> 1.13-1.14x; 16 KiB and 1 MiB alike or
+// faster).
 void MpiRemote::take_from_rings(int vp) noexcept {
   if (rings_ == nullptr) return;
   const std::unique_lock lock(mutex_, std::try_to_lock);

@@ -471,6 +471,10 @@ class HYPERCOMM_INTERNAL Fabric {
     return mine >= 0 && theirs >= 0 && mine != theirs ? cross_core_spin_ : spin_time_;
   }
   static constexpr std::chrono::nanoseconds kCrossCoreSpin{4000};
+  // Whether the node's VPs (of every process there) are more than twice its cores: each core
+  // then runs three or more in turn, and a VP that waits for one of another process neither
+  // spins (spin_time) nor looks at more than the ring its message comes on (MpiRemote::progress).
+  [[nodiscard]] bool node_crowded() const noexcept { return node_crowded_; }
   // The CPU each VP is pinned to, -1 where unknown or on another node: this process's own, or,
   // over several processes, every VP's (set by the Remote's owner before the first run).
   [[nodiscard]] std::span<const int> vp_cpus() const noexcept { return vp_cpus_; }
@@ -521,6 +525,7 @@ class HYPERCOMM_INTERNAL Fabric {
   // 2026-11-28: over 4 processes 0.87-1.10x Open MPI's time with the spin, 1.59-1.67x without;
   // over 6 alike; over 8 and 16, 2.10-3.48x with it, 1.29-2.22x without, two rounds each).
   std::chrono::nanoseconds cross_core_spin_{0};
+  bool node_crowded_ = false;
   std::chrono::nanoseconds yield_time_;
   std::size_t rendezvous_bytes_;
   std::size_t shared_copy_bytes_;  // the channels' (channel.hpp), chosen with the wait policy
