@@ -26,10 +26,14 @@ std::size_t stride_of(std::size_t capacity) noexcept {
 // segment would pass 48 MiB of /dev/shm: 128 KiB at 16 processes (33 MiB), 8 KiB at 64 (48 MiB;
 // more processes, a larger segment). Measured over 2 processes (2026-11-27): a broadcast of
 // 16-40 KiB 2.0-5.9 us a call on a ring of 256 KiB, 4.0-7.7 us sent from the VP's buffer (a ring
-// of 64 KiB took records up to 16 KiB), Open MPI's 3.3-5.7.
-std::size_t ring_capacity(int processes) noexcept {
+// of 64 KiB took records up to 16 KiB), Open MPI's 3.3-5.7. On a crowded node 512 KiB up to 9
+// processes (41 MiB), records of up to 128 KiB: there a sender waiting for its message to be read
+// from its buffer waits for the receiver's turn, and its own VP's (8 processes of one VP on 2
+// cores, an all-gather of 16 KiB, whose last round moves 64 KiB: 325-395 us a call with that
+// round read in place, 84-85 on the rings; 2026-11-28).
+std::size_t ring_capacity(int processes, bool crowded) noexcept {
   const auto pairs = static_cast<std::size_t>(processes) * static_cast<std::size_t>(processes);
-  std::size_t capacity = std::size_t{256} << 10;
+  std::size_t capacity = std::size_t{crowded ? 512U : 256U} << 10;
   while (capacity > (std::size_t{4} << 10) && stride_of(capacity) * pairs > (std::size_t{48} << 20))
     capacity /= 2;
   return capacity;
@@ -142,7 +146,7 @@ bool read_process(pid_t pid, std::uint64_t address, std::span<std::byte> to) noe
   return true;
 }
 
-NodeRings::NodeRings(MPI_Comm node, int rank, bool wanted, bool in_place_wanted) {
+NodeRings::NodeRings(MPI_Comm node, int rank, bool wanted, bool in_place_wanted, bool crowded) {
   int size = 1, me = 0;
   MPI_Comm_size(node, &size);
   MPI_Comm_rank(node, &me);
@@ -152,7 +156,7 @@ NodeRings::NodeRings(MPI_Comm node, int rank, bool wanted, bool in_place_wanted)
   MPI_Allreduce(&want, &everyone, 1, MPI_INT, MPI_MIN, node);
   if (size < 2 || everyone == 0) return;
 
-  const std::size_t capacity = ring_capacity(size);
+  const std::size_t capacity = ring_capacity(size, crowded);
   const std::size_t stride = stride_of(capacity);  // ring i -> j at (i * size + j) * stride
   const std::size_t total =
       stride * static_cast<std::size_t>(size) * static_cast<std::size_t>(size);

@@ -118,8 +118,10 @@ class NodeRings {
   // them calls it). No rings (empty()) when this process is alone there, when `wanted` is false
   // anywhere, or when the shared memory cannot be had on some process (then the messages all go
   // over MPI, as between nodes). Large messages are read in place (in_place()) unless
-  // `in_place_wanted` is false anywhere on the node.
-  NodeRings(MPI_Comm node, int rank, bool wanted, bool in_place_wanted = true);
+  // `in_place_wanted` is false anywhere on the node. `crowded` (the same on every process): the
+  // node's VPs are more than twice its cores, and the rings are larger (ring_capacity).
+  NodeRings(MPI_Comm node, int rank, bool wanted, bool in_place_wanted = true,
+            bool crowded = false);
   ~NodeRings();
   NodeRings(const NodeRings&) = delete;
   NodeRings& operator=(const NodeRings&) = delete;
