@@ -193,8 +193,8 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
   // Rings in shared memory between the node's processes (node_rings.hpp), unless the
   // environment's HYPERCOMM_MPI_RINGS=off sends everything over MPI, as between nodes (the tests
   // run both).
-  // The node is crowded where its VPs are more than twice its cores (Fabric::node_crowded).
-  const bool crowded = node_vps > 2 * CPU_COUNT(&node_cpus);
+  const bool crowded = hypercomm::detail::Fabric::crowded(
+      static_cast<std::size_t>(node_vps), static_cast<std::size_t>(CPU_COUNT(&node_cpus)));
   auto rings = std::make_unique<detail::NodeRings>(node, m.rank, env.rings, env.in_place, crowded);
   int node_leader = m.rank;  // the node's first process names it
   check(MPI_Bcast(&node_leader, 1, MPI_INT, 0, node), "MPI_Bcast");

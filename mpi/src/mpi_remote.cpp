@@ -35,8 +35,9 @@ constexpr int kPayloadTag = 8;
 // Receives posted ahead and their size: a protocol message longer than this spills (its header,
 // then the message on the payload tag).
 constexpr std::size_t kPostedReceives = 32;
-// A VP's message of at least this many bytes is sent from its own buffer (MpiRemote::send), the
-// VP waiting until MPI is done with it; a shorter one is copied into an MPI message at once.
+// A VP's message of at least this many bytes that no ring takes is sent from its own buffer
+// (MpiRemote::send), the VP waiting until it has been read; a shorter one is copied into an MPI
+// message at once.
 constexpr std::size_t kFromBufferBytes = 64 * 1024;
 constexpr std::size_t kPostedBytes = 16 * 1024;
 // A VP's message of at most this many bytes, with nothing of this process still being sent, goes

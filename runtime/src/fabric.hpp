@@ -475,6 +475,10 @@ class HYPERCOMM_INTERNAL Fabric {
   // then runs three or more in turn, and a VP that waits for one of another process neither
   // spins (spin_time) nor looks at more than the ring its message comes on (MpiRemote::progress).
   [[nodiscard]] bool node_crowded() const noexcept { return node_crowded_; }
+  [[nodiscard]] static constexpr bool crowded(std::size_t node_vps,
+                                              std::size_t node_cpus) noexcept {
+    return node_vps > 2 * node_cpus;
+  }
   // The CPU each VP is pinned to, -1 where unknown or on another node: this process's own, or,
   // over several processes, every VP's (set by the Remote's owner before the first run).
   [[nodiscard]] std::span<const int> vp_cpus() const noexcept { return vp_cpus_; }

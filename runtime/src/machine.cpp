@@ -78,7 +78,7 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   yield_time_ = oversubscribed ? std::chrono::microseconds(1000) : std::chrono::microseconds(0);
   const std::size_t node_vps =
       placement.node_vps > 0 ? static_cast<std::size_t>(placement.node_vps) : here;
-  node_crowded_ = node_vps > 2 * node_cpus;
+  node_crowded_ = crowded(node_vps, node_cpus);
   cross_core_spin_ = node_crowded_ ? std::chrono::nanoseconds(0) : kCrossCoreSpin;
   rendezvous_bytes_ = oversubscribed ? kRendezvousBytesShared : kRendezvousBytes;
   shared_copy_bytes_ = oversubscribed ? kSharedCopyBytesShared : kSharedCopyBytes;
