@@ -195,6 +195,10 @@ class MpiRemote final : public hypercomm::detail::Remote {
   enum class Large : std::uint8_t { held, straight, staged, dropped };
   [[nodiscard]] Large read_in_place(Fabric& fabric, int from, const Header& header,
                                     const InPlace& where, bool may_hold);
+  // A message of kHeldRecordBytes or more at the front of that ring (`body`, its payload): the
+  // same, copied from the ring (never dropped).
+  [[nodiscard]] Large take_large_record(Fabric& fabric, int from, const Header& header,
+                                        std::span<const std::byte> body, bool may_hold);
   // Under mutex_ (lock): a sending VP's wait for its large message to be taken (done()).
   template <class Done>
   void wait_moving_others(std::unique_lock<std::mutex>& lock, Done&& done);
@@ -278,9 +282,10 @@ class MpiRemote final : public hypercomm::detail::Remote {
   // Messages of the VPs sent over MPI, by process (a ring's delivered_over_mpi catches up).
   std::vector<std::uint64_t> sent_over_mpi_;
   // Messages left in place for each process (InPlace::sequence), and, from each, since when the
-  // one at the front of its ring has been held (a default time point: none is).
+  // large message at the front of its ring (left in place or on it) has been held (a default
+  // time point: none is).
   std::vector<std::uint64_t> sent_in_place_;
-  std::vector<std::chrono::steady_clock::time_point> in_place_held_since_;
+  std::vector<std::chrono::steady_clock::time_point> held_since_;
   // For each VP of this process, the VP its message left in place goes to while it waits for
   // the read (-1: none).
   std::vector<int> in_place_to_;
