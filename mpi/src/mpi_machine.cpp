@@ -195,7 +195,11 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
   // run both).
   const bool crowded = hypercomm::detail::Fabric::crowded(
       static_cast<std::size_t>(node_vps), static_cast<std::size_t>(CPU_COUNT(&node_cpus)));
-  auto rings = std::make_unique<detail::NodeRings>(node, m.rank, env.rings, env.in_place, crowded);
+  // Where the node is crowded, each ring's board has a slot for each VP of the process that runs
+  // the most (the first): a large message is written into its receiver's post there
+  // (MpiRemote::write_into_post).
+  auto rings = std::make_unique<detail::NodeRings>(node, m.rank, env.rings, env.in_place, crowded,
+                                                   crowded ? m.blocks.first(1) : 0);
   int node_leader = m.rank;  // the node's first process names it
   check(MPI_Bcast(&node_leader, 1, MPI_INT, 0, node), "MPI_Bcast");
   MPI_Comm_free(&node);

@@ -59,6 +59,12 @@ constexpr std::chrono::microseconds kHoldLarge{100};
 // 64 KiB: 27-137 us a call (three rounds under 62) against 107-187; of 16 KiB 7-43 against
 // 22-50; all-reduce and all-gather of 16 and 64 KiB alike.
 constexpr std::size_t kHeldRecordBytes = 16 * 1024;
+// A VP's receive of at least this many bytes from a VP of another process of the node goes on
+// the board, where the sender writes the message into it itself (write_into_post).
+constexpr std::size_t kBoardBytes = 32 * 1024;
+// The board's counts of messages sent take 16 bytes for each VP of this process and each VP of
+// the machine: no board beyond this many (64 MiB).
+constexpr std::size_t kMostSentCounts = std::size_t{1} << 22;
 constexpr std::size_t kWaitForRoomBytes = 4 * 1024;
 // How long a message left in place (send_in_place) may wait at the front of its ring for its
 // receiver to post (meanwhile only that ring waits): 50 us and 1 ns a byte, 1.1 ms for 1 MiB.
@@ -150,6 +156,14 @@ MpiRemote::MpiRemote(MPI_Comm comm, Blocks blocks, int rank, bool vps_drive,
       held_since_(static_cast<std::size_t>(blocks.processes)),
       in_place_to_(static_cast<std::size_t>(last_ - first_), -1),
       posted_(kPostedReceives) {
+  const auto here = static_cast<std::size_t>(last_ - first_);
+  board_ = rings_ != nullptr && rings_->in_place() && !rings_->sources().empty() &&
+           rings_->from(rings_->sources().front())->board(here - 1) != nullptr &&
+           here * static_cast<std::size_t>(blocks_.vps) <= kMostSentCounts;
+  if (board_) {
+    published_.resize(here);
+    sent_to_.resize(here * static_cast<std::size_t>(blocks_.vps));
+  }
   for (Posted& slot : posted_) {
     slot.bytes = std::make_unique_for_overwrite<std::byte[]>(kPostedBytes);
     post_receive(slot);
@@ -212,6 +226,7 @@ bool MpiRemote::vps_take_their_own(const Fabric& fabric) const noexcept {
 }
 
 void MpiRemote::progress(int vp, int src) noexcept {
+  if (board_) publish_post(vp, src);
   if (!vps_drive_ && !fabric_->node_crowded()) return take_from_rings(vp);
   // A VP whose message comes on a ring looks at that ring alone, and takes the mutex only when a
   // record is there: a whole pass at every look (this process's finished VPs, its queued
@@ -328,6 +343,20 @@ bool MpiRemote::drain_ring(Fabric& fabric, Ring& ring, int from, int waiting, bo
         continue;
       }
     }
+    if (data.size() == sizeof(Header)) {
+      Header header;
+      std::memcpy(&header, data.data(), sizeof(Header));
+      if (header.kind == Kind::written) {
+        const Large taken = take_written(fabric, ring, from, header, may_hold);
+        if (taken == Large::held) return false;  // this ring waits (the others go on)
+        any = true;
+        ring.pop();
+        if (taken == Large::dropped) continue;
+        if (header.dst == waiting) return true;
+        fabric.notify(header.dst);
+        continue;
+      }
+    }
     if (data.size() >= sizeof(Header) + kHeldRecordBytes) {
       Header header;
       std::memcpy(&header, data.data(), sizeof(Header));
@@ -420,6 +449,11 @@ bool MpiRemote::send_small(int src, int dst, Link& channel, const Envelope& enve
 // between 2 processes took 3.6-6.6x Open MPI's time, 1.1-1.2x from the VP's buffer.
 bool MpiRemote::send(int src, int dst, Link& channel, const Envelope& envelope,
                      std::span<const std::byte> payload) {
+  if (board_) {
+    const std::uint64_t sent_before = count_sent(src, dst);
+    if (payload.size() >= kBoardBytes && write_into_post(src, dst, envelope, payload, sent_before))
+      return true;
+  }
   // (The rings' size is compared first: a small message looks up no ring here.) A larger one
   // that the ring to its process takes (a crowded node's rings take up to 128 KiB) goes on it.
   const bool small = payload.size() < kFromBufferBytes;
@@ -566,6 +600,154 @@ MpiRemote::Large MpiRemote::take_large_record(Fabric& fabric, int from, const He
   held_since = {};
   ++delivered_;
   return straight ? Large::straight : Large::staged;
+}
+
+std::uint64_t MpiRemote::count_sent(int src, int dst) noexcept {
+  Sent& sent =
+      sent_to_[static_cast<std::size_t>(src - first_) * static_cast<std::size_t>(blocks_.vps) +
+               static_cast<std::size_t>(dst)];
+  const std::uint64_t run = std::atomic_ref(run_).load(std::memory_order_relaxed);
+  if (sent.run != run) sent = {run, 0};
+  return sent.count++;
+}
+
+void MpiRemote::publish_post(int vp, int src) noexcept {
+  Published& mine = published_[static_cast<std::size_t>(vp - first_)];
+  if (mine.ring != nullptr) return;
+  Link::OwnPost post;
+  if (!fabric_->channel(src, vp).own_post(post) || post.buffer.size() < kBoardBytes) return;
+  Ring* ring = rings_->from(blocks_.owner(src));
+  if (ring == nullptr) return;
+  BoardSlot& slot = *ring->board(static_cast<std::size_t>(vp - first_));
+  auto state = std::atomic_ref(slot.state);
+  const std::uint64_t now = state.load(std::memory_order_acquire);
+  if ((now & 3) != BoardSlot::kEmpty) return;  // (never: each post is withdrawn)
+  slot.address = reinterpret_cast<std::uintptr_t>(post.buffer.data());
+  slot.size = post.buffer.size();
+  slot.received = post.received;
+  slot.src = src;
+  std::memcpy(slot.tag, &post.tag, sizeof slot.tag);
+  const std::uint64_t posted = (((now >> 2) + 1) << 2) | BoardSlot::kPosted;
+  state.store(posted, std::memory_order_release);
+  mine = {ring, src, posted};
+}
+
+void MpiRemote::withdraw_post(int vp, int src) noexcept {
+  if (!board_) return;
+  Published& mine = published_[static_cast<std::size_t>(vp - first_)];
+  if (mine.ring == nullptr || mine.src != src) return;
+  BoardSlot& slot = *mine.ring->board(static_cast<std::size_t>(vp - first_));
+  auto state = std::atomic_ref(slot.state);
+  const std::uint64_t empty = mine.state & ~std::uint64_t{3};
+  const std::uint64_t written = empty | BoardSlot::kWritten;
+  Link& channel = fabric_->channel(src, vp);
+  const int from = blocks_.owner(src);
+  for (unsigned looks = 1;; ++looks) {
+    std::uint64_t seen = mine.state;
+    // Not taken (a sender that claimed it for another message gave it back): withdrawn.
+    if (state.compare_exchange_strong(seen, empty, std::memory_order_acq_rel,
+                                      std::memory_order_acquire))
+      break;
+    // A sender took it: the message is in the buffer once the record that says so, on the ring
+    // from its process, has completed the post (or the run has aborted: the record is then
+    // dropped, and the post withdrawn as any other). Until then the buffer is not the VP's.
+    if (seen == written && (channel.post_done() || fabric_->aborted())) {
+      state.store(empty, std::memory_order_release);
+      break;
+    }
+    if (seen == written) {
+      const std::unique_lock lock(mutex_, std::try_to_lock);
+      if (lock.owns_lock() && serving_) {
+        bool any = false;
+        try {
+          (void)drain_ring(*fabric_, *mine.ring, from, vp, any);
+        } catch (const std::exception& e) {
+          abort_all(e);
+        }
+      }
+    }
+    if ((looks & 15) == 0 || fabric_->oversubscribed()) sched_yield();
+  }
+  mine.ring = nullptr;
+}
+
+// The record goes on the ring first, under the mutex, where a message would (Way::ring: it keeps
+// its place among what this process sends to dst's, over MPI or on the ring), and the message is
+// written after it, without the mutex; the receiving process holds the record at the front of
+// its ring until the slot says written (take_written).
+bool MpiRemote::write_into_post(int src, int dst, const Envelope& envelope,
+                                std::span<const std::byte> payload, std::uint64_t sent_before) {
+  const int process = blocks_.owner(dst);
+  Ring* ring = rings_->to(process);
+  if (ring == nullptr) return false;
+  BoardSlot* slot = ring->board(static_cast<std::size_t>(dst - blocks_.first(process)));
+  if (slot == nullptr) return false;
+  auto state = std::atomic_ref(slot->state);
+  std::uint64_t posted = state.load(std::memory_order_acquire);
+  if ((posted & 3) != BoardSlot::kPosted) return false;
+  {
+    std::unique_lock lock(mutex_);
+    if (!serving_ || way_to(process, sizeof(Header)) != Way::ring) return false;
+    const std::uint64_t claimed = (posted & ~std::uint64_t{3}) | BoardSlot::kClaimed;
+    // Claimed first: the receiver then neither withdraws nor rewrites the post.
+    if (!state.compare_exchange_strong(posted, claimed, std::memory_order_acquire,
+                                       std::memory_order_relaxed))
+      return false;
+    // For this message only: from src, of its size and tag, and every earlier one taken.
+    const bool ours = slot->src == src && slot->size == payload.size() &&
+                      std::memcmp(slot->tag, &envelope.tag, sizeof slot->tag) == 0 &&
+                      slot->received == sent_before;
+    const std::span<std::byte> space =
+        ours ? ring->reserve(sizeof(Header)) : std::span<std::byte>{};
+    if (space.empty()) {
+      state.store(posted, std::memory_order_release);
+      return false;
+    }
+    const Header header{Kind::written, src, dst, static_cast<std::uint32_t>(posted >> 2), envelope};
+    std::memcpy(space.data(), &header, sizeof(Header));
+    ring->commit();
+    if (vps_drive_) note_vp_pass();
+  }
+  if (!write_process(rings_->pid(process), slot->address, payload))
+    abort_all(Error("hypercomm::mpi: VP " + std::to_string(src) +
+                    " could not write its message of " + std::to_string(payload.size()) +
+                    " bytes into the receive of VP " + std::to_string(dst) + " in process " +
+                    std::to_string(process) + ": " + std::strerror(errno)));
+  state.store((posted & ~std::uint64_t{3}) | BoardSlot::kWritten, std::memory_order_release);
+  passed();
+  return true;
+}
+
+// A record of a message written into a post (write_into_post), at the front of the ring from
+// `from`: held there until its sender has written the message (unless `may_hold` is false: then
+// waited for, the few microseconds of a copy), then completes the post.
+MpiRemote::Large MpiRemote::take_written(Fabric& fabric, Ring& ring, int from, const Header& header,
+                                         bool may_hold) {
+  BoardSlot* slot = ring.board(static_cast<std::size_t>(header.dst - first_));
+  if (slot == nullptr)
+    throw Error("hypercomm::mpi: process " + std::to_string(from) + " wrote into a receive of VP " +
+                std::to_string(header.dst) + ", which has none on the board");
+  // Held while its sender writes (the slot claimed for this post); written, or withdrawn by a
+  // receiver that left after an abort (then its hand-over fails: dropped).
+  for (auto state = std::atomic_ref(slot->state);;) {
+    const std::uint64_t now = state.load(std::memory_order_acquire);
+    if (static_cast<std::uint32_t>(now >> 2) != header.aux || (now & 3) != BoardSlot::kClaimed)
+      break;
+    if (may_hold) return Large::held;
+    sched_yield();
+  }
+  // The payload is in the post already: the post is completed as it stands.
+  Link& channel = fabric.channel(header.src, header.dst);
+  if (!channel.try_hand_over_with(
+          header.envelope, [](void*, std::span<std::byte>) {}, nullptr)) {
+    if (fabric.aborted()) return Large::dropped;  // its receiver left (withdraw_post)
+    throw Error("hypercomm::mpi: VP " + std::to_string(header.src) + " of process " +
+                std::to_string(from) + " wrote a message of " +
+                std::to_string(header.envelope.size) + " bytes into the receive of VP " +
+                std::to_string(header.dst) + ", which no longer waits for it");
+  }
+  ++delivered_;
+  return Large::straight;
 }
 
 void MpiRemote::drive() noexcept {
@@ -816,6 +998,7 @@ bool MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data
   if (data.size() < sizeof(Header)) throw foreign();
   Header header;
   std::memcpy(&header, data.data(), sizeof(Header));
+  // Only messages and the records of those written into a post take a ring.
   if (from_ring && header.kind != Kind::message) throw foreign();  // only messages take a ring
   const std::span<const std::byte> body = data.subspan(sizeof(Header));
   switch (header.kind) {
@@ -867,6 +1050,7 @@ bool MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data
     case Kind::large:  // receive_all takes these, with what follows on the payload tag
     case Kind::spill: return false;
     case Kind::in_place: throw foreign();  // drain_ring takes these (on rings only)
+    case Kind::written: throw foreign();   // drain_ring takes these (on rings only)
   }
   return false;
 }
@@ -1036,6 +1220,7 @@ void MpiRemote::prepare(Fabric& fabric) {
     fabric_ = &fabric;
     done_ = false;
     serving_ = true;
+    std::atomic_ref(run_).store(run_ + 1, std::memory_order_relaxed);
   }
 }
 

@@ -87,6 +87,7 @@ class MpiRemote final : public hypercomm::detail::Remote {
   void outgoing() noexcept override;
   void progress(int vp, int src) noexcept override;
   void sleeping() noexcept override;
+  void withdraw_post(int vp, int src) noexcept override;
   bool send(int src, int dst, Link& channel, const hypercomm::detail::Envelope& envelope,
             std::span<const std::byte> payload) override;
   void prepare(Fabric& fabric) override;
@@ -98,8 +99,19 @@ class MpiRemote final : public hypercomm::detail::Remote {
   // received straight into a posted receive where there is one. spill: a protocol message too
   // long for a pre-posted receive (aux: its length) follows whole on the payload tag. in_place
   // (on a ring only): a large message left in its sender's buffer, an InPlace after the header
-  // says where; the receiving process reads it from there (send_in_place).
-  enum class Kind : std::uint32_t { message, finished, abort, status, large, spill, in_place };
+  // says where; the receiving process reads it from there (send_in_place). written (on a ring
+  // only): a large message its sender wrote into the receiver's post on the ring's board
+  // (write_into_post); the record completes the post.
+  enum class Kind : std::uint32_t {
+    message,
+    finished,
+    abort,
+    status,
+    large,
+    spill,
+    in_place,
+    written
+  };
   enum AbortKind : std::uint32_t { kVpError, kDeadlock, kMismatch };
   struct Header {
     Kind kind = Kind::message;
@@ -199,6 +211,22 @@ class MpiRemote final : public hypercomm::detail::Remote {
   // same, copied from the ring (never dropped).
   [[nodiscard]] Large take_large_record(Fabric& fabric, int from, const Header& header,
                                         std::span<const std::byte> body, bool may_hold);
+  // The post board (BoardSlot), where the node is crowded: VP vp waits for a large message from
+  // VP src of another process of this node, and offers its post on the board of the ring from
+  // there (once a wait); withdraw_post takes it back.
+  void publish_post(int vp, int src) noexcept;
+  // VP src's message to VP dst, which offered its receive on the board and has taken every
+  // message src sent it before (`sent_before`): a record that says so put on the ring, then the
+  // message written into the post (one copy, by the sender, which runs now, where a message left
+  // in place waits for its receiver's turn to be read); false (nothing done) where it cannot be.
+  [[nodiscard]] bool write_into_post(int src, int dst, const hypercomm::detail::Envelope& envelope,
+                                     std::span<const std::byte> payload, std::uint64_t sent_before);
+  // The written record at the front of the ring from `from`: completes the post once the
+  // message is there (held until then; dropped: the run has aborted).
+  [[nodiscard]] Large take_written(Fabric& fabric, Ring& ring, int from, const Header& header,
+                                   bool may_hold);
+  // VP src's count of its messages to VP dst in this run, before this one (which it counts).
+  [[nodiscard]] std::uint64_t count_sent(int src, int dst) noexcept;
   // Under mutex_ (lock): a sending VP's wait for its large message to be taken (done()).
   template <class Done>
   void wait_moving_others(std::unique_lock<std::mutex>& lock, Done&& done);
@@ -289,6 +317,22 @@ class MpiRemote final : public hypercomm::detail::Remote {
   // For each VP of this process, the VP its message left in place goes to while it waits for
   // the read (-1: none).
   std::vector<int> in_place_to_;
+  // The post board (write_into_post): on where large messages are read in place. For each VP
+  // of this process, the post it offered (ring: none), and its count of the messages it sent to
+  // each VP of the machine in this run (where run_ differs, none yet).
+  struct Published {
+    Ring* ring = nullptr;
+    int src = -1;
+    std::uint64_t state = 0;  // the slot's state as posted
+  };
+  struct Sent {
+    std::uint64_t run = 0;
+    std::uint64_t count = 0;
+  };
+  bool board_ = false;
+  std::vector<Published> published_;
+  std::vector<Sent> sent_to_;
+  std::uint64_t run_ = 0;  // written by prepare, read by the VPs
 
   // Per run.
   std::vector<Outgoing> outgoing_;  // this process's channels to VPs of other processes

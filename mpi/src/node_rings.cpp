@@ -17,8 +17,8 @@ namespace hypercomm::mpi::detail {
 namespace {
 
 // Each ring on pages of its own: its bytes and its counters.
-std::size_t stride_of(std::size_t capacity) noexcept {
-  return (Ring::footprint(capacity) + 4095) & ~std::size_t{4095};
+std::size_t stride_of(std::size_t capacity, std::size_t board_slots) noexcept {
+  return (Ring::footprint(capacity, board_slots) + 4095) & ~std::size_t{4095};
 }
 
 // A ring's bytes for `processes` on the node: 256 KiB each up to 13 of them (a segment of 4 MiB
@@ -31,10 +31,11 @@ std::size_t stride_of(std::size_t capacity) noexcept {
 // from its buffer waits for the receiver's turn, and its own VP's (8 processes of one VP on 2
 // cores, an all-gather of 16 KiB, whose last round moves 64 KiB: 325-395 us a call with that
 // round read in place, 84-85 on the rings; 2026-11-28).
-std::size_t ring_capacity(int processes, bool crowded) noexcept {
+std::size_t ring_capacity(int processes, bool crowded, std::size_t board_slots) noexcept {
   const auto pairs = static_cast<std::size_t>(processes) * static_cast<std::size_t>(processes);
   std::size_t capacity = std::size_t{crowded ? 512U : 256U} << 10;
-  while (capacity > (std::size_t{4} << 10) && stride_of(capacity) * pairs > (std::size_t{48} << 20))
+  while (capacity > (std::size_t{4} << 10) &&
+         stride_of(capacity, board_slots) * pairs > (std::size_t{48} << 20))
     capacity /= 2;
   return capacity;
 }
@@ -146,7 +147,24 @@ bool read_process(pid_t pid, std::uint64_t address, std::span<std::byte> to) noe
   return true;
 }
 
-NodeRings::NodeRings(MPI_Comm node, int rank, bool wanted, bool in_place_wanted, bool crowded) {
+bool write_process(pid_t pid, std::uint64_t address, std::span<const std::byte> from) noexcept {
+  while (!from.empty()) {
+    iovec local{const_cast<std::byte*>(from.data()), from.size()};
+    iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(address)), from.size()};
+    const ssize_t put = process_vm_writev(pid, &local, 1, &remote, 1, 0);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) {
+      if (put == 0) errno = EFAULT;
+      return false;
+    }
+    from = from.subspan(static_cast<std::size_t>(put));
+    address += static_cast<std::uint64_t>(put);
+  }
+  return true;
+}
+
+NodeRings::NodeRings(MPI_Comm node, int rank, bool wanted, bool in_place_wanted, bool crowded,
+                     int board_slots) {
   int size = 1, me = 0;
   MPI_Comm_size(node, &size);
   MPI_Comm_rank(node, &me);
@@ -156,8 +174,10 @@ NodeRings::NodeRings(MPI_Comm node, int rank, bool wanted, bool in_place_wanted,
   MPI_Allreduce(&want, &everyone, 1, MPI_INT, MPI_MIN, node);
   if (size < 2 || everyone == 0) return;
 
-  const std::size_t capacity = ring_capacity(size, crowded);
-  const std::size_t stride = stride_of(capacity);  // ring i -> j at (i * size + j) * stride
+  // Every process passes the same board_slots (the machine's blocks).
+  const auto slots = static_cast<std::size_t>(std::max(board_slots, 0));
+  const std::size_t capacity = ring_capacity(size, crowded, slots);
+  const std::size_t stride = stride_of(capacity, slots);  // ring i -> j at (i * size + j) * stride
   const std::size_t total =
       stride * static_cast<std::size_t>(size) * static_cast<std::size_t>(size);
   char name[64] = {};
@@ -201,7 +221,7 @@ NodeRings::NodeRings(MPI_Comm node, int rank, bool wanted, bool in_place_wanted,
         base + (static_cast<std::size_t>(from) * static_cast<std::size_t>(size) +
                 static_cast<std::size_t>(to)) *
                    stride,
-        capacity);
+        capacity, in_place_ ? slots : 0);
   };
   const auto ranks_end =
       static_cast<std::size_t>(*std::max_element(ranks.begin(), ranks.end())) + 1;

@@ -29,6 +29,24 @@
 
 namespace hypercomm::mpi::detail {
 
+// A receive that a VP of the ring's consumer posted for a large message from a VP of its
+// producer, offered on the ring's board so that the sender writes the message into it itself
+// (MpiRemote::write_into_post): one line of shared memory per VP of the consumer. `state` is
+// (generation << 2) | phase; the receiver writes the fields while the phase is empty and then
+// posts, a sender claims the post before it reads them, and writes the message while it holds
+// it.
+struct BoardSlot {
+  enum Phase : std::uint64_t { kEmpty = 0, kPosted = 1, kClaimed = 2, kWritten = 3 };
+  std::uint64_t state;
+  std::uint64_t address;   // the receive buffer, in the consumer's memory
+  std::uint64_t size;      // its bytes
+  std::uint64_t received;  // messages the receiver has taken from src in this run
+  std::int32_t src;        // the sending VP it waits for
+  std::int32_t unused;
+  std::byte tag[16];  // the MessageTag it waits for
+};
+static_assert(sizeof(BoardSlot) <= 64);
+
 class Ring {
  public:
   // Space for a record of `bytes` (nullptr-empty when there is no room now); commit() publishes
@@ -69,9 +87,19 @@ class Ring {
     std::atomic_ref(control().in_place_read).store(sequence, std::memory_order_release);
   }
 
-  Ring(std::byte* memory, std::size_t capacity) noexcept : memory_(memory), capacity_(capacity) {}
-  [[nodiscard]] static std::size_t footprint(std::size_t capacity) noexcept {
-    return sizeof(Control) + capacity;
+  // The board's slot of the consumer's VP `index` (its VPs counted from 0), or nullptr when the
+  // ring has none.
+  [[nodiscard]] BoardSlot* board(std::size_t index) const noexcept {
+    if (index >= board_slots_) return nullptr;
+    return reinterpret_cast<BoardSlot*>(memory_ + sizeof(Control) + index * kLine);
+  }
+
+  // `board_slots`: the consumer's VPs that may post on the board (none: no board).
+  Ring(std::byte* memory, std::size_t capacity, std::size_t board_slots = 0) noexcept
+      : memory_(memory), capacity_(capacity), board_slots_(board_slots) {}
+  [[nodiscard]] static std::size_t footprint(std::size_t capacity,
+                                             std::size_t board_slots = 0) noexcept {
+    return sizeof(Control) + board_slots * kLine + capacity;
   }
 
  private:
@@ -86,7 +114,7 @@ class Ring {
       ~std::uint64_t{0};  // a skip's word; a record's: length + 1
   [[nodiscard]] Control& control() const noexcept { return *reinterpret_cast<Control*>(memory_); }
   [[nodiscard]] std::byte* at(std::uint64_t position) const noexcept {
-    return memory_ + sizeof(Control) + position % capacity_;
+    return memory_ + sizeof(Control) + board_slots_ * kLine + position % capacity_;
   }
   // A record's bytes on the ring: its word and `bytes`, in whole lines.
   [[nodiscard]] static constexpr std::uint64_t lines(std::uint64_t bytes) noexcept {
@@ -98,6 +126,7 @@ class Ring {
 
   std::byte* memory_;
   std::size_t capacity_;  // a multiple of kLine
+  std::size_t board_slots_;
   // The producer's: the bytes of the records committed (head_), the reserved one's place (past
   // head_ where it skips the ring's end) and word, and the consumer's tail as last read (read
   // again only when it does not suffice, so that the line the consumer writes crosses between
@@ -120,8 +149,10 @@ class NodeRings {
   // over MPI, as between nodes). Large messages are read in place (in_place()) unless
   // `in_place_wanted` is false anywhere on the node. `crowded` (the same on every process): the
   // node's VPs are more than twice its cores, and the rings are larger (ring_capacity).
-  NodeRings(MPI_Comm node, int rank, bool wanted, bool in_place_wanted = true,
-            bool crowded = false);
+  // `board_slots`: the most VPs a process runs (each ring's board has a slot for each, where
+  // large messages are read in place).
+  NodeRings(MPI_Comm node, int rank, bool wanted, bool in_place_wanted = true, bool crowded = false,
+            int board_slots = 0);
   ~NodeRings();
   NodeRings(const NodeRings&) = delete;
   NodeRings& operator=(const NodeRings&) = delete;
@@ -160,5 +191,9 @@ class NodeRings {
 // Reads `to.size()` bytes at `address` in process `pid` into `to` (process_vm_readv, as often as
 // it returns short); false, errno set, when it cannot.
 [[nodiscard]] bool read_process(pid_t pid, std::uint64_t address, std::span<std::byte> to) noexcept;
+// Writes `from` at `address` in process `pid` (process_vm_writev); false, errno set, when it
+// cannot.
+[[nodiscard]] bool write_process(pid_t pid, std::uint64_t address,
+                                 std::span<const std::byte> from) noexcept;
 
 }  // namespace hypercomm::mpi::detail

@@ -213,6 +213,7 @@ void Channel::take_front(std::span<std::byte> dest) noexcept {
   tail_ += slots;
   consumed_.store(tail_, std::memory_order_release);
   ++dequeued_;
+  ++received_;
 }
 
 void Channel::retire(Segment* segment) noexcept {
@@ -247,6 +248,7 @@ bool Channel::post_done() const noexcept {
 double Channel::take_posted_arrival() noexcept {
   const double arrival = posted_.arrival;
   posted_.state.store(kIdle, std::memory_order_relaxed);
+  ++received_;
   return arrival;
 }
 
@@ -281,7 +283,7 @@ std::vector<Envelope> Channel::drain() {
     ++dequeued_;
   }
   // Counters restart in step so that a posted receive of the next run matches.
-  enqueued_ = dequeued_ = 0;
+  enqueued_ = dequeued_ = received_ = 0;
   posted_.state.store(kIdle, std::memory_order_relaxed);
   return discarded;
 }

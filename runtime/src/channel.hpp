@@ -145,6 +145,12 @@ class Channel final : public Link {
   [[nodiscard]] bool cancel_post() noexcept override;
   // Takes chunks of a shared copy into the post (kCopying) until none is left.
   void help_post() noexcept override;
+  [[nodiscard]] bool own_post(OwnPost& post) const noexcept override {
+    if (posted_.state.load(std::memory_order_relaxed) != kPosted || posted_.fold != nullptr)
+      return false;
+    post = {{posted_.buffer, posted_.size}, posted_.tag, received_};
+    return true;
+  }
 
   // ---- between runs (no VP thread touches the channel)
   // Discards every pending message; returns the headers of those discarded.
@@ -229,7 +235,8 @@ class Channel final : public Link {
   // Consumer-only state.
   alignas(kCacheLine) std::uint64_t tail_ = 0;
   std::uint64_t dequeued_ = 0;
-  Segment* consumer_segment_;  // the ring the consumer reads: the producer's or an older one
+  std::uint64_t received_ = 0;  // messages taken, queued or through a post (own_post)
+  Segment* consumer_segment_;   // the ring the consumer reads: the producer's or an older one
 
   // The posted receive: written by the consumer before kPosted, by the claiming producer after.
   struct alignas(kCacheLine) Posted {

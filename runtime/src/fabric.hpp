@@ -274,6 +274,10 @@ class HYPERCOMM_INTERNAL Remote {
   // A VP of this process goes to sleep waiting for a message from a VP of another process: from
   // now on someone else must look for it.
   virtual void sleeping() noexcept {}
+  // VP `vp` of this process no longer waits for a message from VP `src` of another process (it
+  // is here, or the wait failed): a post it offered there is withdrawn, or, where a sender has
+  // taken it, completed (Link::own_post).
+  virtual void withdraw_post(int /*vp*/, int /*src*/) noexcept {}
   // VP src sends a message to VP dst of another process itself, straight from its buffer, after
   // what it queued on `channel` before: returns when the buffer may be used again, true; false
   // when the Remote takes it only queued (the VP queues it and notifies dst).
@@ -393,6 +397,9 @@ class HYPERCOMM_INTERNAL Fabric {
   }
   void sleeping_on(int src) noexcept {
     if (remote_ != nullptr && !local(src)) remote_->sleeping();
+  }
+  void withdraw_post(int vp, int src) noexcept {
+    if (remote_ != nullptr && !local(src)) remote_->withdraw_post(vp, src);
   }
 
   // ---- for the Remote (distributed runs)

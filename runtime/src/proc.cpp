@@ -584,6 +584,7 @@ void Port::recv_into(int src, std::span<std::byte> data, const MessageTag& tag,
     try {
       meanwhile(context);
     } catch (...) {
+      if (posted) fabric_->withdraw_post(id_, src);
       if (posted && !channel.cancel_post()) {
         while (!channel.post_done()) detail::cpu_relax();
         (void)channel.take_posted_arrival();
@@ -633,6 +634,7 @@ void Port::sendrecv_into(int dest, std::span<const std::byte> out, int src, std:
   try {
     post_send(dest, out, tag, start);
   } catch (...) {
+    if (posted) fabric_->withdraw_post(id_, src);
     if (posted && !in_channel.cancel_post()) (void)in_channel.take_posted_arrival();
     throw;
   }
@@ -698,6 +700,7 @@ double Port::wait_and_receive(Link& channel, int src, std::span<std::byte> data,
     return channel.front() != nullptr || (posted && channel.post_done());
   });
   if (options().trace) record(Event::Kind::wait, src, 0, wall_begin, clock_, "wait");
+  if (posted) fabric_->withdraw_post(id_, src);
   auto running = [&] {
     fabric_->state(id_).status.store(detail::kRunning, std::memory_order_release);
   };

@@ -76,6 +76,17 @@ class Link {
   [[nodiscard]] virtual bool post_done() const noexcept = 0;
   [[nodiscard]] virtual double take_posted_arrival() noexcept = 0;
   [[nodiscard]] virtual bool cancel_post() noexcept = 0;
+  // The receiver's own post (only its thread asks), where a sender may fill it without this
+  // link (a VP of another process of the node writes the message into it, then the link's
+  // try_hand_over_with completes the post): the buffer, the tag it waits for, and how many
+  // messages it has taken from this link in this run (drain starts the count again). None
+  // while no post waits, or where the post folds.
+  struct OwnPost {
+    std::span<std::byte> buffer;
+    MessageTag tag;
+    std::uint64_t received = 0;
+  };
+  [[nodiscard]] virtual bool own_post(OwnPost& /*post*/) const noexcept { return false; }
   // While a sender copies a large message into the posted buffer, takes chunks of the copy too
   // (the receiver waits anyway, and two cores copy faster than one); a no-op where the
   // transport copies no message in chunks.

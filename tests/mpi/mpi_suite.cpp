@@ -373,6 +373,20 @@ void large_messages() {
         vp.recv(0, in);
         CHECK(whole(in, 0, 300));
       }
+      // Two VPs (of one process, where there are up to 4) send to one of another process at
+      // once, which takes them in the other order: its receive offered to one sender
+      // (mpi_remote.cpp, write_into_post) is never filled by the other.
+      for (int round = 0; round < 4; ++round) {
+        if (me == 0 || me == 1) {
+          fill(out, me, 500 + round);
+          vp.send(p - 1, out);
+        } else if (me == p - 1) {
+          for (const int from : {1, 0}) {
+            vp.recv(from, in);
+            CHECK(whole(in, from, 500 + round));
+          }
+        }
+      }
       // Collectives of large blocks back to back.
       std::vector<long> block(longs / 8), all(longs / 8 * static_cast<std::size_t>(p));
       for (int round = 0; round < 3; ++round) {

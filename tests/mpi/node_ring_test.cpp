@@ -13,14 +13,15 @@
 
 #include "node_rings.hpp"
 
+using hypercomm::mpi::detail::BoardSlot;
 using hypercomm::mpi::detail::Ring;
 
 namespace {
 
 // A ring's memory as NodeRings lays it out: page-aligned, zero.
 struct Memory {
-  explicit Memory(std::size_t capacity)
-      : words((Ring::footprint(capacity) + 4096) / 8 + 1, 0), capacity(capacity) {}
+  explicit Memory(std::size_t capacity, std::size_t board_slots = 0)
+      : words((Ring::footprint(capacity, board_slots) + 4096) / 8 + 1, 0), capacity(capacity) {}
   std::byte* base() {
     auto at = reinterpret_cast<std::uintptr_t>(words.data());
     return reinterpret_cast<std::byte*>((at + 4095) & ~std::uintptr_t{4095});
@@ -138,4 +139,39 @@ TEST_CASE("a full ring refuses a record until the consumer takes one; nothing is
   }
   CHECK(ring.front().empty());
   CHECK(ring.empty());
+}
+
+TEST_CASE("the board's slots lie apart from the ring's records: neither overwrites the other") {
+  constexpr std::size_t capacity = 4096, slots = 5;
+  Memory memory(capacity, slots);
+  Ring ring(memory.base(), capacity, slots);
+  CHECK(Ring(memory.base(), capacity).board(0) == nullptr);  // no board: no slot
+  CHECK(ring.board(slots) == nullptr);
+  for (std::size_t k = 0; k < slots; ++k) {
+    BoardSlot* slot = ring.board(k);
+    REQUIRE(slot != nullptr);
+    CHECK(reinterpret_cast<std::uintptr_t>(slot) % 64 == 0);
+    if (k > 0)
+      CHECK(reinterpret_cast<std::byte*>(slot) - reinterpret_cast<std::byte*>(ring.board(k - 1)) ==
+            64);
+    std::memset(slot, 0xa5, sizeof(BoardSlot));
+  }
+  // Records around the ring, twice over: every one whole, the slots untouched.
+  for (std::uint64_t k = 0; k < 200; ++k) {
+    const std::size_t length = length_of(k, ring.most());
+    const std::span<std::byte> space = ring.reserve(length);
+    REQUIRE(!space.empty());
+    fill(space, k);
+    ring.commit();
+    const std::span<const std::byte> record = ring.front();
+    REQUIRE(record.size() == length);
+    CHECK(holds(record, k));
+    ring.pop();
+  }
+  for (std::size_t k = 0; k < slots; ++k) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(ring.board(k));
+    bool intact = true;
+    for (std::size_t i = 0; i < sizeof(BoardSlot); ++i) intact = intact && bytes[i] == 0xa5;
+    CHECK(intact);
+  }
 }
