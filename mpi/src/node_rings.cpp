@@ -131,36 +131,35 @@ void Ring::pop() noexcept {
   std::atomic_ref(control().tail).store(taking_, std::memory_order_release);
 }
 
-bool read_process(pid_t pid, std::uint64_t address, std::span<std::byte> to) noexcept {
-  while (!to.empty()) {
-    iovec local{to.data(), to.size()};
-    iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(address)), to.size()};
-    const ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) {
-      if (got == 0) errno = EFAULT;
+namespace {
+// process_vm_readv (write false) or process_vm_writev, as often as it returns short.
+bool transfer(pid_t pid, std::uint64_t address, std::byte* local_bytes, std::size_t size,
+              bool write) noexcept {
+  while (size != 0) {
+    iovec local{local_bytes, size};
+    iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(address)), size};
+    const ssize_t moved = write ? process_vm_writev(pid, &local, 1, &remote, 1, 0)
+                                : process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (moved < 0 && errno == EINTR) continue;
+    if (moved <= 0) {
+      if (moved == 0) errno = EFAULT;
       return false;
     }
-    to = to.subspan(static_cast<std::size_t>(got));
-    address += static_cast<std::uint64_t>(got);
+    local_bytes += moved;
+    size -= static_cast<std::size_t>(moved);
+    address += static_cast<std::uint64_t>(moved);
   }
   return true;
 }
+}  // namespace
+
+bool read_process(pid_t pid, std::uint64_t address, std::span<std::byte> to) noexcept {
+  return transfer(pid, address, to.data(), to.size(), false);
+}
 
 bool write_process(pid_t pid, std::uint64_t address, std::span<const std::byte> from) noexcept {
-  while (!from.empty()) {
-    iovec local{const_cast<std::byte*>(from.data()), from.size()};
-    iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(address)), from.size()};
-    const ssize_t put = process_vm_writev(pid, &local, 1, &remote, 1, 0);
-    if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) {
-      if (put == 0) errno = EFAULT;
-      return false;
-    }
-    from = from.subspan(static_cast<std::size_t>(put));
-    address += static_cast<std::uint64_t>(put);
-  }
-  return true;
+  // (process_vm_writev reads the local side only.)
+  return transfer(pid, address, const_cast<std::byte*>(from.data()), from.size(), true);
 }
 
 NodeRings::NodeRings(MPI_Comm node, int rank, bool wanted, bool in_place_wanted, bool crowded,
