@@ -225,6 +225,9 @@ class MpiRemote final : public hypercomm::detail::Remote {
   // message is there (held until then; dropped: the run has aborted).
   [[nodiscard]] Large take_written(Fabric& fabric, Ring& ring, int from, const Header& header,
                                    bool may_hold);
+  // Under mutex_: the messages queued on out's channel put on the ring to its process, oldest
+  // first, while they take it; true when none is left.
+  [[nodiscard]] bool ring_queued(const Outgoing& out);
   // VP src's count of its messages to VP dst in this run, before this one (which it counts).
   [[nodiscard]] std::uint64_t count_sent(int src, int dst) noexcept;
   // Under mutex_ (lock): a sending VP's wait for its large message to be taken (done()).
