@@ -195,11 +195,17 @@ Machine::Machine(MPI_Comm comm, Topology topology, Options options)
   // run both).
   const bool crowded = hypercomm::detail::Fabric::crowded(
       static_cast<std::size_t>(node_vps), static_cast<std::size_t>(CPU_COUNT(&node_cpus)));
-  // Where the node is crowded, each ring's board has a slot for each VP of the process that runs
-  // the most (the first): a large message is written into its receiver's post there
-  // (MpiRemote::write_into_post).
+  // Where the node's VPs outnumber its cores, each ring's board has a slot for each VP of the
+  // process that runs the most (the first): a large message is written into its receiver's post
+  // there (MpiRemote::write_into_post). Not where each VP has a core: over 2 processes of one VP
+  // on the 2 cores the sender's copy made a broadcast of 1 MiB slower (109-137 us a call against
+  // 82-85); over 4 (2026-11-28, three alternating rounds) it made the broadcast of 64 KiB 33-40 us
+  // against 48-71, the all-gather of 32 KiB-1 MiB 0.95-1.53x Open MPI's time against 1.13-2.04x,
+  // the all-reduce of 1 MiB 621-692 us against 899-933 (of 64 KiB 36-39 against 25-29, both
+  // under half of Open MPI's).
+  const bool vps_share_cores = node_vps > CPU_COUNT(&node_cpus);
   auto rings = std::make_unique<detail::NodeRings>(node, m.rank, env.rings, env.in_place, crowded,
-                                                   crowded ? m.blocks.first(1) : 0);
+                                                   vps_share_cores ? m.blocks.first(1) : 0);
   int node_leader = m.rank;  // the node's first process names it
   check(MPI_Bcast(&node_leader, 1, MPI_INT, 0, node), "MPI_Bcast");
   MPI_Comm_free(&node);

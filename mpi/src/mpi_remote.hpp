@@ -211,9 +211,9 @@ class MpiRemote final : public hypercomm::detail::Remote {
   // same, copied from the ring (never dropped).
   [[nodiscard]] Large take_large_record(Fabric& fabric, int from, const Header& header,
                                         std::span<const std::byte> body, bool may_hold);
-  // The post board (BoardSlot), where the node is crowded: VP vp waits for a large message from
-  // VP src of another process of this node, and offers its post on the board of the ring from
-  // there (once a wait); withdraw_post takes it back.
+  // The post board (BoardSlot), where the node's VPs outnumber its cores: VP vp waits for a large
+  // message from VP src of another process of this node, and offers its post on the board of the
+  // ring from there (once a wait); withdraw_post takes it back.
   void publish_post(int vp, int src) noexcept;
   // VP src's message to VP dst, which offered its receive on the board and has taken every
   // message src sent it before (`sent_before`): a record that says so put on the ring, then the
