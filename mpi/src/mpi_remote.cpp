@@ -328,53 +328,34 @@ bool MpiRemote::drain_rings(Fabric& fabric, int waiting, bool& any) {
 bool MpiRemote::drain_ring(Fabric& fabric, Ring& ring, int from, int waiting, bool& any,
                            bool may_hold) {
   for (std::span<const std::byte> data = ring.front(); !data.empty(); data = ring.front()) {
-    if (data.size() == sizeof(Header) + sizeof(InPlace)) {
-      Header header;
-      std::memcpy(&header, data.data(), sizeof(Header));
-      if (header.kind == Kind::in_place) {
-        InPlace where;
-        std::memcpy(&where, data.data() + sizeof(Header), sizeof(InPlace));
-        const Large taken = read_in_place(fabric, from, header, where, may_hold);
-        if (taken == Large::held) return false;  // this ring waits (the others go on)
-        any = true;
-        ring.pop();
-        ring.note_read_in_place(where.sequence);  // its sender's buffer is free
-        if (taken != Large::dropped && header.dst == waiting) return true;
-        continue;
-      }
+    Header header;  // every record begins with one
+    std::memcpy(&header, data.data(), sizeof(Header));
+    const std::span<const std::byte> body = data.subspan(sizeof(Header));
+    // A large message (left in place, written into a post, or on the ring) goes into its
+    // receiver's post, or waits at the front of the ring for one about to post.
+    Large taken = Large::straight;
+    InPlace where;
+    if (header.kind == Kind::in_place && body.size() == sizeof(InPlace)) {
+      std::memcpy(&where, body.data(), sizeof(InPlace));
+      taken = read_in_place(fabric, from, header, where, may_hold);
+    } else if (header.kind == Kind::written && body.empty()) {
+      taken = take_written(fabric, ring, from, header, may_hold);
+    } else if (header.kind == Kind::message && body.size() >= kHeldRecordBytes) {
+      taken = take_large_record(fabric, from, header, body, may_hold);
+    } else {
+      any = true;
+      const bool reached = handle(fabric, from, data, waiting, true);
+      ring.pop();
+      if (reached) return true;  // its VP takes it now; the rest waits for the next look
+      continue;
     }
-    if (data.size() == sizeof(Header)) {
-      Header header;
-      std::memcpy(&header, data.data(), sizeof(Header));
-      if (header.kind == Kind::written) {
-        const Large taken = take_written(fabric, ring, from, header, may_hold);
-        if (taken == Large::held) return false;  // this ring waits (the others go on)
-        any = true;
-        ring.pop();
-        if (taken == Large::dropped) continue;
-        if (header.dst == waiting) return true;
-        fabric.notify(header.dst);
-        continue;
-      }
-    }
-    if (data.size() >= sizeof(Header) + kHeldRecordBytes) {
-      Header header;
-      std::memcpy(&header, data.data(), sizeof(Header));
-      if (header.kind == Kind::message) {
-        if (take_large_record(fabric, from, header, data.subspan(sizeof(Header)), may_hold) ==
-            Large::held)
-          return false;  // this ring waits (the others go on)
-        any = true;
-        ring.pop();
-        if (header.dst == waiting) return true;
-        fabric.notify(header.dst);
-        continue;
-      }
-    }
+    if (taken == Large::held) return false;  // this ring waits (the others go on)
     any = true;
-    const bool reached = handle(fabric, from, data, waiting, true);
     ring.pop();
-    if (reached) return true;  // its VP takes it now; the rest waits for the next look
+    if (header.kind == Kind::in_place) ring.note_read_in_place(where.sequence);  // buffer free
+    if (taken == Large::dropped) continue;
+    if (header.dst == waiting) return true;
+    fabric.notify(header.dst);
   }
   return false;
 }
@@ -584,7 +565,6 @@ MpiRemote::Large MpiRemote::read_in_place(Fabric& fabric, int from, const Header
     channel.push_with(header.envelope, read_from, &place);
   }
   held_since = {};
-  fabric.notify(header.dst);
   ++delivered_;
   return straight ? Large::straight : Large::staged;
 }
