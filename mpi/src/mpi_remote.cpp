@@ -307,9 +307,10 @@ void MpiRemote::take_from_rings(int vp) noexcept {
 MpiRemote::Way MpiRemote::way_to(int process, std::size_t bytes) const noexcept {
   Ring* ring = rings_ != nullptr ? rings_->to(process) : nullptr;
   if (ring == nullptr) return Way::mpi;
-  // Some of what went over MPI is still on its way: this one follows it.
+  // Some of what went over MPI is still on its way: this one follows it, once the ring is empty
+  // too (a sender that waited for room put a message on it meanwhile: send_small).
   if (sent_over_mpi_[static_cast<std::size_t>(process)] != ring->delivered_over_mpi())
-    return Way::mpi;
+    return ring->empty() ? Way::mpi : Way::later;
   if (bytes <= ring->most()) return Way::ring;
   return ring->empty() ? Way::mpi : Way::later;
 }
@@ -392,8 +393,11 @@ bool MpiRemote::send_small(int src, int dst, Link& channel, const Envelope& enve
       Ring& ring = *rings_->to(process);
       std::span<std::byte> space = ring.reserve(size);
       // Full: where the node is crowded a large message waits for room (kWaitForRoomBytes).
+      // Others may send over MPI meanwhile (a message too long for the ring, once it is
+      // empty): then this one waits, queued, for them to arrive (way_to).
       if (space.empty() && payload.size() >= kWaitForRoomBytes && fabric_->node_crowded())
         wait_moving_others(lock, [&] {
+          if (way_to(process, size) != Way::ring) return true;
           space = ring.reserve(size);
           return !space.empty() || fabric_->aborted();
         });
