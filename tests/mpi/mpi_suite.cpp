@@ -1,7 +1,8 @@
 // hypercomm::mpi under mpirun (scripts/test runs it with -np 2 and -np 4): the collective suites
 // on machines split over the processes, groups that cross processes, the results compared with
-// the same run in one process and with MPI's own collectives, failures and deadlocks across
-// processes (every process gets an exception, none hangs), and a Machine kept across runs.
+// the same run in one process and with MPI's own collectives, random traffic over the sizes
+// where a message changes its way between processes, failures and deadlocks across processes
+// (every process gets an exception, none hangs), and a Machine kept across runs.
 //
 // Every process runs every case in the same order. A failed check is counted, not thrown; at the
 // end the counts are summed over the processes and process 0 prints the summary.
@@ -18,6 +19,7 @@
 #include <iterator>
 #include <mutex>
 #include <numeric>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -406,6 +408,199 @@ void large_messages() {
   }
 }
 
+// Random traffic between processes, over the sizes where a message changes its way from one
+// process to another (a record on the ring; one held at its front for a receiver about to post,
+// from 16 KiB; one written into a post offered on the board, from 32 KiB; one left in its
+// sender's buffer, from 64 KiB; past the most a ring of 256 or 512 KiB takes; over MPI where
+// there are no rings). Every VP draws the same plan for each step from a seed they share, so
+// that every send meets its receive: a permutation of sends (some senders or receivers late, so
+// that receives are posted before and after their messages come), many VPs to one (received in
+// a shuffled order: a post offered to one sender is not another's), exchanges, bursts, and the
+// collectives. Every byte must arrive, in order; nothing may hang. This is one VP's part of
+// such a run: `steps` steps of the plan drawn from `seed`; VP `thrower` throws at step
+// `throw_at` (none where -1).
+void traffic(hc::Proc& vp, std::uint64_t seed, int steps, int thrower = -1, int throw_at = -1) {
+  // In longs: 2048 (16 KiB), 4096 (32 KiB) and 8192 (64 KiB) and one fewer; 8186 / 8187 and
+  // 16378 / 16379 the most a ring of 256 / 512 KiB takes and one more; 1 MiB.
+  const std::size_t sizes[] = {1,    1,    3,    13,   200,  2047,  2048,  4095,  4096,
+                               4100, 8186, 8187, 8191, 8192, 16378, 16379, 40000, 131072};
+  const auto value = [](int from, int to, int step, int j, std::size_t k) {
+    return ((from * 131L + to) * 1000003L + step * 7919L + j * 17L) * 4096L + static_cast<long>(k);
+  };
+  const auto fill = [&](std::vector<long>& x, int from, int to, int step, int j) {
+    for (std::size_t k = 0; k < x.size(); ++k) x[k] = value(from, to, step, j, k);
+  };
+  const auto whole = [&](const std::vector<long>& x, int from, int to, int step, int j) {
+    for (std::size_t k = 0; k < x.size(); ++k)
+      if (x[k] != value(from, to, step, j, k)) return false;
+    return true;
+  };
+  const int p = vp.size(), me = vp.id();
+  for (int step = 0; step < steps; ++step) {
+    std::mt19937_64 rng(seed * 100003 + static_cast<std::uint64_t>(step));
+    const auto draw = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+    std::vector<std::size_t> size(static_cast<std::size_t>(p));
+    std::vector<int> late(static_cast<std::size_t>(p));  // 1: sends late, 2: receives late
+    for (int v = 0; v < p; ++v) {
+      size[static_cast<std::size_t>(v)] = sizes[draw(std::size(sizes))];
+      late[static_cast<std::size_t>(v)] = static_cast<int>(draw(4));
+    }
+    const auto size_of = [&](int v) { return size[static_cast<std::size_t>(v)]; };
+    const auto pause = [&](int v, int when) {
+      if (late[static_cast<std::size_t>(v)] == when)
+        std::this_thread::sleep_for(std::chrono::microseconds(300));
+    };
+    std::vector<int> order(static_cast<std::size_t>(p));
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<int> from(order.size());
+    for (int v = 0; v < p; ++v) from[static_cast<std::size_t>(order[v])] = v;
+    const int to = order[static_cast<std::size_t>(me)];
+    const int src = from[static_cast<std::size_t>(me)];
+    const int root = static_cast<int>(draw(static_cast<std::size_t>(p)));
+    if (me == thrower && step == throw_at)
+      throw std::runtime_error("injected failure in VP " + std::to_string(me));
+    const std::size_t kind = draw(6);
+    try {
+      switch (kind) {
+        case 0: {  // a permutation: each VP sends to one and receives from one
+          if (to != me) {
+            pause(me, 1);
+            std::vector<long> out(size_of(me));
+            fill(out, me, to, step, 0);
+            vp.send(to, out);
+          }
+          if (src != me) {
+            pause(me, 2);
+            std::vector<long> in(size_of(src));
+            vp.recv(src, in);
+            CHECK(whole(in, src, me, step, 0));
+          }
+          break;
+        }
+        case 1: {  // a burst of one to five messages each way of the permutation
+          const int burst = 1 + static_cast<int>(draw(5));
+          if (to != me) {
+            pause(me, 1);
+            for (int j = 0; j < burst; ++j) {
+              std::vector<long> out(
+                  sizes[(static_cast<std::size_t>(me) * 7 + j) % std::size(sizes)]);
+              fill(out, me, to, step, j);
+              vp.send(to, out);
+            }
+          }
+          if (src != me) {
+            pause(me, 2);
+            for (int j = 0; j < burst; ++j) {
+              std::vector<long> in(
+                  sizes[(static_cast<std::size_t>(src) * 7 + j) % std::size(sizes)]);
+              vp.recv(src, in);
+              CHECK(whole(in, src, me, step, j));
+            }
+          }
+          break;
+        }
+        case 2: {  // every VP to one, which takes them in the shuffled order
+          if (me != root) {
+            pause(me, 1);
+            std::vector<long> out(size_of(me));
+            fill(out, me, root, step, 0);
+            vp.send(root, out);
+          } else {
+            pause(me, 2);
+            for (const int v : order) {
+              if (v == root) continue;
+              std::vector<long> in(size_of(v));
+              vp.recv(v, in);
+              CHECK(whole(in, v, root, step, 0));
+            }
+          }
+          break;
+        }
+        case 3: {  // an exchange with the partner across a random set of dimensions
+          const int partner = me ^ (1 + static_cast<int>(draw(static_cast<std::size_t>(p - 1))));
+          pause(me, 1);
+          std::vector<long> out(size_of(me)), in(size_of(partner));
+          fill(out, me, partner, step, 0);
+          vp.sendrecv(partner, out, in);
+          CHECK(whole(in, partner, me, step, 0));
+          break;
+        }
+        case 4: {  // a rooted collective of the root's size
+          const std::size_t n = size_of(root);
+          pause(me, 1);
+          std::vector<long> buf(n);
+          if (me == root) fill(buf, root, -1, step, 0);
+          hc::broadcast(vp, buf, root);
+          CHECK(whole(buf, root, -1, step, 0));
+          std::vector<long> in(n), sum(me == root ? n : 0);
+          for (std::size_t k = 0; k < n; ++k) in[k] = me * 1000L + static_cast<long>(k);
+          hc::reduce(vp, in, sum, std::plus<>{}, root);
+          bool right = true;
+          for (std::size_t k = 0; k < sum.size(); ++k)
+            right = right && sum[k] == 1000L * (p * (p - 1) / 2) + p * static_cast<long>(k);
+          CHECK(right);
+          break;
+        }
+        default: {  // the symmetric collectives, blocks of a size that fits p of them
+          const std::size_t n = std::max<std::size_t>(1, size_of(root) / 4);
+          pause(me, 2);
+          std::vector<long> block(n), all(n * static_cast<std::size_t>(p));
+          fill(block, me, -1, step, 0);
+          hc::all_gather(vp, block, all);
+          bool right = true;
+          for (int v = 0; v < p; ++v)
+            for (std::size_t k = 0; k < n; ++k)
+              right = right && all[static_cast<std::size_t>(v) * n + k] == value(v, -1, step, 0, k);
+          CHECK(right);
+          std::vector<long> blocks(all.size()), got(all.size());
+          for (int j = 0; j < p; ++j)
+            for (std::size_t k = 0; k < n; ++k)
+              blocks[static_cast<std::size_t>(j) * n + k] = value(me, j, step, 1, k);
+          hc::all_to_all(vp, blocks, got);
+          right = true;
+          for (int v = 0; v < p; ++v)
+            for (std::size_t k = 0; k < n; ++k)
+              right = right && got[static_cast<std::size_t>(v) * n + k] == value(v, me, step, 1, k);
+          CHECK(right);
+          std::vector<long> in(n), sum(n);
+          for (std::size_t k = 0; k < n; ++k) in[k] = me * 1000L + static_cast<long>(k);
+          hc::all_reduce(vp, in, sum, std::plus<>{});
+          right = true;
+          for (std::size_t k = 0; k < n; ++k)
+            right = right && sum[k] == 1000L * (p * (p - 1) / 2) + p * static_cast<long>(k);
+          CHECK(right);
+          break;
+        }
+      }
+    } catch (const hc::SizeMismatch& e) {
+      // A message overtaken by the next one on its channel shows as the wrong size: where.
+      std::fprintf(stderr,
+                   "process %d: random traffic on %d VPs, seed %llu, step %d (case %zu): %s\n",
+                   rank_, p, static_cast<unsigned long long>(seed), step, kind, e.what());
+      throw;
+    }
+  }
+}
+
+// MPI_SUITE_SEEDS=n: n plans of random traffic on each topology (6), and 4n runs that fail
+// amid it (24), for a longer soak by hand.
+std::uint64_t soak_seeds() {
+  const char* const text = std::getenv("MPI_SUITE_SEEDS");
+  return text != nullptr ? std::strtoull(text, nullptr, 10) : std::uint64_t{6};
+}
+
+void random_traffic() {
+  const std::uint64_t seeds = soak_seeds();
+  for (const int dimension : {3, 4}) {
+    const hc::Topology t = hc::Topology::hypercube(dimension);
+    if (t.size() < processes_) continue;
+    hc::mpi::Machine machine(MPI_COMM_WORLD, t, quick());
+    for (std::uint64_t seed = 11; seed < 11 + seeds; ++seed)
+      (void)machine.run([&](hc::Proc& vp) { traffic(vp, seed, 120); });
+  }
+}
+
 void flood_suite() {
   const hc::Topology t = hc::Topology::hypercube(3);
   if (t.size() < processes_) return;
@@ -529,45 +724,60 @@ void failures_suite() {
   const hc::Topology t = hc::Topology::hypercube(dimension);
   hc::mpi::Machine machine(MPI_COMM_WORLD, t, quick());
   CHECK(machine.processes() == processes_ && machine.process() == rank_);
-  // A VP throws at each of several points, every VP in turn: its process gets the original,
-  // every other process Aborted naming it; nothing hangs, and the machine runs on.
-  for (int thrower = 0; thrower < t.size(); ++thrower) {
-    for (int point = 0; point < 4; ++point) {
-      std::string text;
-      Outcome mine;
-      try {
-        (void)machine.run([&](hc::Proc& vp) {
-          std::vector<double> x(257, vp.id());
-          for (int step = 0; step < 4; ++step) {
-            if (vp.id() == thrower && step == point)
-              throw std::runtime_error("injected failure in VP " + std::to_string(thrower));
-            hc::all_reduce(vp, x, std::plus<>{});
-            hc::broadcast(vp, x, step % vp.size());
-          }
-        });
-        mine.none = 1;
-      } catch (const hc::Aborted& e) {
-        mine.aborted = 1;
-        text = e.what();
-      } catch (const std::runtime_error& e) {
-        mine.original = std::string(e.what()).find("injected") != std::string::npos ? 1 : 0;
-        mine.other = 1 - mine.original;
-        text = e.what();
-      }
-      const bool owner = machine.first_vp() <= thrower && thrower < machine.last_vp();
-      CHECK(owner ? mine.original == 1 : mine.aborted == 1);
-      if (!owner) CHECK(text.find("VP " + std::to_string(thrower)) != std::string::npos);
-      const Outcome all = summed(mine);
-      CHECK(all.original == 1 && all.aborted == processes_ - 1);
-      if (all.original != 1 || all.aborted != processes_ - 1)  // what each process saw
-        std::fprintf(stderr, "process %d: VP %d throwing at step %d: %s\n", rank_, thrower, point,
-                     mine.none != 0 ? "the run returned" : text.c_str());
-      ++injected;
-      if (all.original == 1 && all.aborted == processes_ - 1) ++injected_runs_ok;
-      // The machine is whole again.
-      const hc::Report r = machine.run([](hc::Proc& vp) { hc::barrier(vp); });
-      CHECK(r.clocks.size() == static_cast<std::size_t>(t.size()));
+  // VP `thrower` throws in body: its process gets the original, every other process Aborted
+  // naming it; nothing hangs, and the machine runs on.
+  const auto injected_run = [&](int thrower, const std::function<void(hc::Proc&)>& body,
+                                const std::string& where) {
+    std::string text;
+    Outcome mine;
+    try {
+      (void)machine.run(body);
+      mine.none = 1;
+    } catch (const hc::Aborted& e) {
+      mine.aborted = 1;
+      text = e.what();
+    } catch (const std::runtime_error& e) {
+      mine.original = std::string(e.what()).find("injected") != std::string::npos ? 1 : 0;
+      mine.other = 1 - mine.original;
+      text = e.what();
     }
+    const bool owner = machine.first_vp() <= thrower && thrower < machine.last_vp();
+    CHECK(owner ? mine.original == 1 : mine.aborted == 1);
+    if (!owner) CHECK(text.find("VP " + std::to_string(thrower)) != std::string::npos);
+    const Outcome all = summed(mine);
+    CHECK(all.original == 1 && all.aborted == processes_ - 1);
+    if (all.original != 1 || all.aborted != processes_ - 1)  // what each process saw
+      std::fprintf(stderr, "process %d: VP %d throwing %s: %s\n", rank_, thrower, where.c_str(),
+                   mine.none != 0 ? "the run returned" : text.c_str());
+    ++injected;
+    if (all.original == 1 && all.aborted == processes_ - 1) ++injected_runs_ok;
+    const hc::Report r = machine.run([](hc::Proc& vp) { hc::barrier(vp); });
+    CHECK(r.clocks.size() == static_cast<std::size_t>(t.size()));
+  };
+  // At each of several points, every VP in turn.
+  for (int thrower = 0; thrower < t.size(); ++thrower)
+    for (int point = 0; point < 4; ++point)
+      injected_run(
+          thrower,
+          [&](hc::Proc& vp) {
+            std::vector<double> x(257, vp.id());
+            for (int step = 0; step < 4; ++step) {
+              if (vp.id() == thrower && step == point)
+                throw std::runtime_error("injected failure in VP " + std::to_string(thrower));
+              hc::all_reduce(vp, x, std::plus<>{});
+              hc::broadcast(vp, x, step % vp.size());
+            }
+          },
+          "at step " + std::to_string(point));
+  // Amid random traffic (random_traffic): messages on the rings, held for their receivers,
+  // written into posts, left in their senders' buffers or over MPI when it fails.
+  for (std::uint64_t seed = 31; seed < 31 + 4 * soak_seeds(); ++seed) {
+    std::mt19937_64 rng(seed);
+    const int thrower = static_cast<int>(rng() % static_cast<std::uint64_t>(t.size()));
+    const int at = static_cast<int>(rng() % 16);
+    injected_run(
+        thrower, [&](hc::Proc& vp) { traffic(vp, seed, 16, thrower, at); },
+        "at step " + std::to_string(at) + " of random traffic " + std::to_string(seed));
   }
   // A VP that fails while large messages wait for it (left in the senders' buffers, or over
   // MPI): the senders are released, the run ends everywhere.
@@ -709,14 +919,17 @@ int main(int argc, char** argv) {
   const double start = MPI_Wtime();
   const char* const progress = std::getenv("HYPERCOMM_MPI_PROGRESS");
   const char* const rings = std::getenv("HYPERCOMM_MPI_RINGS");
+  const char* const only = std::getenv("MPI_SUITE_ONLY");
   struct Stage {
     const char* name;
     void (*run)();
   };
   for (const Stage& stage :
        {Stage{"collective suites", run_suites}, Stage{"floods", flood_suite},
-        Stage{"against MPI's collectives", against_mpi},
+        Stage{"random traffic", random_traffic}, Stage{"against MPI's collectives", against_mpi},
         Stage{"failures across processes", failures_suite}, Stage{"misuse", misuse}}) {
+    // MPI_SUITE_ONLY=name: that stage alone (by hand, as with MPI_SUITE_SEEDS).
+    if (only != nullptr && std::strcmp(only, stage.name) != 0) continue;
     const double t0 = MPI_Wtime();
     stage.run();
     MPI_Barrier(MPI_COMM_WORLD);
