@@ -25,6 +25,8 @@
 #include <thread>
 #include <vector>
 
+#include "traffic.hpp"
+
 namespace hc = hypercomm;
 
 namespace {
@@ -408,179 +410,18 @@ void large_messages() {
   }
 }
 
-// Random traffic between processes, over the sizes where a message changes its way from one
-// process to another (a record on the ring; one held at its front for a receiver about to post,
-// from 16 KiB; one written into a post offered on the board, from 32 KiB; one left in its
-// sender's buffer, from 64 KiB; past the most a ring of 256 or 512 KiB takes; over MPI where
-// there are no rings). Every VP draws the same plan for each step from a seed they share, so
-// that every send meets its receive: a permutation of sends (some senders or receivers late, so
-// that receives are posted before and after their messages come), many VPs to one (received in
-// a shuffled order: a post offered to one sender is not another's), exchanges, bursts, and the
-// collectives. Every byte must arrive, in order; nothing may hang. This is one VP's part of
-// such a run: `steps` steps of the plan drawn from `seed`; VP `thrower` throws at step
-// `throw_at` (none where -1).
+// Random traffic between processes (tests/traffic.hpp), over the sizes where a message changes
+// its way from one process to another, in longs: 2048 (16 KiB: a record held at the ring's
+// front for a receiver about to post), 4096 (32 KiB: written into a post offered on the board)
+// and 8192 (64 KiB: left in its sender's buffer), and one fewer; 8186 / 8187 and 16378 / 16379,
+// the most a ring of 256 / 512 KiB takes and one more; 1 MiB.
+constexpr std::size_t kTrafficSizes[] = {1,    1,    3,    13,   200,  2047,  2048,  4095,  4096,
+                                         4100, 8186, 8187, 8191, 8192, 16378, 16379, 40000, 131072};
 void traffic(hc::Proc& vp, std::uint64_t seed, int steps, int thrower = -1, int throw_at = -1) {
-  // In longs: 2048 (16 KiB), 4096 (32 KiB) and 8192 (64 KiB) and one fewer; 8186 / 8187 and
-  // 16378 / 16379 the most a ring of 256 / 512 KiB takes and one more; 1 MiB.
-  const std::size_t sizes[] = {1,    1,    3,    13,   200,  2047,  2048,  4095,  4096,
-                               4100, 8186, 8187, 8191, 8192, 16378, 16379, 40000, 131072};
-  const auto value = [](int from, int to, int step, int j, std::size_t k) {
-    return ((from * 131L + to) * 1000003L + step * 7919L + j * 17L) * 4096L + static_cast<long>(k);
-  };
-  const auto fill = [&](std::vector<long>& x, int from, int to, int step, int j) {
-    for (std::size_t k = 0; k < x.size(); ++k) x[k] = value(from, to, step, j, k);
-  };
-  const auto whole = [&](const std::vector<long>& x, int from, int to, int step, int j) {
-    for (std::size_t k = 0; k < x.size(); ++k)
-      if (x[k] != value(from, to, step, j, k)) return false;
-    return true;
-  };
-  const int p = vp.size(), me = vp.id();
-  for (int step = 0; step < steps; ++step) {
-    std::mt19937_64 rng(seed * 100003 + static_cast<std::uint64_t>(step));
-    const auto draw = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
-    std::vector<std::size_t> size(static_cast<std::size_t>(p));
-    std::vector<int> late(static_cast<std::size_t>(p));  // 1: sends late, 2: receives late
-    for (int v = 0; v < p; ++v) {
-      size[static_cast<std::size_t>(v)] = sizes[draw(std::size(sizes))];
-      late[static_cast<std::size_t>(v)] = static_cast<int>(draw(4));
-    }
-    const auto size_of = [&](int v) { return size[static_cast<std::size_t>(v)]; };
-    const auto pause = [&](int v, int when) {
-      if (late[static_cast<std::size_t>(v)] == when)
-        std::this_thread::sleep_for(std::chrono::microseconds(300));
-    };
-    std::vector<int> order(static_cast<std::size_t>(p));
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), rng);
-    std::vector<int> from(order.size());
-    for (int v = 0; v < p; ++v) from[static_cast<std::size_t>(order[v])] = v;
-    const int to = order[static_cast<std::size_t>(me)];
-    const int src = from[static_cast<std::size_t>(me)];
-    const int root = static_cast<int>(draw(static_cast<std::size_t>(p)));
-    if (me == thrower && step == throw_at)
-      throw std::runtime_error("injected failure in VP " + std::to_string(me));
-    const std::size_t kind = draw(6);
-    try {
-      switch (kind) {
-        case 0: {  // a permutation: each VP sends to one and receives from one
-          if (to != me) {
-            pause(me, 1);
-            std::vector<long> out(size_of(me));
-            fill(out, me, to, step, 0);
-            vp.send(to, out);
-          }
-          if (src != me) {
-            pause(me, 2);
-            std::vector<long> in(size_of(src));
-            vp.recv(src, in);
-            CHECK(whole(in, src, me, step, 0));
-          }
-          break;
-        }
-        case 1: {  // a burst of one to five messages each way of the permutation
-          const int burst = 1 + static_cast<int>(draw(5));
-          if (to != me) {
-            pause(me, 1);
-            for (int j = 0; j < burst; ++j) {
-              std::vector<long> out(
-                  sizes[(static_cast<std::size_t>(me) * 7 + j) % std::size(sizes)]);
-              fill(out, me, to, step, j);
-              vp.send(to, out);
-            }
-          }
-          if (src != me) {
-            pause(me, 2);
-            for (int j = 0; j < burst; ++j) {
-              std::vector<long> in(
-                  sizes[(static_cast<std::size_t>(src) * 7 + j) % std::size(sizes)]);
-              vp.recv(src, in);
-              CHECK(whole(in, src, me, step, j));
-            }
-          }
-          break;
-        }
-        case 2: {  // every VP to one, which takes them in the shuffled order
-          if (me != root) {
-            pause(me, 1);
-            std::vector<long> out(size_of(me));
-            fill(out, me, root, step, 0);
-            vp.send(root, out);
-          } else {
-            pause(me, 2);
-            for (const int v : order) {
-              if (v == root) continue;
-              std::vector<long> in(size_of(v));
-              vp.recv(v, in);
-              CHECK(whole(in, v, root, step, 0));
-            }
-          }
-          break;
-        }
-        case 3: {  // an exchange with the partner across a random set of dimensions
-          const int partner = me ^ (1 + static_cast<int>(draw(static_cast<std::size_t>(p - 1))));
-          pause(me, 1);
-          std::vector<long> out(size_of(me)), in(size_of(partner));
-          fill(out, me, partner, step, 0);
-          vp.sendrecv(partner, out, in);
-          CHECK(whole(in, partner, me, step, 0));
-          break;
-        }
-        case 4: {  // a rooted collective of the root's size
-          const std::size_t n = size_of(root);
-          pause(me, 1);
-          std::vector<long> buf(n);
-          if (me == root) fill(buf, root, -1, step, 0);
-          hc::broadcast(vp, buf, root);
-          CHECK(whole(buf, root, -1, step, 0));
-          std::vector<long> in(n), sum(me == root ? n : 0);
-          for (std::size_t k = 0; k < n; ++k) in[k] = me * 1000L + static_cast<long>(k);
-          hc::reduce(vp, in, sum, std::plus<>{}, root);
-          bool right = true;
-          for (std::size_t k = 0; k < sum.size(); ++k)
-            right = right && sum[k] == 1000L * (p * (p - 1) / 2) + p * static_cast<long>(k);
-          CHECK(right);
-          break;
-        }
-        default: {  // the symmetric collectives, blocks of a size that fits p of them
-          const std::size_t n = std::max<std::size_t>(1, size_of(root) / 4);
-          pause(me, 2);
-          std::vector<long> block(n), all(n * static_cast<std::size_t>(p));
-          fill(block, me, -1, step, 0);
-          hc::all_gather(vp, block, all);
-          bool right = true;
-          for (int v = 0; v < p; ++v)
-            for (std::size_t k = 0; k < n; ++k)
-              right = right && all[static_cast<std::size_t>(v) * n + k] == value(v, -1, step, 0, k);
-          CHECK(right);
-          std::vector<long> blocks(all.size()), got(all.size());
-          for (int j = 0; j < p; ++j)
-            for (std::size_t k = 0; k < n; ++k)
-              blocks[static_cast<std::size_t>(j) * n + k] = value(me, j, step, 1, k);
-          hc::all_to_all(vp, blocks, got);
-          right = true;
-          for (int v = 0; v < p; ++v)
-            for (std::size_t k = 0; k < n; ++k)
-              right = right && got[static_cast<std::size_t>(v) * n + k] == value(v, me, step, 1, k);
-          CHECK(right);
-          std::vector<long> in(n), sum(n);
-          for (std::size_t k = 0; k < n; ++k) in[k] = me * 1000L + static_cast<long>(k);
-          hc::all_reduce(vp, in, sum, std::plus<>{});
-          right = true;
-          for (std::size_t k = 0; k < n; ++k)
-            right = right && sum[k] == 1000L * (p * (p - 1) / 2) + p * static_cast<long>(k);
-          CHECK(right);
-          break;
-        }
-      }
-    } catch (const hc::SizeMismatch& e) {
-      // A message overtaken by the next one on its channel shows as the wrong size: where.
-      std::fprintf(stderr,
-                   "process %d: random traffic on %d VPs, seed %llu, step %d (case %zu): %s\n",
-                   rank_, p, static_cast<unsigned long long>(seed), step, kind, e.what());
-      throw;
-    }
-  }
+  hctest::traffic(
+      vp, kTrafficSizes, seed, steps,
+      [](bool ok, const char* what) { check_that(ok, what, __FILE__, __LINE__); }, thrower,
+      throw_at);
 }
 
 // MPI_SUITE_SEEDS=n: n plans of random traffic on each topology (6), and 4n runs that fail
@@ -592,8 +433,8 @@ std::uint64_t soak_seeds() {
 
 void random_traffic() {
   const std::uint64_t seeds = soak_seeds();
-  for (const int dimension : {3, 4}) {
-    const hc::Topology t = hc::Topology::hypercube(dimension);
+  for (const hc::Topology& t :
+       {hc::Topology::hypercube(3), hc::Topology::hypercube(4), hc::Topology::ring(6)}) {
     if (t.size() < processes_) continue;
     hc::mpi::Machine machine(MPI_COMM_WORLD, t, quick());
     for (std::uint64_t seed = 11; seed < 11 + seeds; ++seed)
