@@ -3,7 +3,8 @@
 // slots, a block; handed straight to a receiver already waiting, a sender waiting for its
 // receiver to post, the copy shared by both VPs), in permutations, bursts on one channel, many
 // VPs to one, exchanges and collectives, with receivers early and late, on 2 VPs and on more VPs
-// than cores; and runs that fail amid it. Every byte must arrive, in order; nothing may hang.
+// than cores, on the whole machine and on groups; and runs that fail amid it. Every byte must
+// arrive, in order; nothing may hang.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -70,6 +71,22 @@ TEST_CASE("random traffic in one process: every message arrives whole and in ord
       CHECK_MESSAGE(failures.count.load() == 0, failures.first);
     }
   }
+}
+
+TEST_CASE("random traffic on groups at once: rows, columns, split groups") {
+  const std::vector<std::size_t> sizes = channel_sizes();
+  hc::Machine machine(hc::Topology::mesh(3, 4));
+  Failures failures;
+  (void)machine.run([&](hc::Proc& vp) {
+    auto check = std::ref(failures);
+    hc::Group row = vp.row(), column = vp.column();
+    hctest::traffic(row, sizes, 21 + static_cast<std::uint64_t>(row.vp(0)), 30, check);
+    hctest::traffic(column, sizes, 31 + static_cast<std::uint64_t>(column.vp(0)), 30, check);
+    // Ranked against the VP ids, two groups of VPs that are neighbours in both.
+    hc::Group half = hc::split(vp.world(), vp.id() % 2, -vp.id());
+    hctest::traffic(half, sizes, 41 + static_cast<std::uint64_t>(vp.id() % 2), 30, check);
+  });
+  CHECK_MESSAGE(failures.count.load() == 0, failures.first);
 }
 
 TEST_CASE("a VP that fails amid random traffic ends the run, and the machine runs on") {

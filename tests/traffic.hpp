@@ -24,12 +24,16 @@
 
 namespace hctest {
 
-// One VP's part of a run of random traffic: `steps` steps of the plan drawn from `seed`, each
-// message of a size drawn from `sizes`; check(ok, what) takes every result. VP `thrower` throws
-// std::runtime_error at step `throw_at` (none where -1). A SizeMismatch, the sign of a message
-// overtaken by the next on its channel, is printed with the step before it is rethrown.
-template <class Check>
-void traffic(hypercomm::Proc& vp, std::span<const std::size_t> sizes, std::uint64_t seed, int steps,
+inline int rank_of(const hypercomm::Proc& vp) { return vp.id(); }
+inline int rank_of(const hypercomm::Group& group) { return group.rank(); }
+
+// One VP's part of a run of random traffic, on the whole machine (a Proc) or on a group (ranks,
+// messages and collectives by group rank): `steps` steps of the plan drawn from `seed`, each
+// message of a size drawn from `sizes`; check(ok, what) takes every result. Rank `thrower`
+// throws std::runtime_error at step `throw_at` (none where -1). A SizeMismatch, the sign of a
+// message overtaken by the next on its channel, is printed with the step before it is rethrown.
+template <class Comm, class Check>
+void traffic(Comm& vp, std::span<const std::size_t> sizes, std::uint64_t seed, int steps,
              Check&& check, int thrower = -1, int throw_at = -1) {
   namespace hc = hypercomm;
   const auto value = [](int from, int to, int step, int j, std::size_t k) {
@@ -43,7 +47,7 @@ void traffic(hypercomm::Proc& vp, std::span<const std::size_t> sizes, std::uint6
       if (x[k] != value(from, to, step, j, k)) return false;
     return true;
   };
-  const int p = vp.size(), me = vp.id();
+  const int p = vp.size(), me = rank_of(vp);
   for (int step = 0; step < steps; ++step) {
     std::mt19937_64 rng(seed * 100003 + static_cast<std::uint64_t>(step));
     const auto draw = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };

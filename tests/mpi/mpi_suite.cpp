@@ -439,6 +439,13 @@ void random_traffic() {
     hc::mpi::Machine machine(MPI_COMM_WORLD, t, quick());
     for (std::uint64_t seed = 11; seed < 11 + seeds; ++seed)
       (void)machine.run([&](hc::Proc& vp) { traffic(vp, seed, 120); });
+    // Two split groups at once, across the processes, ranked against the VP ids: their messages
+    // share the channels between the same VPs and must not mix.
+    (void)machine.run([&](hc::Proc& vp) {
+      hc::Group half = hc::split(vp.world(), vp.id() % 2, -vp.id());
+      hctest::traffic(half, kTrafficSizes, 41 + static_cast<std::uint64_t>(vp.id() % 2), 60,
+                      [](bool ok, const char* what) { check_that(ok, what, __FILE__, __LINE__); });
+    });
   }
 }
 
