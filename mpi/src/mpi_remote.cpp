@@ -329,9 +329,11 @@ bool MpiRemote::drain_rings(Fabric& fabric, int waiting, bool& any) {
 bool MpiRemote::drain_ring(Fabric& fabric, Ring& ring, int from, int waiting, bool& any,
                            bool may_hold) {
   for (std::span<const std::byte> data = ring.front(); !data.empty(); data = ring.front()) {
-    Header header;  // every record begins with one
-    std::memcpy(&header, data.data(), sizeof(Header));
-    const std::span<const std::byte> body = data.subspan(sizeof(Header));
+    Header header;  // every record begins with one (handle rejects one too short for it)
+    const bool whole = data.size() >= sizeof(Header);
+    if (whole) std::memcpy(&header, data.data(), sizeof(Header));
+    const std::span<const std::byte> body =
+        whole ? data.subspan(sizeof(Header)) : std::span<const std::byte>{};
     // A large message (left in place, written into a post, or on the ring) goes into its
     // receiver's post, or waits at the front of the ring for one about to post.
     Large taken = Large::straight;
