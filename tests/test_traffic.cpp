@@ -22,7 +22,7 @@ namespace hc = hypercomm;
 
 namespace {
 
-// In longs: each threshold of channel.hpp, the size just under it and the size at it.
+// In longs: each threshold of channel.hpp, the size at it and the size just over it.
 std::vector<std::size_t> channel_sizes() {
   namespace d = hc::detail;
   const auto longs = [](std::size_t bytes) { return bytes / sizeof(long); };
