@@ -45,7 +45,29 @@ TEST_CASE("contract: topologies, options and the cost model's new fields") {
       },
       opt);
   CHECK(a.model_time == doctest::Approx(1.0));
-  opt.model.all_port = false;
+  // And the sender's clock() counts its sends as the report does (it said 0 until 2026-11-29).
+  opt.model = {.ts = 1.0, .tw = 1.0, .th = 0.0, .contention = false, .all_port = true};
+  double after_sends = -1, after_third = -1;
+  const hc::Report b = hc::run(
+      hc::Topology::hypercube(2),
+      [&](hc::Proc& vp) {
+        std::array<char, 10> m{};
+        if (vp.id() == 0) {
+          vp.send(1, m);
+          vp.send(2, m);
+          after_sends = vp.clock();
+          vp.send(1, std::span<const char>(m).first(1));
+          after_third = vp.clock();
+        } else if (vp.id() != 3) {
+          vp.recv(0, m);
+          if (vp.id() == 1) vp.recv(0, std::span<char>(m).first(1));
+        }
+      },
+      opt);
+  CHECK(after_sends == doctest::Approx(11.0));  // both links busy until 11
+  CHECK(after_third == doctest::Approx(13.0));  // link 0 -> 1 again: 11 + 1 + 1
+  CHECK(b.clocks[0] == doctest::Approx(after_third));
+  opt.model = {.ts = 1.0, .tw = 0.0, .th = 0.0, .contention = false, .all_port = false};
   const hc::Report one = hc::run(
       hc::Topology::hypercube(3),
       [](hc::Proc& vp) {

@@ -2187,6 +2187,43 @@ TEST_CASE("errors: a mismatch inside one row is reported, never a hang") {
   }
 }
 
+TEST_CASE("a VP names a subcube it is in by itself, as API.md's example does") {
+  // VP 3's subcube 0b0101 of hypercube:4 is {2, 3, 6, 7}: "subcube 0b0101 of VP 3 of
+  // hypercube:4" on VP 3, "... of VP 6 ..." on VP 6, never by another member.
+  for (int trial = 0; trial < 5; ++trial) {
+    std::vector<std::string> caught(16);
+    try {
+      hc::run(
+          Topology::hypercube(4),
+          [&](Proc& vp) {
+            try {
+              Group s = vp.subcube(0b0101);
+              std::vector<Int> buf(vp.id() == 3 ? 4 : 3, 1);
+              hc::broadcast(s, buf, 0);
+            } catch (const hc::CollectiveMismatch& e) {
+              caught[static_cast<std::size_t>(vp.id())] = e.what();
+              throw;
+            }
+          },
+          quick_options());
+    } catch (const hc::Error&) {
+    }
+    int named = 0;
+    for (int id = 0; id < 16; ++id) {
+      const std::string& what = caught[static_cast<std::size_t>(id)];
+      if (what.find("subcube 0b0101 of VP") == std::string::npos) continue;
+      ++named;
+      INFO("VP " << id << " caught: " << what);
+      CHECK(what.find("subcube 0b0101 of VP " + std::to_string(id) + " of hypercube:4") !=
+            std::string::npos);
+      for (int other : {2, 3, 6, 7})
+        if (other != id)
+          CHECK(what.find("subcube 0b0101 of VP " + std::to_string(other)) == std::string::npos);
+    }
+    CHECK(named >= 1);
+  }
+}
+
 // =================================================================================================
 // Links::strict: a group's collectives may use machine neighbours only
 // =================================================================================================

@@ -304,6 +304,48 @@ TEST_CASE("VPs that disagree around a prefix meeting get CollectiveMismatch, nev
       CAPTURE(what);
       CHECK(what.find("deadlock") == std::string::npos);
     }
+    // The root gives while the others give it theirs: the root's flow checks nothing and the
+    // others' only where the root is one of theirs (found by the acceptance tests, 2026-11-29:
+    // these ran through without an error).
+    SUBCASE("the root scatters while the others gather") {
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        const auto p = static_cast<std::size_t>(vp.size());
+        std::vector<int> all(3 * p), mine(3);
+        if (vp.id() == 0)
+          hc::scatter(vp, std::span<const int>(all), std::span<int>(mine), 0);
+        else
+          hc::gather(vp, std::span<const int>(mine), std::span<int>(all), 0);
+      });
+      CAPTURE(what);
+      CHECK(what.find("deadlock") == std::string::npos);
+    }
+    SUBCASE("the root broadcasts while the others reduce") {
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        std::vector<double> x(3, 1.0), y(3);
+        if (vp.id() == 1)
+          hc::broadcast(vp, std::span<double>(x), 1);
+        else
+          hc::reduce(vp, std::span<const double>(x), std::span<double>(y), std::plus<>(), 1);
+      });
+      CAPTURE(what);
+      CHECK(what.find("deadlock") == std::string::npos);
+    }
+    SUBCASE("the root scans while the others gather, then all meet on") {
+      for (int i = 0; i < 10; ++i) {
+        const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+          const auto p = static_cast<std::size_t>(vp.size());
+          std::vector<double> x(3, 1.0), y(3), all(3 * p);
+          if (vp.id() == 0)
+            hc::scan(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
+          else
+            hc::gather(vp, std::span<const double>(x), std::span<double>(all), 0);
+          hc::barrier(vp);
+          (void)hc::all_reduce(vp, 1.0, std::plus<>());
+        });
+        CAPTURE(what);
+        CHECK(what.find("deadlock") == std::string::npos);
+      }
+    }
     SUBCASE("the root skips a broadcast the others wait in") {
       const std::string what = mismatch_text(t, [](hc::Proc& vp) {
         int x = 0;

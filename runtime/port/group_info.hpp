@@ -77,6 +77,9 @@ inline constexpr std::uint32_t kGroupShapeShift = 29;
 }
 // A group's name from its id alone, as a receiver describes a header it got.
 [[nodiscard]] std::string group_name(std::uint32_t id, const Topology& machine);
+// The VP this thread runs (Fabric::vp_main), or -1: group_name names a subcube that contains it
+// by it ("subcube 0b0101 of VP 3", as the VP that made it names it), else by its lowest member.
+void set_naming_vp(int id) noexcept;
 
 // One VP's groups during a run.
 struct GroupTable {

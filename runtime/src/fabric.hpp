@@ -198,8 +198,8 @@ struct PipelinedMeeting {
     alignas(kCacheLine) std::atomic<std::uint64_t> generation{0};  // the meeting it serves
     alignas(kCacheLine) std::atomic<std::uint32_t> frontier{0};    // steps [0, frontier) done
     alignas(kCacheLine) std::atomic<std::uint32_t> left{0};        // VPs gone (a rooted meeting)
-    // From the root: 1 + the VP that left its input as the root; to the root: 1 once the root
-    // has checked every seat; else 0.
+    // From the root: 1 + the VP that left its input as the root; to the root: kRootCheckedAll
+    // (meeting.cpp) once the root has checked every seat; else 0.
     std::atomic<std::uint32_t> root{0};
     // A rooted meeting by reference whose root leaves on an error: no VP may start to copy
     // from or into its buffers any more (Port::meet_rooted).

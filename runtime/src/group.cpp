@@ -65,6 +65,12 @@ std::string GroupInfo::name() const {
   return "a group";
 }
 
+namespace {
+thread_local int naming_vp = -1;
+}  // namespace
+
+void set_naming_vp(int id) noexcept { naming_vp = id; }
+
 std::string group_name(std::uint32_t id, const Topology& machine) {
   const auto shape = static_cast<Shape>(id >> kGroupShapeShift);
   const std::uint32_t rest = id & ((1u << kGroupShapeShift) - 1);
@@ -72,9 +78,14 @@ std::string group_name(std::uint32_t id, const Topology& machine) {
     case Shape::world: return machine.name();
     case Shape::row: return "row " + std::to_string(rest) + " of " + machine.name();
     case Shape::column: return "column " + std::to_string(rest) + " of " + machine.name();
-    case Shape::subcube:
-      return "subcube " + binary(rest >> 12, machine.dimension()) + " of VP " +
-             std::to_string(rest & 0xFFFu) + " of " + machine.name();
+    case Shape::subcube: {
+      const unsigned mask = rest >> 12, lowest = rest & 0xFFFu;
+      const bool member = naming_vp >= 0 && naming_vp < machine.size() &&
+                          (static_cast<unsigned>(naming_vp) & ~mask) == (lowest & ~mask);
+      return "subcube " + binary(mask, machine.dimension()) + " of VP " +
+             std::to_string(member ? static_cast<unsigned>(naming_vp) : lowest) + " of " +
+             machine.name();
+    }
     case Shape::split:
       return "split color " + std::to_string(static_cast<std::int16_t>(rest & 0xFFFFu));
   }

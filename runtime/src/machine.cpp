@@ -203,6 +203,7 @@ double Fabric::seconds_since_start() const noexcept {
 }
 
 void Fabric::vp_main(int id) {
+  set_naming_vp(id);
   std::uint32_t seen = 0;
   for (;;) {
     std::uint32_t current = 0;

@@ -48,6 +48,10 @@ struct InMeeting {
   }
 };
 
+// PipelinedMeeting::Slot::root of a rooted meeting whose root, taking every VP's input, checked
+// every seat (else 0, or the VP id + 1 of a root that claimed the slot): no VP id + 1.
+constexpr std::uint32_t kRootCheckedAll = std::uint32_t{1} << 31;
+
 // Whether prefix meeting `generation` has concluded: every VP came, every clock is set.
 bool concluded(const detail::PipelinedMeeting& chain, std::uint64_t generation) noexcept {
   return chain.concluded.load(std::memory_order_acquire) > generation;
@@ -144,7 +148,12 @@ double Port::clock() noexcept {
       settle_clock();
     } catch (...) {
     }
-  return clock_;
+  // All ports: a send keeps its link, not the VP, busy; the VP's time counts it as the run's end
+  // does (settle_ports), so that clock() and Report::clocks agree.
+  double now = clock_;
+  if (options().model.all_port)
+    for (const double free : ports_) now = std::max(now, free);
+  return now;
 }
 
 bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, Combine combine,
@@ -511,6 +520,14 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
   }
   const std::uint64_t came = generation * 4 + Chain::kCame;
   slot.seats[me].mark.store(came, std::memory_order_release);
+  if (flow == Flow::to_root && !is_root) {
+    // A root that came to this meeting with another collective (a scan's chain that passed it
+    // by before this VP came, say) would never check this seat: check it against the root's.
+    const std::uint64_t theirs =
+        slot.seats[static_cast<std::size_t>(root)].mark.load(std::memory_order_acquire);
+    if (theirs / 4 == generation && theirs % 4 != 0)
+      check_seats(chain, generation, root, id_, id_ + 1);
+  }
 
   if (flow == Flow::from_root && !is_root) {
     const Chain::Seat& theirs = slot.seats[static_cast<std::size_t>(root)];
@@ -533,7 +550,7 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
     };
     if (!all_came()) wait_in_meeting(&tag, all_came, [&] { return concluded(chain, generation); });
     check_seats(chain, generation, root, 0, size_);
-    slot.root.store(1, std::memory_order_relaxed);  // every seat checked (published by `left`)
+    slot.root.store(kRootCheckedAll, std::memory_order_relaxed);  // published by `left`
     if (combine != nullptr && n != 0) {
       const auto p = static_cast<std::size_t>(size_);
       const auto levels = static_cast<std::size_t>(std::bit_width(p - 1));
@@ -544,10 +561,12 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
     }
   }
   // From the root, every VP has checked its seat against its root's (a VP that is no one's root
-  // disagrees with some VP's seat); to the root, the root checked them all, unless no VP took
-  // itself for the root.
+  // disagrees with some VP's seat); to the root, the root checked them all. But a root that came
+  // with a flow from it (a broadcast or scatter) while the others came to give it theirs (a
+  // reduce or gather) checks nothing, and neither do they: the last VP to leave checks every
+  // seat, unless a root of a flow to it did.
   leave_rooted(chain, generation, rounds, op, [&] {
-    if (flow == Flow::to_root && slot.root.load(std::memory_order_relaxed) == 0)
+    if (slot.root.load(std::memory_order_relaxed) != kRootCheckedAll)
       check_seats(chain, generation, root, 0, size_);
   });
   return true;
