@@ -201,6 +201,9 @@ struct PipelinedMeeting {
     // From the root: 1 + the VP that left its input as the root; to the root: kRootCheckedAll
     // (meeting.cpp) once the root has checked every seat; else 0.
     std::atomic<std::uint32_t> root{0};
+    // A VP giving its input to a root that had not come yet: unless that root checks every
+    // seat, the last VP to leave does (Port::meet_rooted).
+    std::atomic<std::uint32_t> unchecked{0};
     // A rooted meeting by reference whose root leaves on an error: no VP may start to copy
     // from or into its buffers any more (Port::meet_rooted).
     std::atomic<std::uint32_t> closed{0};

@@ -133,6 +133,7 @@ void PipelinedMeeting::reset() noexcept {
     slot.frontier.store(0, std::memory_order_relaxed);
     slot.left.store(0, std::memory_order_relaxed);
     slot.root.store(0, std::memory_order_relaxed);
+    slot.unchecked.store(0, std::memory_order_relaxed);
     slot.closed.store(0, std::memory_order_relaxed);
     for (std::size_t i = 0; i < p; ++i) slot.seats[i].mark.store(0, std::memory_order_relaxed);
   }
@@ -527,6 +528,8 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
         slot.seats[static_cast<std::size_t>(root)].mark.load(std::memory_order_acquire);
     if (theirs / 4 == generation && theirs % 4 != 0)
       check_seats(chain, generation, root, id_, id_ + 1);
+    else
+      slot.unchecked.store(1, std::memory_order_relaxed);  // published by `left`
   }
 
   if (flow == Flow::from_root && !is_root) {
@@ -561,12 +564,14 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
     }
   }
   // From the root, every VP has checked its seat against its root's (a VP that is no one's root
-  // disagrees with some VP's seat); to the root, the root checked them all. But a root that came
-  // with a flow from it (a broadcast or scatter) while the others came to give it theirs (a
-  // reduce or gather) checks nothing, and neither do they: the last VP to leave checks every
-  // seat, unless a root of a flow to it did.
+  // disagrees with some VP's seat); to the root, the root checked them all, and a VP giving to
+  // a root that came first checked its seat against the root's. But a root that came with a
+  // flow from it (a broadcast or scatter) after VPs that came to give it theirs (a reduce or
+  // gather) checks nothing, and neither did they: the last VP to leave checks every seat where
+  // such a VP came and no root of a flow to it checked.
   leave_rooted(chain, generation, rounds, op, [&] {
-    if (slot.root.load(std::memory_order_relaxed) != kRootCheckedAll)
+    if (slot.unchecked.load(std::memory_order_relaxed) != 0 &&
+        slot.root.load(std::memory_order_relaxed) != kRootCheckedAll)
       check_seats(chain, generation, root, 0, size_);
   });
   return true;
@@ -600,6 +605,7 @@ void Port::leave_rooted(detail::PipelinedMeeting& chain, std::uint64_t generatio
     conclude_pipelined(chain, generation, rounds);
     slot.left.store(0, std::memory_order_relaxed);
     slot.root.store(0, std::memory_order_relaxed);
+    slot.unchecked.store(0, std::memory_order_relaxed);
     slot.generation.store(generation + chain.slot_count, std::memory_order_release);
     wake_sleepers(fabric_->meeting());
   }
