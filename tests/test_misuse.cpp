@@ -672,3 +672,45 @@ TEST_CASE("a mismatch at 64 VPs on few cores is reported within 100 ms of the la
   }
   std::fflush(stdout);
 }
+
+// API.md: AlgorithmError only where an algorithm cannot run. Under Links::strict the bit-mask
+// algorithms need every pair id, id XOR 2^k to be neighbours: true of a hypercube and of the
+// shapes that are one (1 or 2 VPs on any topology, a 2 x 2 mesh), false of a ring or linear
+// array of 4 and of a 2 x 4 mesh, where ids 0 and 2 are two hops apart.
+TEST_CASE("Links::strict: the bit-mask algorithms run wherever every XOR partner is a neighbour") {
+  hc::Options o = test_options();
+  o.links = hc::Links::strict;
+  const auto program = [](hc::Proc& vp) {
+    const int p = vp.size();
+    const int me = vp.id();
+    std::vector<int> b(3, me == p - 1 ? 7 : -1);
+    hc::broadcast(vp, std::span<int>(b), p - 1, hc::Algo::hypercube);
+    CHECK(b == std::vector<int>(3, 7));
+    std::vector<int> e(5, me == 0 ? 11 : -1);
+    hc::broadcast(vp, std::span<int>(e), 0, hc::Algo::esbt);
+    CHECK(e == std::vector<int>(5, 11));
+    const std::vector<int> in{me, 1};
+    std::vector<int> sum(2);
+    hc::all_reduce(vp, in, sum, std::plus<>{}, hc::Algo::hypercube);
+    CHECK(sum == std::vector<int>{p * (p - 1) / 2, p});
+    std::vector<int> blocks(static_cast<std::size_t>(p)), got(static_cast<std::size_t>(p));
+    for (int j = 0; j < p; ++j) blocks[static_cast<std::size_t>(j)] = 100 * me + j;
+    hc::all_to_all(vp, blocks, got, hc::Algo::dimension_exchange);
+    for (int i = 0; i < p; ++i) CHECK(got[static_cast<std::size_t>(i)] == 100 * i + me);
+    std::vector<int> all(static_cast<std::size_t>(p));
+    hc::all_gather(vp, std::vector<int>{me}, all, hc::Algo::hypercube);
+    for (int i = 0; i < p; ++i) CHECK(all[static_cast<std::size_t>(i)] == i);
+    std::vector<int> total(1);
+    hc::reduce(vp, std::vector<int>{me + 1}, total, std::plus<>{}, 0, hc::Algo::hypercube);
+    if (me == 0) CHECK(total[0] == p * (p + 1) / 2);
+  };
+  for (const char* name : {"ring:1", "ring:2", "linear:2", "mesh:1x2", "mesh:2x1", "mesh:2x2",
+                           "mesh:2x2:open", "hypercube:1", "hypercube:3"}) {
+    CAPTURE(name);
+    CHECK_NOTHROW(hc::run(hc::Topology::parse(name), program, o));
+  }
+  for (const char* name : {"ring:4", "linear:4", "mesh:2x4", "mesh:4x2:open"}) {
+    CAPTURE(name);
+    CHECK_THROWS_AS(hc::run(hc::Topology::parse(name), program, o), hc::AlgorithmError);
+  }
+}

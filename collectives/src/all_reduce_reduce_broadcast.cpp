@@ -4,7 +4,8 @@
 //
 //   T = 2 * (ts + tw*m) * log p        (2 log p steps; the butterfly needs log p)
 //
-// Restrictions: as its two halves: p = 2^d, partners i XOR 2^k (a hypercube or Links::routed).
+// Restrictions: as its two halves: p = 2^d, partners i XOR 2^k neighbours (a hypercube, 1 or 2 VPs,
+// a 2 x 2 mesh) or Links::routed.
 // Never cheaper than the butterfly (all_reduce_hypercube.cpp), so automatic does not pick it; it
 // is here as the book's baseline, to be asked for by name.
 #include "card.hpp"

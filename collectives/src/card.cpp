@@ -23,9 +23,17 @@ Family family_of(const Topology& t, Links links) noexcept {
   return t.kind() == Topology::Kind::mesh ? Family::mesh : Family::ring;
 }
 
+// Whether every pair id, id XOR 2^k is a link of t (p = 2^d): on a hypercube, and on the shapes
+// that are one, for all their names: 1 or 2 VPs on any topology, a 2 x 2 mesh (with wraparound
+// or without). On a ring, a linear array or a wider mesh, ids 0 and 2 are 2 hops apart.
+bool xor_partners_adjacent(const Topology& t) noexcept {
+  if (t.kind() == Topology::Kind::hypercube || t.size() <= 2) return true;
+  return t.kind() == Topology::Kind::mesh && t.rows() <= 2 && t.cols() <= 2;
+}
+
 const char* needs_hypercube(const Topology& t, Links links) noexcept {
   if (!is_power_of_two(t.size())) return "it needs p = 2^d VPs";
-  if (t.kind() != Topology::Kind::hypercube && links != Links::routed)
+  if (links != Links::routed && !xor_partners_adjacent(t))
     return "its partners id XOR 2^k are not neighbours here: it needs a hypercube topology or "
            "Links::routed";
   return nullptr;

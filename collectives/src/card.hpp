@@ -383,7 +383,8 @@ inline constexpr const char* kLineNeeds =
   return line_adjacent(t);
 }
 inline constexpr const char* kHypercubeNeeds =
-    "p = 2^d; a hypercube topology or Links::routed (partners i XOR 2^k)";
+    "p = 2^d; partners i XOR 2^k neighbours (a hypercube, 1 or 2 VPs, a 2 x 2 mesh) or "
+    "Links::routed";
 inline constexpr const char* kRingNeeds =
     "any p; VP i and i+1 neighbours (a ring, a 1 x n torus) or Links::routed; th counted only "
     "when they are neighbours";
