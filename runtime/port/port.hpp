@@ -246,6 +246,7 @@ class alignas(64) Port {
                                             bool combined);
   [[nodiscard]] const char* operation_name() const noexcept;
   void note_received() noexcept;
+  void look() noexcept;  // a blocked VP is about to look at what it waits for (VpState::looks)
   void record(Event::Kind kind, int peer, std::uint64_t bytes, double wall_begin,
               double model_begin, const char* name);
   [[noreturn]] void throw_size_mismatch(int src, const char* op, std::uint64_t got,

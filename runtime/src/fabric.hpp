@@ -45,6 +45,10 @@ struct alignas(kCacheLine) VpState {
   std::atomic<std::uint64_t> received{0};  // messages taken; the watchdog's sign of progress
   std::atomic<std::uint32_t> mail{0};      // oversubscribed: a message came since the VP blocked
   std::atomic<std::uint32_t> lending{0};   // waiting for VP lending-1 to post (Port::post_send)
+  // A blocked VP's looks at what it waits for, each just before it looks (Port::look): the
+  // watchdog declares a deadlock only after every blocked VP looked again since the last
+  // delivery, so that a VP the OS has not run for a while is not taken for a stuck one.
+  std::atomic<std::uint32_t> looks{0};
   // The last two collective calls the VP entered (Port::begin_call), for the mismatch check of
   // the VPs that wait in the same call (Port::disagreement): a seqlock that only the VP writes,
   // once per collective call (on entry: a VP that has left a call still shows its header, as
@@ -438,9 +442,11 @@ class HYPERCOMM_INTERNAL Fabric {
       f(channels_[i].src, channels_[i].dst, *channels_[i].channel);
     return channels_.size();
   }
-  // Whether every unfinished VP of this process waits (none runs); `progress` sums their
-  // received messages; `in_collectives`: every waiting one waits inside a collective.
-  [[nodiscard]] bool stalled(std::uint64_t& progress, bool& in_collectives) const;
+  // Whether every unfinished VP of this process waits (none runs) and has looked at what it
+  // waits for since the last message was taken or a VP was seen running (VpState::looks);
+  // `progress` sums their received messages; `in_collectives`: every waiting one waits inside
+  // a collective. One caller (the watchdog, or the MPI server thread), which owns look_*.
+  [[nodiscard]] bool stalled(std::uint64_t& progress, bool& in_collectives);
   // The local link counters, for the Report of the whole machine: (from, slot) -> counts.
   [[nodiscard]] const LinkCounter& link_counter(int from, int slot) const noexcept {
     const std::size_t i = link_index(from, slot);
@@ -551,6 +557,11 @@ class HYPERCOMM_INTERNAL Fabric {
   std::vector<int> vp_cpus_;   // vp_cpus()
 
   std::unique_ptr<VpState[]> states_;
+  // stalled()'s memory: the progress its look snapshot was taken at (UINT64_MAX: none), each
+  // local VP's looks then, and whether every blocked VP has looked again since.
+  std::uint64_t look_progress_ = UINT64_MAX;
+  std::vector<std::uint32_t> looks_then_;
+  bool all_looked_ = false;
   Meeting meeting_;
   PipelinedMeeting pipelined_meeting_;        // allocated when oversubscribed with meetings on
   std::vector<std::unique_ptr<Port>> ports_;  // one per VP, each with its user's Proc

@@ -405,12 +405,37 @@ void Fabric::watch(std::chrono::steady_clock::time_point start) {
   }
 }
 
-bool Fabric::stalled(std::uint64_t& progress, bool& in_collectives) const {
+bool Fabric::stalled(std::uint64_t& progress, bool& in_collectives) {
   progress = 0;
   for (int i = first_; i < last_; ++i) {
     const VpState& s = states_[static_cast<std::size_t>(i)];
-    if (s.status.load(std::memory_order_acquire) == kRunning) return false;
+    if (s.status.load(std::memory_order_acquire) == kRunning) {
+      look_progress_ = UINT64_MAX;  // it may send: a fresh snapshot once it waits
+      return false;
+    }
     progress += s.received.load(std::memory_order_relaxed);
+  }
+  // A VP sends only while it runs, and it runs again only after it took a message: once every
+  // blocked VP has looked since the snapshot, a message sent before the snapshot would have been
+  // taken (progress). Until then, one may be waiting for a VP the OS has not run: on a box whose
+  // load average ran in the thousands, VPs waited 30-60 s for messages already sent.
+  const std::size_t local = static_cast<std::size_t>(last_ - first_);
+  const auto looks = [&](std::size_t k) {
+    return states_[static_cast<std::size_t>(first_) + k].looks.load(std::memory_order_seq_cst);
+  };
+  if (progress != look_progress_ || looks_then_.size() != local) {
+    look_progress_ = progress;
+    looks_then_.resize(local);
+    for (std::size_t k = 0; k < local; ++k) looks_then_[k] = looks(k);
+    all_looked_ = false;
+  }
+  if (!all_looked_) {
+    for (std::size_t k = 0; k < local; ++k) {
+      const VpState& s = states_[static_cast<std::size_t>(first_) + k];
+      if (s.status.load(std::memory_order_acquire) == kBlocked && looks(k) == looks_then_[k])
+        return false;
+    }
+    all_looked_ = true;
   }
   in_collectives = all_waiting_in_collectives();
   return true;
@@ -437,6 +462,7 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
   meeting_.arrived.store(0, std::memory_order_relaxed);  // an aborted run may leave arrivals
   pipelined_meeting_.reset();
   remaining_.store(static_cast<std::uint32_t>(last_ - first_), std::memory_order_relaxed);
+  look_progress_ = UINT64_MAX;
   start_ = std::chrono::steady_clock::now();
   if (remote_ != nullptr) remote_->prepare(*this);
   generation_.fetch_add(1, std::memory_order_release);

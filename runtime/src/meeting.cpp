@@ -319,7 +319,10 @@ void Port::wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused
                              fabric_->describe_waits());
   };
 
-  const auto poll = [&](detail::Waiter::Phase) { return done(); };
+  const auto poll = [&](detail::Waiter::Phase) {
+    look();
+    return done();
+  };
   const auto aborted = [&] {
     if (fabric_->aborted()) throw abandoned();
     return false;
@@ -334,6 +337,7 @@ void Port::wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused
     return;
   for (;;) {
     const std::uint32_t signal = meeting.signal.load(std::memory_order_acquire);
+    look();
     if (done()) return;
     check();
     meeting.sleepers.fetch_add(1, std::memory_order_seq_cst);

@@ -480,7 +480,10 @@ Port::Wait Port::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
   Wait stop = Wait::ready;
   const auto poll = [&](detail::Waiter::Phase phase) {
     // Oversubscribed: clear the "a message came" hint that Fabric::core_wanted reads.
-    if (phase == detail::Waiter::Phase::yield) me.mail.store(0, std::memory_order_relaxed);
+    if (phase == detail::Waiter::Phase::yield) {
+      me.mail.store(0, std::memory_order_relaxed);
+      look();
+    }
     if (ready()) return true;
     // src in another process: its message may be in MPI or on a ring, and moved here now (look
     // again before the Waiter yields the core: where VPs share it, a look after the next switch
@@ -517,6 +520,7 @@ Port::Wait Port::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
     const std::uint32_t ticket = me.wake.load(std::memory_order_acquire);
     me.sleeping.store(1, std::memory_order_seq_cst);
     detail::sleep_fence(fabric_->asymmetric_fences());  // pairs with Fabric::notify's fence
+    look();
     Wait result = Wait::ready;
     if (ready()) {
       result = Wait::ready;
@@ -731,6 +735,12 @@ double Port::wait_and_receive(Link& channel, int src, std::span<std::byte> data,
 
 const char* Port::operation_name() const noexcept {
   return operation_ != nullptr ? operation_ : "recv";
+}
+
+void Port::look() noexcept {
+  // Sequentially consistent: the look the watchdog counts comes before the look itself, never
+  // after it (a relaxed store may wait in the store buffer while the look reads stale state).
+  fabric_->state(id_).looks.fetch_add(1, std::memory_order_seq_cst);
 }
 
 void Port::note_received() noexcept {
