@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -383,8 +384,27 @@ TEST_CASE("a receive whose size differs from the message throws SizeMismatch") {
     const std::string what = e.what();
     CAPTURE(what);
     CHECK(what.find("VP 1") != std::string::npos);
-    CHECK(what.find("24") != std::string::npos);
-    CHECK(what.find("32") != std::string::npos);
+    // The receiver's elements, and the bytes.
+    CHECK(what.find("expected 3 elements of 8 bytes (24 bytes)") != std::string::npos);
+    CHECK(what.find("has 32 bytes (4 elements)") != std::string::npos);
+  }
+  // A group's sendrecv names them too; a message that is no whole number of them, its bytes.
+  try {
+    hc::run(
+        hc::Topology::ring(2),
+        [](hc::Proc& vp) {
+          const std::vector<char> out(6, 'x');
+          std::vector<std::int32_t> in(2);
+          vp.world().sendrecv(1 - vp.id(), out, in);
+        },
+        test_options());
+    FAIL("no error");
+  } catch (const hc::SizeMismatch& e) {
+    const std::string what = e.what();
+    CAPTURE(what);
+    CHECK(what.find("expected 2 elements of 4 bytes (8 bytes) but the message has 6 bytes") !=
+          std::string::npos);
+    CHECK(what.find("6 bytes (") == std::string::npos);
   }
 }
 

@@ -105,6 +105,18 @@ class alignas(64) Port {
   void end_call() noexcept;
   // Names the operation a blocked VP is in, for Deadlock reports (a static string).
   void set_operation(const char* name) noexcept { operation_ = name; }
+  // For the span of a user's receive (Proc::recv, sendrecv): the size of its elements, which a
+  // SizeMismatch names (1 otherwise: the collectives' messages are bytes).
+  class Elements {
+   public:
+    Elements(Port& port, std::size_t element) noexcept : port_(port) { port.element_ = element; }
+    Elements(const Elements&) = delete;
+    Elements& operator=(const Elements&) = delete;
+    ~Elements() { port_.element_ = 1; }
+
+   private:
+    Port& port_;
+  };
 
   // A collective's rounds: in round k VP id sends bytes * scale(k, p) bytes (scale null: `bytes`)
   // to to(id, k, p) and receives as many from from(id, k, p), all VPs at once (a symmetric
@@ -328,6 +340,7 @@ class alignas(64) Port {
   std::vector<double> ports_;                // all ports: when each outgoing link is free again
   std::unique_ptr<GroupTable> groups_;
   const char* operation_ = nullptr;
+  std::size_t element_ = 1;  // Elements
   MessageTag call_{};        // the collective call this VP is in (kind 0: none)
   MessageTag entered_{};     // the last one it entered (it may have left it)
   std::string problem_;      // a wait's CollectiveMismatch message (Wait::mismatch)

@@ -253,9 +253,17 @@ void Port::throw_stuck(int src, bool collective, const std::string& head) {
 }
 
 void Port::throw_size_mismatch(int src, const char* op, std::uint64_t got, std::size_t want) const {
+  // A user's receive of elements larger than a byte names them too: "expected 5 elements of 8
+  // bytes (40 bytes) but the message has 24 bytes (3 elements)".
+  std::string expected = std::to_string(want) + " bytes";
+  std::string has = std::to_string(got) + " bytes";
+  if (element_ > 1) {
+    expected = std::to_string(want / element_) + " elements of " + std::to_string(element_) +
+               " bytes (" + expected + ")";
+    if (got % element_ == 0) has += " (" + std::to_string(got / element_) + " elements)";
+  }
   throw SizeMismatch("VP " + std::to_string(id_) + ": " + op + " from VP " + std::to_string(src) +
-                     " expected " + std::to_string(want) + " bytes but the message has " +
-                     std::to_string(got) + " bytes");
+                     " expected " + expected + " but the message has " + has);
 }
 
 void Port::throw_tag_mismatch(int src, const MessageTag& got, const MessageTag& want) {
@@ -798,11 +806,13 @@ double Proc::clock() const noexcept { return port_->clock(); }
 void Proc::send_bytes(int dest, std::span<const std::byte> data) {
   port_->send_bytes(dest, data, MessageTag{});
 }
-void Proc::recv_bytes(int src, std::span<std::byte> data) {
+void Proc::recv_bytes(int src, std::span<std::byte> data, std::size_t element) {
+  const detail::Port::Elements elements(*port_, element);
   port_->recv_bytes(src, data, MessageTag{});
 }
 void Proc::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
-                          std::span<std::byte> in) {
+                          std::span<std::byte> in, std::size_t element) {
+  const detail::Port::Elements elements(*port_, element);
   port_->sendrecv_bytes(dest, out, src, in, MessageTag{});
 }
 

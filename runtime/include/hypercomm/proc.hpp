@@ -61,17 +61,19 @@ class Proc {
   // Blocks for the next message from src; FIFO per (src, dest); its size must match.
   template <MutableMessageRange R>
   void recv(int src, R&& data) {
-    recv_bytes(src, as_writable_bytes_of(data));
+    recv_bytes(src, as_writable_bytes_of(data), sizeof(std::ranges::range_value_t<R>));
   }
   // Exchange with one partner; deadlock-free; transfers overlap in the cost model.
   template <MessageRange S, MutableMessageRange R>
   void sendrecv(int partner, const S& out, R&& in) {
-    sendrecv_bytes(partner, as_bytes_of(out), partner, as_writable_bytes_of(in));
+    sendrecv_bytes(partner, as_bytes_of(out), partner, as_writable_bytes_of(in),
+                   sizeof(std::ranges::range_value_t<R>));
   }
   // Send to dest and receive from src in one overlapped step (MPI_Sendrecv).
   template <MessageRange S, MutableMessageRange R>
   void sendrecv(int dest, const S& out, int src, R&& in) {
-    sendrecv_bytes(dest, as_bytes_of(out), src, as_writable_bytes_of(in));
+    sendrecv_bytes(dest, as_bytes_of(out), src, as_writable_bytes_of(in),
+                   sizeof(std::ranges::range_value_t<R>));
   }
 
   // Groups (API.md, "Groups"; group.hpp): the whole machine, this VP's mesh row and column
@@ -88,8 +90,10 @@ class Proc {
   Proc(detail::Port& port, int id, int size) noexcept : port_(&port), id_(id), size_(size) {}
 
   void send_bytes(int dest, std::span<const std::byte> data);
-  void recv_bytes(int src, std::span<std::byte> data);
-  void sendrecv_bytes(int dest, std::span<const std::byte> out, int src, std::span<std::byte> in);
+  // `element`: the size of the receiver's elements, so that a SizeMismatch counts them.
+  void recv_bytes(int src, std::span<std::byte> data, std::size_t element);
+  void sendrecv_bytes(int dest, std::span<const std::byte> out, int src, std::span<std::byte> in,
+                      std::size_t element);
 
   detail::Port* port_;
   int id_;
