@@ -215,23 +215,25 @@ std::vector<Misuse> table() {
                V in(vp.id() == 3 ? 2 : 1), out(in.size());
                hc::all_reduce(vp, in, out, std::plus<>{});
              }),
-      {"all_reduce", "VP 3", "4 bytes", "8 bytes"}));
-  t.push_back(misuse<hc::CollectiveMismatch>("all_reduce with disagreeing counts (messages)",
-                                             in_run(
-                                                 "ring:8",
-                                                 [](hc::Proc& vp) {
-                                                   V in(vp.id() == 3 ? 2 : 1), out(in.size());
-                                                   hc::all_reduce(vp, in, out, std::plus<>{});
-                                                 },
-                                                 options(false)),
-                                             {"all_reduce", "VP 3", "4 bytes", "8 bytes"}));
-  t.push_back(misuse<hc::CollectiveMismatch>("broadcast where VP 5 passes 3 elements, others 4",
-                                             in_run("hypercube:3",
-                                                    [](hc::Proc& vp) {
-                                                      V b(vp.id() == 5 ? 3 : 4);
-                                                      hc::broadcast(vp, b, 0);
-                                                    }),
-                                             {"broadcast", "12 bytes", "16 bytes"}));
+      {"all_reduce", "VP 3", "1 element (4 bytes)", "2 elements (8 bytes)"}));
+  t.push_back(misuse<hc::CollectiveMismatch>(
+      "all_reduce with disagreeing counts (messages)",
+      in_run(
+          "ring:8",
+          [](hc::Proc& vp) {
+            V in(vp.id() == 3 ? 2 : 1), out(in.size());
+            hc::all_reduce(vp, in, out, std::plus<>{});
+          },
+          options(false)),
+      {"all_reduce", "VP 3", "1 element (4 bytes)", "2 elements (8 bytes)"}));
+  t.push_back(misuse<hc::CollectiveMismatch>(
+      "broadcast where VP 5 passes 3 elements, others 4",
+      in_run("hypercube:3",
+             [](hc::Proc& vp) {
+               V b(vp.id() == 5 ? 3 : 4);
+               hc::broadcast(vp, b, 0);
+             }),
+      {"broadcast", "3 elements (12 bytes)", "4 elements (16 bytes)"}));
   t.push_back(misuse<hc::CollectiveMismatch>(
       "broadcast where VP 2 forces ring, the others two_phase",
       in_run("ring:8",

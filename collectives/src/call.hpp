@@ -60,11 +60,14 @@ struct Extent {
 // One collective call on this VP: its group, its algorithm, its header and its trace span.
 class Call {
  public:
-  // op_traits: the reduction's operator, as automatic weighs it (select.hpp).
-  Call(const Group& g, Collective op, Algo requested, std::size_t bytes, int root = 0,
-       OperatorTraits op_traits = {})
+  // op_traits: the reduction's operator, as automatic weighs it (select.hpp); elem_size: the
+  // size of the call's elements, which its mismatch messages count (set_call_element).
+  Call(const Group& g, Collective op, Algo requested, std::size_t bytes, std::size_t elem_size,
+       int root = 0, OperatorTraits op_traits = {})
       : Call(g, op, requested, bytes, 0, root, static_cast<std::uint32_t>(bytes), bytes,
-             op_traits) {}
+             op_traits) {
+    set_call_element(elem_size);
+  }
   // An irregular collective: automatic weighs its largest block and its total, and the header's
   // count field carries `digest` (of the counts that every member must agree on, or 0).
   Call(const Group& g, Collective op, Algo requested, Extent blocks, int root, std::uint32_t digest)
@@ -72,6 +75,7 @@ class Call {
   ~Call() {
     port_.end_call();
     port_.end_span();
+    set_call_element(outer_element_);
   }
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;
@@ -118,6 +122,7 @@ class Call {
   GroupInfo& group_;
   Choice choice_;
   MessageTag tag_{};
+  std::size_t outer_element_ = call_element();  // a call within a call (split's) restores it
 };
 
 // A private copy of `in` when it overlaps `out`, so that algorithms may read in after writing out.

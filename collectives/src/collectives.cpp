@@ -15,7 +15,7 @@ namespace hypercomm::detail {
 void broadcast(const Group& g, Bytes buf, std::size_t elem_size, int root, Algo algo) {
   check_member(g, Collective::broadcast);
   check_root(g, Collective::broadcast, root);
-  const Call call(g, Collective::broadcast, algo, buf.size(), root);
+  const Call call(g, Collective::broadcast, algo, buf.size(), elem_size, root);
   if (call.alone()) return;
   call.run({.out = buf, .root = root, .elem_size = elem_size});
 }
@@ -31,7 +31,7 @@ void reduce(const Group& g, ConstBytes in, Bytes out, const Reducer& op, int roo
                                      : " (a non-root's out must be empty or match in)"));
   Buffer storage;
   in = separate(in, out, storage);
-  const Call call(g, Collective::reduce, algo, in.size(), root, traits_of(op));
+  const Call call(g, Collective::reduce, algo, in.size(), op.elem_size, root, traits_of(op));
   if (call.alone()) return copy_bytes(out, in);
   call.run({.in = in, .out = out, .op = &op, .root = root, .elem_size = op.elem_size});
 }
@@ -45,7 +45,7 @@ void all_reduce(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Alg
   // in may be out; a partial overlap gets a private copy of in, as the other collectives do.
   Buffer storage;
   if (in.data() != out.data()) in = separate(in, out, storage);
-  const Call call(g, Collective::all_reduce, algo, in.size(), 0, traits_of(op));
+  const Call call(g, Collective::all_reduce, algo, in.size(), op.elem_size, 0, traits_of(op));
   if (call.alone()) return copy_bytes(out, in);
   call.run({.in = in, .out = out, .op = &op, .elem_size = op.elem_size});
 }
@@ -60,7 +60,7 @@ void all_gather(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size,
                    std::to_string(elements(in.size(), elem_size)) + " are needed");
   Buffer storage;
   in = separate(in, out, storage);
-  const Call call(g, Collective::all_gather, algo, in.size());
+  const Call call(g, Collective::all_gather, algo, in.size(), elem_size);
   const Blocks blocks(out.size(), elem_size, p);
   copy_bytes(blocks.block(out, g.rank()), in);  // received blocks land in place around it
   if (call.alone()) return;
@@ -77,7 +77,7 @@ void reduce_scatter(const Group& g, ConstBytes in, Bytes out, const Reducer& op,
                    std::to_string(elements(out.size(), op.elem_size)) + " are needed");
   Buffer storage;
   in = separate(in, out, storage);
-  const Call call(g, Collective::reduce_scatter, algo, out.size(), 0, traits_of(op));
+  const Call call(g, Collective::reduce_scatter, algo, out.size(), op.elem_size, 0, traits_of(op));
   if (call.alone()) return copy_bytes(out, in);
   const Blocks blocks(in.size(), op.elem_size, p);
   call.run({.in = in, .out = out, .blocks = &blocks, .op = &op, .elem_size = op.elem_size});
@@ -92,7 +92,7 @@ void scan(const Group& g, ConstBytes in, Bytes out, const Reducer& op, bool excl
                    " elements but in holds " + std::to_string(elements(in.size(), op.elem_size)));
   Buffer storage;
   in = separate(in, out, storage);
-  const Call call(g, kind, Algo::automatic, in.size(), 0, traits_of(op));
+  const Call call(g, kind, Algo::automatic, in.size(), op.elem_size, 0, traits_of(op));
   if (call.alone()) {
     if (!exclusive) copy_bytes(out, in);
     return;
@@ -111,7 +111,7 @@ void scatter(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, in
                    std::to_string(elements(out.size(), elem_size)) + " are needed");
   Buffer storage;
   if (g.rank() == root) in = separate(in, out, storage);
-  const Call call(g, Collective::scatter, Algo::automatic, out.size(), root);
+  const Call call(g, Collective::scatter, Algo::automatic, out.size(), elem_size, root);
   if (call.alone()) return copy_bytes(out, in);
   const Blocks blocks(out.size() * static_cast<std::size_t>(p), elem_size, p);
   call.run({.in = in, .out = out, .blocks = &blocks, .root = root, .elem_size = elem_size});
@@ -128,7 +128,7 @@ void gather(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, int
                    std::to_string(elements(in.size(), elem_size)) + " are needed");
   Buffer storage;
   if (g.rank() == root) in = separate(in, out, storage);
-  const Call call(g, Collective::gather, Algo::automatic, in.size(), root);
+  const Call call(g, Collective::gather, Algo::automatic, in.size(), elem_size, root);
   if (call.alone()) return copy_bytes(out, in);
   const Blocks blocks(in.size() * static_cast<std::size_t>(p), elem_size, p);
   call.run({.in = in, .out = out, .blocks = &blocks, .root = root, .elem_size = elem_size});
@@ -144,7 +144,7 @@ void all_to_all(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size,
                    " elements; both must hold p = " + std::to_string(p) + " equal blocks");
   Buffer storage;
   in = separate(in, out, storage);
-  const Call call(g, Collective::all_to_all, algo, in.size());
+  const Call call(g, Collective::all_to_all, algo, in.size(), elem_size);
   if (call.alone()) return copy_bytes(out, in);
   call.run({.in = in, .out = out, .elem_size = elem_size});
 }
@@ -159,14 +159,14 @@ void circular_shift(const Group& g, ConstBytes in, Bytes out, std::size_t elem_s
   const int q = ((shift % p) + p) % p;
   Buffer storage;
   in = separate(in, out, storage);
-  const Call call(g, Collective::circular_shift, Algo::automatic, in.size(), q);
+  const Call call(g, Collective::circular_shift, Algo::automatic, in.size(), elem_size, q);
   if (call.alone() || q == 0) return copy_bytes(out, in);
   call.run({.in = in, .out = out, .root = q, .elem_size = elem_size});
 }
 
 void barrier(const Group& g) {
   check_member(g, Collective::barrier);
-  const Call call(g, Collective::barrier, Algo::automatic, 0);
+  const Call call(g, Collective::barrier, Algo::automatic, 0, 0);
   if (call.alone()) return;
   call.run({});
 }

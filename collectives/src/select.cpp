@@ -59,9 +59,17 @@ const char* to_string(Collective c) noexcept {
 }
 
 namespace {
+thread_local std::size_t tl_call_element = 0;
+}  // namespace
+
+void set_call_element(std::size_t element) noexcept { tl_call_element = element; }
+std::size_t call_element() noexcept { return tl_call_element; }
+
+namespace {
 
 // How a receiver names a header in CollectiveMismatch messages: "reduce (call 2 on row 1 of
-// mesh:4x4, root 3, 24 bytes, algorithm ring)".
+// mesh:4x4, root 3, 3 elements (24 bytes), algorithm ring)"; bytes alone on a thread outside a
+// call, or where they are no whole number of this VP's elements.
 std::string describe_collective(const MessageTag& tag, const Topology& machine) {
   const auto op = static_cast<Collective>(tag.kind);
   std::string s = std::string(to_string(op)) + " (call " + std::to_string(tag.sequence) + " on " +
@@ -86,7 +94,12 @@ std::string describe_collective(const MessageTag& tag, const Topology& machine) 
     s += counts ? ", counts " + show_counts(*counts)
                 : ", counts with digest " + std::to_string(tag.count);
   } else if (op != Collective::barrier) {
-    s += ", " + std::to_string(tag.count) + " bytes";
+    const std::size_t element = call_element();
+    const std::string bytes = std::to_string(tag.count) + " bytes";
+    s += ", " + (element != 0 && tag.count % element == 0
+                     ? std::to_string(tag.count / element) +
+                           (tag.count == element ? " element (" : " elements (") + bytes + ")"
+                     : bytes);
   }
   return s + ", algorithm " + to_string(static_cast<Algo>(tag.algo)) + ")";
 }

@@ -11,6 +11,12 @@
 
 namespace hypercomm::detail {
 
+// The size of the elements of the collective call this thread runs (Call sets it for the call's
+// span, 0 outside one), so that a CollectiveMismatch it raises counts elements beside bytes
+// ("13 elements (104 bytes)"). Other threads (the watchdog, run's end) name bytes.
+void set_call_element(std::size_t element) noexcept;
+[[nodiscard]] std::size_t call_element() noexcept;
+
 struct Choice {
   const AlgorithmCard* card = nullptr;
   Family family = Family::ring;  // the composite algorithms' sub-algorithms (family_of)
