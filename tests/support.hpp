@@ -39,6 +39,17 @@ inline std::vector<hypercomm::Topology> all_topologies() {
   return t;
 }
 
+// Whether every pair id, id XOR 2^k of t (p = 2^d) are neighbours, asked of t pair by pair: where
+// the bit-mask algorithms (Algo::hypercube, esbt, dimension_exchange) run under Links::strict
+// (a hypercube, 1 or 2 VPs, a 2 x 2 mesh), for API.md's AlgorithmError is only for an algorithm
+// that cannot run.
+inline bool xor_partners_adjacent(const hypercomm::Topology& t) {
+  for (int id = 0; id < t.size(); ++id)
+    for (int bit = 1; bit < t.size(); bit <<= 1)
+      if ((id ^ bit) < t.size() && !t.adjacent(id, id ^ bit)) return false;
+  return true;
+}
+
 // 2x2 matrices modulo a prime under multiplication: associative, not commutative.
 struct Mat {
   std::uint64_t a, b, c, d;

@@ -54,7 +54,6 @@ bool ring_adjacent(const Topology& t) {
 }
 
 bool is_mesh(const Topology& t) { return t.kind() == Topology::Kind::mesh; }
-bool is_hypercube(const Topology& t) { return t.kind() == Topology::Kind::hypercube; }
 
 // Which Algo all_to_all accepts, per the project's table: Algorithm 4.10 (Algo::hypercube) needs
 // p = 2^d and routed links, or p <= 2, where its one partner id XOR 1 is a neighbour on every
@@ -67,7 +66,8 @@ bool all_to_all_valid(Algo a, const Topology& t, Links links) {
     case Algo::hypercube: return power_of_two(p) && (routed || p <= 2);
     case Algo::ring: return ring_adjacent(t) || routed;
     case Algo::mesh: return is_mesh(t);
-    case Algo::dimension_exchange: return power_of_two(p) && (is_hypercube(t) || routed);
+    case Algo::dimension_exchange:
+      return power_of_two(p) && (hctest::xor_partners_adjacent(t) || routed);
     default: return false;
   }
 }

@@ -45,7 +45,7 @@ bool ring_adjacent(const Topology& t) {
 // The table of the brief (the cards' restrictions implement the same, card.cpp).
 bool valid(Algo a, bool broadcast, const Topology& t, Links links) {
   const bool routed = links == Links::routed;
-  const bool cube = power_of_two(t.size()) && (t.kind() == Topology::Kind::hypercube || routed);
+  const bool cube = power_of_two(t.size()) && (hctest::xor_partners_adjacent(t) || routed);
   switch (a) {
     case Algo::automatic: return true;
     case Algo::hypercube: return cube;

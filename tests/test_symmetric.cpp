@@ -57,12 +57,14 @@ bool valid(Operation op, Algo a, const Topology& t, Links links, bool commutativ
       is_hypercube(t) && t.dimension() >= 2 && (op == Operation::all_gather || commutative);
   switch (a) {
     case Algo::automatic: return true;
-    case Algo::hypercube: return power_of_two(t.size()) && (is_hypercube(t) || routed);
+    case Algo::hypercube:
+      return power_of_two(t.size()) && (hctest::xor_partners_adjacent(t) || routed);
     case Algo::ring: return ring_adjacent(t) || routed || gray_ring;
     case Algo::mesh: return is_mesh(t) || gray_ring;  // the Gray-code mesh, alike
     case Algo::two_phase: return op == Operation::all_reduce;
     case Algo::reduce_broadcast:  // Algorithm 4.3 then 4.1
-      return op == Operation::all_reduce && power_of_two(t.size()) && (is_hypercube(t) || routed);
+      return op == Operation::all_reduce && power_of_two(t.size()) &&
+             (hctest::xor_partners_adjacent(t) || routed);
     default: return false;
   }
 }
