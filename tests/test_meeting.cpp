@@ -1,6 +1,6 @@
 // Port::meet (runtime/port/port.hpp): when VPs outnumber cores, a barrier or a small hypercube
-// all_reduce, scan, exscan, all_gather, reduce_scatter or all_to_all runs as one meeting in
-// shared memory. It must be indistinguishable
+// all_reduce, scan, exscan, all_gather, reduce_scatter or all_to_all, or an all_to_allv of
+// the pairwise exchange, runs as one meeting in shared memory. It must be indistinguishable
 // from the rounds of messages it stands in for: the same results bit for bit, the same model
 // clocks, message and byte counts and link traffic, and the same errors, never a hang. A machine
 // that records operations (Options::record) always sends the messages, so every case runs on two
@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <hypercomm/hypercomm.hpp>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -28,6 +29,23 @@ using hctest::test_options;
 using hctest::tricky;
 
 namespace {
+
+// An all_to_allv of count(from, to) elements from rank from to rank to, VP me's k-th value
+// tricky(seed, k): what this VP receives.
+template <class Count>
+std::vector<double> exchange_v(hc::Proc& vp, Count count, int seed) {
+  std::vector<std::size_t> send_counts, recv_counts;
+  for (int j = 0; j < vp.size(); ++j) {
+    send_counts.push_back(count(vp.id(), j));
+    recv_counts.push_back(count(j, vp.id()));
+  }
+  std::vector<double> x(std::accumulate(send_counts.begin(), send_counts.end(), std::size_t{0}));
+  std::vector<double> y(std::accumulate(recv_counts.begin(), recv_counts.end(), std::size_t{0}),
+                        -7.0);
+  for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(seed, k);
+  hc::all_to_allv(vp, std::span<const double>(x), send_counts, std::span<double>(y), recv_counts);
+  return y;
+}
 
 // Uneven clocks, then barriers and all-reduces of every path: a few bytes, the largest a
 // meeting takes (4 KiB), one more element (messages), in place, non-commutative.
@@ -104,6 +122,15 @@ hctest::MeetingResults run_mix(const hc::Topology& t, hc::Options o) {
       keep(mine);
     }
     keep(hc::all_gather(vp, long{me}));
+    // all_to_allv, blocks of every size (none included): the pairwise exchange meets wherever
+    // VPs outnumber cores (its last arriver moves every block), messages elsewhere.
+    for (std::size_t scale : {std::size_t{1}, std::size_t{37}})
+      keep(exchange_v(
+          vp,
+          [scale](int from, int to) {
+            return static_cast<std::size_t>((3 * from + 5 * to) % 4) * scale;
+          },
+          me));
     if (cube) {  // a reduce-scatter or all-gather as a phase of a two-phase call: messages
       std::vector<double> x(static_cast<std::size_t>(p) * 2), y(x.size());
       for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(me, k);
@@ -146,6 +173,31 @@ TEST_CASE("a meeting gives the results, clocks, counts and link traffic of its m
       std::memcpy(&total, last.data() + last.size() - sizeof(long), sizeof(long));
       CHECK(total == static_cast<long>(p) * (p - 1) / 2);  // VP p-1's scan: every VP's id
     }
+  }
+}
+
+TEST_CASE("an all_to_allv too large for one VP to move meets, each VP copying its own blocks") {
+  // Past 1 MiB in all the pairwise exchange's meeting does not move every block on its last
+  // arriver: each VP copies those it receives from the senders' ins, and no VP leaves (and
+  // reuses its in) before all have. The results, clocks and counts stay the messages'.
+  for (const auto& t : {hc::Topology::hypercube(3), hc::Topology::ring(5)}) {
+    CAPTURE(t.name());
+    const auto body = [](hc::Proc& vp, auto& keep) {
+      const auto count = [](int from, int to) {
+        return static_cast<std::size_t>(4096 * ((from + 2 * to) % 5));  // 0 to 128 KiB
+      };
+      for (int call = 0; call < 3; ++call) keep(exchange_v(vp, count, vp.id() + call));
+    };
+    hc::Options o = model_options();
+    const hctest::MeetingResults meeting = hctest::run_keeping(t, o, body);
+    o.record = true;
+    const hctest::MeetingResults messages = hctest::run_keeping(t, o, body);
+    check_same(messages, meeting);
+    // And the blocks are their senders': VP 1's first comes from VP 0, whose in begins with
+    // it (VP 0's block for itself is empty).
+    double value = 0;
+    std::memcpy(&value, meeting.per_vp[1].data(), sizeof value);
+    CHECK(value == tricky(0, 0));
   }
 }
 

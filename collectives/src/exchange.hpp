@@ -20,8 +20,9 @@ void all_to_all_mesh(const Comm& c, ConstBytes in, Bytes out, std::size_t block,
 // `received`) comes from rank i.
 // The final receiver checks every block against `received` and throws SizeMismatch with
 // *c.receiving set to the block's source when they differ.
+// (elem_size: the elements' size, which the meeting's SizeMismatch counts in.)
 void all_to_allv_pairwise(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
-                          const Blocks& received);
+                          const Blocks& received, std::size_t elem_size);
 void all_to_allv_ring(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
                       const Blocks& received);
 void all_to_allv_mesh(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,

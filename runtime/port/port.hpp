@@ -130,6 +130,9 @@ class alignas(64) Port {
     int (*from)(int id, int round, int p) = nullptr;
     std::size_t (*scale)(int round, int p) = nullptr;  // an all-gather's doubling messages
     int root = 0;
+    // Blocks of any sizes (an all_to_allv): the bytes VP id sends in round k, read from the
+    // input it passes to meet(); null: bytes_in(k, p), the same for every VP.
+    std::size_t (*sent_bytes)(const void* input, int id, int round, int p) = nullptr;
     [[nodiscard]] std::size_t bytes_in(int round, int p) const noexcept {
       return scale == nullptr ? bytes : bytes * scale(round, p);
     }
@@ -311,7 +314,7 @@ class alignas(64) Port {
                        const Rounds& rounds, const char* op);
   // Waits until this VP's clock is settled (meet_prefix) and takes it.
   void settle_clock();
-  void tally_meeting(const Rounds& rounds);
+  void tally_meeting(const Rounds& rounds, const void* input = nullptr);
 
   // The last peers' routes and channels, so that a message to a recent peer skips the
   // topology arithmetic and the channel table (channels live as long as the Machine).

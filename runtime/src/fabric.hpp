@@ -124,8 +124,10 @@ inline constexpr int kWaitsForAll = -2;
 // meetings, each concluded after the one before), so the plans need no lock.
 class RoundsPlayer {
  public:
+  // inputs: the VPs' meeting inputs, which rounds.sent_bytes reads (empty when it is null).
   void play(const Port::Rounds& rounds, const CostModel& model, const Topology& topology,
-            std::span<double> clocks, std::span<double> next);
+            std::span<double> clocks, std::span<double> next,
+            std::span<const void* const> inputs = {});
 
  private:
   struct Step {

@@ -68,8 +68,8 @@ void wake_sleepers(detail::Meeting& meeting) noexcept {
 namespace detail {
 
 void RoundsPlayer::play(const Port::Rounds& rounds, const CostModel& model,
-                        const Topology& topology, std::span<double> clocks,
-                        std::span<double> next) {
+                        const Topology& topology, std::span<double> clocks, std::span<double> next,
+                        std::span<const void* const> inputs) {
   const int p = static_cast<int>(clocks.size());
   const auto same = [&](const Plan& plan) {
     return plan.to == rounds.to && plan.from == rounds.from && plan.count == rounds.count &&
@@ -95,13 +95,20 @@ void RoundsPlayer::play(const Port::Rounds& rounds, const CostModel& model,
   // alone: recv_bytes'), so that the clocks equal those of the messages bit for bit.
   const Step* step = plan->steps.data();
   for (int k = 0; k < rounds.count; ++k) {
-    const auto m = static_cast<double>(rounds.bytes_in(k, p));
+    const auto uniform = static_cast<double>(rounds.bytes_in(k, p));
+    // What VP j sends in round k: the round's bytes, or its own (Rounds::sent_bytes).
+    const auto m = [&](int j) {
+      return rounds.sent_bytes == nullptr ? uniform
+                                          : static_cast<double>(rounds.sent_bytes(
+                                                inputs[static_cast<std::size_t>(j)], j, k, p));
+    };
     for (int j = 0; j < p; ++j, ++step) {
       const double clock = clocks[static_cast<std::size_t>(j)];
-      double after = step->sends ? model.sent(clock, m) : clock;
+      double after = step->sends ? model.sent(clock, m(j)) : clock;
       if (step->source >= 0) {
         const double sent = clocks[static_cast<std::size_t>(step->source)];
-        after = std::max(after, model.arrival(sent, m, model.th == 0 ? 0 : step->hops));
+        after =
+            std::max(after, model.arrival(sent, m(step->source), model.th == 0 ? 0 : step->hops));
       }
       next[static_cast<std::size_t>(j)] = after;
     }
@@ -198,12 +205,25 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
     const std::size_t mine = results == Results::per_vp ? static_cast<std::size_t>(id_) : 0;
     std::memcpy(out.data(), meeting.result.data() + mine * out.size(), out.size());
   }
-  tally_meeting(rounds);
+  tally_meeting(rounds, input);
   note_received();  // the watchdog's sign of progress
   return true;
 }
 
-void Port::tally_meeting(const Rounds& rounds) {
+void Port::tally_meeting(const Rounds& rounds, const void* input) {
+  if (rounds.sent_bytes != nullptr) {
+    // Blocks of any sizes: each message counted as its send would count it, call by call.
+    const Topology& topo = topology();
+    for (int k = 0; k < rounds.count; ++k) {
+      const int dest = rounds.dest(id_, k, size_);
+      if (dest < 0) continue;
+      const std::size_t bytes = rounds.sent_bytes(input, id_, k, size_);
+      count_route(dest, topo.link_slot(id_, dest), bytes);
+      ++messages_sent_;
+      bytes_sent_ += bytes;
+    }
+    return;
+  }
   auto same = [&](const MeetingTally& tally) {
     return tally.to == rounds.to && tally.scale == rounds.scale && tally.count == rounds.count &&
            tally.root == rounds.root;
@@ -263,12 +283,13 @@ void Port::conclude_meeting(const Rounds& rounds, Combine combine, const void* c
         detail::describe_disagreement(id_, mine.operation, mine.tag, seen, topology()) +
         " (they met in shared memory)");
   }
-  for (int i = 0; i < size_; ++i)
+  for (int i = 0; i < size_; ++i) {
     meeting.clocks[static_cast<std::size_t>(i)] = seats[static_cast<std::size_t>(i)].clock;
-  meeting.player.play(rounds, options().model, topology(), meeting.clocks, meeting.next_clocks);
-  if (combine == nullptr) return;
-  for (int i = 0; i < size_; ++i)
     meeting.inputs[static_cast<std::size_t>(i)] = seats[static_cast<std::size_t>(i)].input;
+  }
+  meeting.player.play(rounds, options().model, topology(), meeting.clocks, meeting.next_clocks,
+                      meeting.inputs);
+  if (combine == nullptr) return;
   // The result, then the scratch (Port::Combine): grown when needed, kept for the next meeting.
   const auto levels = static_cast<std::size_t>(std::bit_width(static_cast<unsigned>(size_ - 1)));
   const std::size_t result_bytes =
