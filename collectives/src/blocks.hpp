@@ -11,10 +11,15 @@
 #include <utility>
 #include <vector>
 
+#include "scratch.hpp"
+
 namespace hypercomm::detail {
 
 class Blocks {
  public:
+  // Byte offsets, from the thread's scratch cache (scratch.hpp): an irregular call makes them
+  // every call, and malloc and free would cost as much as its small message.
+  using Offsets = std::vector<std::size_t, ScratchAllocator<std::size_t>>;
   // `total_bytes` of `elem_size`-byte elements split into p blocks as evenly as possible: block
   // i has n/p elements, one more for i < n mod p. A p-block collective's blocks are all equal.
   Blocks(std::size_t total_bytes, std::size_t elem_size, int p) noexcept : elem_(elem_size), p_(p) {
@@ -23,14 +28,14 @@ class Blocks {
     extra_ = n % static_cast<std::size_t>(p);
   }
   // Parts of any sizes, given by their count + 1 byte offsets (the irregular collectives).
-  explicit Blocks(std::vector<std::size_t> offsets) noexcept
+  explicit Blocks(Offsets offsets) noexcept
       : offsets_(std::move(offsets)), p_(static_cast<int>(offsets_.size()) - 1) {}
   explicit Blocks(std::span<const std::size_t> offsets)
-      : Blocks(std::vector<std::size_t>(offsets.begin(), offsets.end())) {}
+      : Blocks(Offsets(offsets.begin(), offsets.end())) {}
   // n parts one after another, part k of size_of(k) bytes.
   template <class SizeOf>
   [[nodiscard]] static Blocks of_sizes(int n, SizeOf size_of) {
-    std::vector<std::size_t> offsets(static_cast<std::size_t>(n) + 1, 0);
+    Offsets offsets(static_cast<std::size_t>(n) + 1, 0);
     for (int k = 0; k < n; ++k) offsets[k + 1] = offsets[k] + size_of(k);
     return Blocks(std::move(offsets));
   }
@@ -93,7 +98,7 @@ class Blocks {
   }
 
  private:
-  std::vector<std::size_t> offsets_;
+  Offsets offsets_;
   const Blocks* parent_ = nullptr;
   int first_ = 0;
   int width_ = 1;

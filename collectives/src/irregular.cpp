@@ -39,8 +39,8 @@ void check_counts(const Group& g, Collective op, Counts counts, const char* what
 }
 
 // Byte offsets of the blocks: p + 1 entries, the last the total.
-std::vector<std::size_t> offsets_of(Counts counts, std::size_t elem_size) {
-  std::vector<std::size_t> off(counts.size() + 1, 0);
+Blocks::Offsets offsets_of(Counts counts, std::size_t elem_size) {
+  Blocks::Offsets off(counts.size() + 1, 0);
   for (std::size_t i = 0; i < counts.size(); ++i) off[i + 1] = off[i] + counts[i] * elem_size;
   return off;
 }
