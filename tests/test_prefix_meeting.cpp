@@ -332,6 +332,18 @@ TEST_CASE("VPs that disagree around a prefix meeting get CollectiveMismatch, nev
       CAPTURE(what);
       CHECK(what.find("deadlock") == std::string::npos);
     }
+    SUBCASE("VP 0 gathers to the root of the others' broadcast") {
+      // VP 0's input and the root's lie apart in the slot (TSan: no race before the mismatch).
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        std::vector<double> x(4, vp.id()), y(4 * static_cast<std::size_t>(vp.size()));
+        if (vp.id() == 0)
+          hc::gather(vp, std::span<const double>(x), std::span<double>(y), 1);
+        else
+          hc::broadcast(vp, std::span<double>(x), 1);
+      });
+      CAPTURE(what);
+      CHECK(what.find("deadlock") == std::string::npos);
+    }
     SUBCASE("the root scans while the others gather, then all meet on") {
       for (int i = 0; i < 10; ++i) {
         const std::string what = mismatch_text(t, [](hc::Proc& vp) {

@@ -187,7 +187,7 @@ struct Meeting {
 struct PipelinedMeeting {
   static constexpr std::size_t kBytes = Port::kPipelinedBytes;  // the most a VP passes
   static constexpr std::uint32_t kMostSlots = 256;              // meetings a VP may run ahead
-  static constexpr std::size_t kStorage = 4 << 20;  // bytes of inputs and folds, all slots
+  static constexpr std::size_t kStorage = 6 << 20;  // bytes of inputs, folds, root inputs
   // A seat's mark in meeting g: 4g + one of these (any other value: not come yet).
   static constexpr std::uint64_t kCame = 1, kClaimed = 2, kDone = 3;
   struct alignas(kCacheLine) Seat {
@@ -216,9 +216,13 @@ struct PipelinedMeeting {
     std::unique_ptr<Seat[]> seats;
     std::vector<std::byte> inputs;  // VP i's at i * kBytes
     std::vector<std::byte> folds;   // the steps' partial folds (Port::PrefixStep)
+    // A flow from the root: the root's input (a scatter's p blocks), apart from the others, so
+    // that VPs that disagree on the flow (a gather's VP 0 against a broadcast's root) do not
+    // write the same bytes before they find out.
+    std::vector<std::byte> root_input;
   };
-  // Slots of kBytes inputs and folds per VP, as many as kStorage allows for p VPs (a power of
-  // two from 2 to kMostSlots).
+  // Slots of kBytes inputs, folds and root input per VP, as many as kStorage allows for p VPs
+  // (a power of two from 2 to kMostSlots).
   void allocate(int p);
   void reset() noexcept;  // a new run (an aborted one may leave a slot half used)
   [[nodiscard]] Slot& slot(std::uint64_t generation) noexcept {

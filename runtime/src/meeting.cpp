@@ -119,13 +119,14 @@ void RoundsPlayer::play(const Port::Rounds& rounds, const CostModel& model,
 void PipelinedMeeting::allocate(int p) {
   const auto vps = static_cast<std::size_t>(p);
   slot_count = kMostSlots;
-  while (slot_count > 2 && slot_count * vps * 2 * kBytes > kStorage) slot_count /= 2;
+  while (slot_count > 2 && slot_count * vps * 3 * kBytes > kStorage) slot_count /= 2;
   slots = std::make_unique<Slot[]>(slot_count);
   for (std::uint32_t s = 0; s < slot_count; ++s) {
     Slot& slot = slots[s];
     slot.seats = std::make_unique<Seat[]>(vps);
     slot.inputs.resize(vps * kBytes);
     slot.folds.resize(vps * kBytes);
+    slot.root_input.resize(vps * kBytes);
   }
   final_clocks.resize(vps);
   next_clocks.resize(vps);
@@ -535,14 +536,14 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
   const auto at = [&](int vp) {
     return slot.inputs.data() + static_cast<std::size_t>(vp) * Chain::kBytes;
   };
-  // The root's input of a flow from the root lies at the slot's start (a scatter's: all p
-  // blocks), each VP's of a flow to the root at its own place.
-  const std::byte* const from_root = slot.inputs.data();
+  // The root's input of a flow from the root lies in the slot's root_input (a scatter's: all p
+  // blocks), each VP's of a flow to the root at its own place in inputs.
+  const std::byte* const from_root = slot.root_input.data();
   const std::size_t offset = results == Results::per_vp ? me * n : 0;  // what this VP takes
   if (flow == Flow::to_root && n != 0) std::memcpy(at(id_), input.data(), n);
   if (flow == Flow::from_root && is_root) {
     claim_root(chain, generation, tag, op);
-    if (!input.empty()) std::memcpy(slot.inputs.data(), input.data(), input.size());
+    if (!input.empty()) std::memcpy(slot.root_input.data(), input.data(), input.size());
   }
   const std::uint64_t came = generation * 4 + Chain::kCame;
   slot.seats[me].mark.store(came, std::memory_order_release);
