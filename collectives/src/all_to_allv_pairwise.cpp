@@ -58,6 +58,8 @@ struct Exchange {
   return sizeof(std::uint64_t) + static_cast<std::size_t>(p) * sizeof(const Member*);
 }
 
+// Step `step`'s partners (the book's step i = step + 1): id XOR i on 2^d ranks, else id + i to
+// send and id - i to receive; the messages' loop and the meeting's rounds both use them.
 [[nodiscard]] int step_partner_to(int id, int step, int p) noexcept {
   return is_power_of_two(p) ? id ^ (step + 1) : (id + step + 1) % p;
 }
@@ -140,10 +142,9 @@ void all_to_allv_pairwise(const Comm& c, ConstBytes in, const Blocks& sent, Byte
   const int p = c.p();
   const int my_id = c.id();
   copy_bytes(received.block(out, my_id), sent.block(in, my_id));  // M[my_id, my_id] stays here
-  const bool cube = is_power_of_two(p);
-  for (int i = 1; i < p; ++i) {
-    const int dest = cube ? my_id ^ i : (my_id + i) % p;
-    const int src = cube ? my_id ^ i : (my_id - i + p) % p;
+  for (int step = 0; step + 1 < p; ++step) {                      // the book's step i = step + 1
+    const int dest = step_partner_to(my_id, step, p);
+    const int src = step_partner_from(my_id, step, p);
     // Send M[my_id, dest]; receive M[src, my_id] straight into its place in out.
     c.sendrecv(dest, sent.block(in, dest), src, received.block(out, src));
   }
