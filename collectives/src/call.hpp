@@ -91,6 +91,7 @@ class Call {
     args.chunks = choice_.chunks;
     args.all_ports = choice_.all_ports;
     choice_.card->run(c, args);
+    port_.check_call_end();
   }
 
  private:

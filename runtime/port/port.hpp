@@ -103,6 +103,16 @@ class alignas(64) Port {
   // begin_call throws only what a test's fault hook throws (runtime/src/faults.hpp).
   void begin_call(const MessageTag& tag);
   void end_call() noexcept;
+  // After a collective call's algorithm has returned on this VP: a VP it sent to but took no
+  // message from whose own message of the same call still waits here, untaken, called another
+  // collective, root, count or algorithm, and neither may ever take the other's message (a
+  // broadcast's roots that differ, a scatter's root against a gather's VPs): throws
+  // CollectiveMismatch naming both calls. Reads the head of at most kWatchedPeers channels,
+  // lines their senders seldom write; no fence, so two VPs that send to each other at the same
+  // instant may both miss it (the run's end reports it then).
+  void check_call_end() {
+    if (call_destinations_.count != 0) check_destinations();
+  }
   // Names the operation a blocked VP is in, for Deadlock reports (a static string).
   void set_operation(const char* name) noexcept { operation_ = name; }
   // For the span of a user's receive (Proc::recv, sendrecv): the size of its elements, which a
@@ -328,6 +338,10 @@ class alignas(64) Port {
   static constexpr std::size_t kRoutes = 8;
   Route& route_to(int dest);
   Link& channel_from(int src);
+  Link* incoming_if_any(int src) noexcept;
+  void check_destinations();
+  [[noreturn, gnu::cold, gnu::noinline]] void throw_untaken(int dest,
+                                                            const MessageTag& theirs) const;
 
   Fabric* fabric_;
   const Options* options_;  // the fabric's, fixed for its life
@@ -346,6 +360,25 @@ class alignas(64) Port {
   std::size_t element_ = 1;  // Elements
   MessageTag call_{};        // the collective call this VP is in (kind 0: none)
   MessageTag entered_{};     // the last one it entered (it may have left it)
+  // The first kWatchedPeers VPs the current collective call sent to and took messages from
+  // (check_call_end).
+  static constexpr std::size_t kWatchedPeers = 16;
+  struct Peers {
+    std::array<int, kWatchedPeers> ids{};
+    std::size_t count = 0;
+    void note(int vp) noexcept {
+      for (std::size_t i = count; i-- > 0;)
+        if (ids[i] == vp) return;
+      if (count < kWatchedPeers) ids[count++] = vp;
+    }
+    [[nodiscard]] bool holds(int vp) const noexcept {
+      for (std::size_t i = 0; i < count; ++i)
+        if (ids[i] == vp) return true;
+      return false;
+    }
+  };
+  Peers call_destinations_;
+  Peers call_sources_;
   std::string problem_;      // a wait's CollectiveMismatch message (Wait::mismatch)
   int fault_messages_ = -1;  // the messages of this call so far, when a fault hook watches them
   std::uint64_t messages_sent_ = 0;

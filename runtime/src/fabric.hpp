@@ -363,6 +363,12 @@ class HYPERCOMM_INTERNAL Fabric {
     }
     return create_channel(src, dst);
   }
+  // The channel src -> dst if a message has ever needed it, else null (nothing to read there).
+  [[nodiscard]] Link* existing_channel(int src, int dst) const noexcept {
+    const ChannelRow* row = rows_[static_cast<std::size_t>(src)].load(std::memory_order_acquire);
+    return row == nullptr ? nullptr
+                          : (*row)[static_cast<std::size_t>(dst)].load(std::memory_order_acquire);
+  }
   [[nodiscard]] VpState& state(int vp) noexcept { return states_[static_cast<std::size_t>(vp)]; }
   [[nodiscard]] const VpState& state(int vp) const noexcept {
     return states_[static_cast<std::size_t>(vp)];

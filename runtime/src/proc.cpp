@@ -115,6 +115,8 @@ void Port::attend(std::uint32_t attention, const char* op) {
 void Port::begin_call(const MessageTag& tag) {
   detail::publish_calls(fabric_->state(id_), {tag, entered_});
   call_ = entered_ = tag;
+  call_destinations_.count = 0;
+  call_sources_.count = 0;
   if (const detail::FaultHook hook = fault_hook.load(std::memory_order_relaxed)) [[unlikely]] {
     detail::FaultSite site{proc_, detail::FaultPoint::call_entry, call_};
     hook(site);
@@ -133,6 +135,30 @@ void Port::end_call() noexcept {
     fabric_->watch_messages(false);
   }
   call_ = MessageTag{};
+  call_destinations_.count = 0;
+  call_sources_.count = 0;
+}
+
+void Port::check_destinations() {
+  for (std::size_t i = 0; i < call_destinations_.count; ++i) {
+    const int dest = call_destinations_.ids[i];
+    if (call_sources_.holds(dest)) continue;  // its messages of this call were checked as taken
+    detail::Link* channel = incoming_if_any(dest);
+    const Envelope* envelope = channel != nullptr ? channel->front() : nullptr;
+    // A message of this very call that this VP never takes: dest runs another collective (the
+    // same header would be the same algorithm, which takes what it is sent).
+    if (envelope != nullptr && envelope->tag.kind != 0 && envelope->tag.group == call_.group &&
+        envelope->tag.sequence == call_.sequence && !(envelope->tag == call_))
+      throw_untaken(dest, envelope->tag);
+  }
+}
+
+void Port::throw_untaken(int dest, const MessageTag& theirs) const {
+  const std::vector<detail::TagHolders> seen{{call_, {id_}}, {theirs, {dest}}};
+  throw CollectiveMismatch(
+      detail::describe_disagreement(id_, operation_name(), call_, seen, topology()) + " (VP " +
+      std::to_string(dest) + "'s message of that call waits at VP " + std::to_string(id_) +
+      ", which takes none from it)");
 }
 
 namespace {
@@ -346,6 +372,15 @@ Port::Route& Port::route_to(int dest) {
   return route;
 }
 
+// channel_from(src) where src has ever sent to this VP, else null (without making the channel).
+Link* Port::incoming_if_any(int src) noexcept {
+  Route& route = in_routes_[static_cast<std::size_t>(src) % kRoutes];
+  if (route.peer == src) return route.channel;
+  Link* channel = fabric_->existing_channel(src, id_);
+  if (channel != nullptr) route = Route{src, -1, -1, 0, channel};
+  return channel;
+}
+
 Link& Port::channel_from(int src) {
   Route& route = in_routes_[static_cast<std::size_t>(src) % kRoutes];
   if (route.peer != src) route = Route{src, -1, -1, 0, &fabric_->channel(src, id_)};
@@ -381,6 +416,7 @@ void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag
     fabric_->notify(dest);
   }
 
+  if (tag.kind != 0) call_destinations_.note(dest);
   count_route(dest, slot, data.size());
   ++messages_sent_;
   bytes_sent_ += data.size();
@@ -604,6 +640,7 @@ void Port::recv_into(int src, std::span<std::byte> data, const MessageTag& tag,
       throw;
     }
   }
+  if (tag.kind != 0) call_sources_.note(src);
   const double arrival = receive(channel, src, data, tag, posted, fold, combined);
   clock_ = std::max(clock_, arrival);
   if (recording_) operations_.push_back({CommOp::Kind::recv, -1, src, 0, data.size()});
@@ -650,6 +687,7 @@ void Port::sendrecv_into(int dest, std::span<const std::byte> out, int src, std:
     if (posted && !in_channel.cancel_post()) (void)in_channel.take_posted_arrival();
     throw;
   }
+  if (tag.kind != 0) call_sources_.note(src);
   const double arrival = receive(in_channel, src, in, tag, posted, fold, combined);
   sent(dest, start, out.size());
   clock_ = std::max(clock_, arrival);
