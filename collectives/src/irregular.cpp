@@ -67,12 +67,18 @@ std::uint32_t digest(Counts counts) {
   return h;
 }
 
+// `why` names where `want` comes from ("the sum of counts"), or with own >= 0 this rank's entry
+// of `why` ("counts[3] (this rank's count)"); the text is made only when the sizes differ.
 void check_block(const Group& g, Collective op, const char* name, std::size_t bytes,
-                 std::size_t want, std::size_t elem_size, const std::string& why) {
-  if (bytes != want)
-    size_error(g, op,
-               std::string(name) + " holds " + std::to_string(elements(bytes, elem_size)) +
-                   " elements but " + why + " is " + std::to_string(elements(want, elem_size)));
+                 std::size_t want, std::size_t elem_size, const char* why, int own = -1) {
+  if (bytes == want) [[likely]]
+    return;
+  const std::string source =
+      own < 0 ? std::string(why)
+              : std::string(why) + "[" + std::to_string(own) + "] (this rank's count)";
+  size_error(g, op,
+             std::string(name) + " holds " + std::to_string(elements(bytes, elem_size)) +
+                 " elements but " + source + " is " + std::to_string(elements(want, elem_size)));
 }
 
 std::string ranks_text(const std::vector<int>& ranks) {
@@ -199,8 +205,7 @@ void all_gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::s
   check_counts(g, op, counts, "counts");
   const Blocks blocks(offsets_of(counts, elem_size));
   const int me = g.rank();
-  check_block(g, op, "in", in.size(), blocks.size(me), elem_size,
-              "counts[" + std::to_string(me) + "] (this rank's count)");
+  check_block(g, op, "in", in.size(), blocks.size(me), elem_size, "counts", me);
   check_block(g, op, "out", out.size(), blocks.total(), elem_size, "the sum of counts");
   Buffer storage;
   in = separate(in, out, storage);
@@ -227,7 +232,7 @@ void rooted_v(const Group& g, Collective op, ConstBytes in, Bytes out, Counts co
   const Blocks blocks(offsets_of(counts, elem_size));
   const int me = g.rank();
   check_block(g, op, gathering ? "in" : "out", gathering ? in.size() : out.size(), blocks.size(me),
-              elem_size, "counts[" + std::to_string(me) + "] (this rank's count)");
+              elem_size, "counts", me);
   if (me == root)
     check_block(g, op, gathering ? "the root's out" : "the root's in",
                 gathering ? out.size() : in.size(), blocks.total(), elem_size, "the sum of counts");
@@ -303,8 +308,7 @@ void reduce_scatterv(const Group& g, ConstBytes in, Bytes out, const Reducer& op
   const Blocks blocks(offsets_of(counts, op.elem_size));
   const int me = g.rank();
   check_block(g, kind, "in", in.size(), blocks.total(), op.elem_size, "the sum of counts");
-  check_block(g, kind, "out", out.size(), blocks.size(me), op.elem_size,
-              "counts[" + std::to_string(me) + "] (this rank's count)");
+  check_block(g, kind, "out", out.size(), blocks.size(me), op.elem_size, "counts", me);
   Buffer storage;
   in = separate(in, out, storage);
   const std::uint32_t sum = digest(counts);
