@@ -103,15 +103,16 @@ class alignas(64) Port {
   // begin_call throws only what a test's fault hook throws (runtime/src/faults.hpp).
   void begin_call(const MessageTag& tag);
   void end_call() noexcept;
-  // After a collective call's algorithm has returned on this VP: a VP it sent to but took no
-  // message from whose own message of the same call still waits here, untaken, called another
-  // collective, root, count or algorithm, and neither may ever take the other's message (a
-  // broadcast's roots that differ, a scatter's root against a gather's VPs): throws
-  // CollectiveMismatch naming both calls. Reads the head of at most kWatchedPeers channels,
-  // lines their senders seldom write; no fence, so two VPs that send to each other at the same
-  // instant may both miss it (the run's end reports it then).
+  // After a collective call's algorithm has returned on this VP, where it sent or took messages:
+  // a VP it sent to, or a neighbour, that it took no message from, whose own message of the same
+  // call waits here untaken, called another collective, root, count or algorithm, and neither
+  // may ever take the other's message (a broadcast's roots that differ, a scatter's root against
+  // a gather's VPs, a mesh reduce's leaf against a broadcast): throws CollectiveMismatch naming
+  // both calls. Reads the head of at most kWatchedPeers + degree channels, lines their senders
+  // seldom write; no fence, so a message sent at the same instant may be missed (the run's end
+  // reports it then).
   void check_call_end() {
-    if (call_destinations_.count != 0) check_destinations();
+    if (call_destinations_.count + call_sources_.count != 0) check_untaken();
   }
   // Names the operation a blocked VP is in, for Deadlock reports (a static string).
   void set_operation(const char* name) noexcept { operation_ = name; }
@@ -339,7 +340,7 @@ class alignas(64) Port {
   Route& route_to(int dest);
   Link& channel_from(int src);
   Link* incoming_if_any(int src) noexcept;
-  void check_destinations();
+  void check_untaken();
   [[noreturn, gnu::cold, gnu::noinline]] void throw_untaken(int dest,
                                                             const MessageTag& theirs) const;
 
@@ -379,8 +380,9 @@ class alignas(64) Port {
   };
   Peers call_destinations_;
   Peers call_sources_;
-  std::string problem_;      // a wait's CollectiveMismatch message (Wait::mismatch)
-  int fault_messages_ = -1;  // the messages of this call so far, when a fault hook watches them
+  std::vector<int> neighbours_;  // this VP's on the machine's topology
+  std::string problem_;          // a wait's CollectiveMismatch message (Wait::mismatch)
+  int fault_messages_ = -1;      // the messages of this call so far, when a fault hook watches them
   std::uint64_t messages_sent_ = 0;
   std::uint64_t bytes_sent_ = 0;
   std::vector<Event> events_;

@@ -48,6 +48,7 @@ Port::Port(Fabric& fabric, int id)
       size_(fabric.size()),
       shared_cores_(fabric.shared_core_count()),
       groups_(std::make_unique<detail::GroupTable>()),
+      neighbours_(fabric.topology().neighbors(id)),
       proc_(*this, id, fabric.size()) {
   groups_->reset(fabric.topology(), id);
 }
@@ -139,18 +140,22 @@ void Port::end_call() noexcept {
   call_sources_.count = 0;
 }
 
-void Port::check_destinations() {
-  for (std::size_t i = 0; i < call_destinations_.count; ++i) {
-    const int dest = call_destinations_.ids[i];
-    if (call_sources_.holds(dest)) continue;  // its messages of this call were checked as taken
-    detail::Link* channel = incoming_if_any(dest);
+void Port::check_untaken() {
+  // A message of this very call that this VP never took: its sender runs another collective (the
+  // same header would be the same algorithm, which takes what it is sent).
+  const auto look_from = [&](int vp) {
+    detail::Link* channel = incoming_if_any(vp);
     const Envelope* envelope = channel != nullptr ? channel->front() : nullptr;
-    // A message of this very call that this VP never takes: dest runs another collective (the
-    // same header would be the same algorithm, which takes what it is sent).
     if (envelope != nullptr && envelope->tag.kind != 0 && envelope->tag.group == call_.group &&
         envelope->tag.sequence == call_.sequence && !(envelope->tag == call_))
-      throw_untaken(dest, envelope->tag);
-  }
+      throw_untaken(vp, envelope->tag);
+  };
+  // The VPs this call sent to, and the machine neighbours (where the book's algorithms send),
+  // unless this call took a message from them (whose header was checked then).
+  for (std::size_t i = 0; i < call_destinations_.count; ++i)
+    if (!call_sources_.holds(call_destinations_.ids[i])) look_from(call_destinations_.ids[i]);
+  for (const int vp : neighbours_)
+    if (!call_sources_.holds(vp) && !call_destinations_.holds(vp)) look_from(vp);
 }
 
 void Port::throw_untaken(int dest, const MessageTag& theirs) const {
