@@ -473,7 +473,16 @@ class HYPERCOMM_INTERNAL Fabric {
   }
   // `messages` messages of `bytes` bytes in all on the link from -> to (a hop of a routed
   // message; any VP may call it).
-  void count_link(int from, int to, std::uint64_t bytes, std::uint64_t messages = 1) noexcept;
+  void count_link(int from, int to, std::uint64_t bytes, std::uint64_t messages = 1) noexcept {
+    count_routed_link(from, topology_.link_slot(from, to), bytes, messages);
+  }
+  // The same for the link in `slot` of VP from (Topology::link_slot).
+  void count_routed_link(int from, int slot, std::uint64_t bytes,
+                         std::uint64_t messages = 1) noexcept {
+    LinkCounter& c = link_counter(from, slot);
+    c.routed_messages.fetch_add(messages, std::memory_order_relaxed);
+    c.routed_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  }
   // The calling VP `from`'s own send on its link in slot `slot` (Topology::link_slot); only VP
   // `from` may call it.
   void count_own_link(int from, int slot, std::uint64_t bytes,

@@ -192,12 +192,6 @@ bool Fabric::core_wanted(int vp) const noexcept {
   return false;
 }
 
-void Fabric::count_link(int from, int to, std::uint64_t bytes, std::uint64_t messages) noexcept {
-  LinkCounter& c = link_counter(from, topology_.link_slot(from, to));
-  c.routed_messages.fetch_add(messages, std::memory_order_relaxed);
-  c.routed_bytes.fetch_add(bytes, std::memory_order_relaxed);
-}
-
 double Fabric::seconds_since_start() const noexcept {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }

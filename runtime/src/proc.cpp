@@ -373,6 +373,14 @@ Port::Route& Port::route_to(int dest) {
     const int port = slot >= 0 ? slot : topo.link_slot(id_, topo.next_hop(id_, dest));
     route = Route{dest, slot, port, slot >= 0 ? 1 : topo.distance(id_, dest),
                   &fabric_->channel(id_, dest)};
+    if (slot < 0 && route.hops <= kCachedHops) {
+      int k = 0;
+      for (int from = id_; from != dest; ++k) {
+        const int to = topo.next_hop(from, dest);
+        route.links[static_cast<std::size_t>(k)] = {from, topo.link_slot(from, to)};
+        from = to;
+      }
+    }
   }
   return route;
 }
@@ -401,7 +409,6 @@ void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag
   if (tag.kind != 0 && tag.group == 0 && fabric_->oversubscribed())
     check_not_meeting(dest, tag, "sends to");
   const Route& route = route_to(dest);
-  const int slot = route.slot;
   const Envelope envelope{data.size(), model.arrival(start, m, route.hops), tag};
 
   Link& channel = *route.channel;
@@ -422,9 +429,18 @@ void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag
   }
 
   if (tag.kind != 0) call_destinations_.note(dest);
-  count_route(dest, slot, data.size());
+  count_route(route, data.size());
   ++messages_sent_;
   bytes_sent_ += data.size();
+}
+
+void Port::count_route(const Route& route, std::uint64_t bytes) noexcept {
+  if (route.slot >= 0) return fabric_->count_own_link(id_, route.slot, bytes, 1);
+  if (route.hops > kCachedHops) return count_route(route.peer, route.slot, bytes);
+  for (int k = 0; k < route.hops; ++k) {
+    const auto [from, slot] = route.links[static_cast<std::size_t>(k)];
+    fabric_->count_routed_link(from, slot, bytes, 1);
+  }
 }
 
 // A message to dest counts on the link in `slot` when dest is a neighbour (slot >= 0), else on
