@@ -27,8 +27,10 @@ class Offsets {
   static constexpr std::size_t kInline = 17;  // the offsets of 16 parts
   Offsets() noexcept = default;
   Offsets(std::size_t n, std::size_t value) : size_(n) {
-    if (n > kInline) spilled_.assign(n, value);
-    std::fill_n(data(), n, value);
+    if (n > kInline)
+      spilled_.assign(n, value);
+    else
+      std::fill_n(in_place_.data(), n, value);
   }
   template <class It>
   Offsets(It first, It last) : Offsets(static_cast<std::size_t>(std::distance(first, last)), 0) {
