@@ -375,7 +375,7 @@ Port::Route& Port::route_to(int dest) {
                   &fabric_->channel(id_, dest)};
     if (slot < 0 && route.hops <= kCachedHops) {
       int k = 0;
-      for (int from = id_; from != dest; ++k) {
+      for (int from = id_; from != dest && k < kCachedHops; ++k) {
         const int to = topo.next_hop(from, dest);
         route.links[static_cast<std::size_t>(k)] = {from, topo.link_slot(from, to)};
         from = to;
