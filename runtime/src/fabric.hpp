@@ -356,18 +356,15 @@ class HYPERCOMM_INTERNAL Fabric {
   [[nodiscard]] Remote* remote() const noexcept { return remote_; }
 
   // The channel src -> dst, created on first use.
-  [[nodiscard]] Link& channel(int src, int dst) {
-    if (ChannelRow* row = rows_[static_cast<std::size_t>(src)].load(std::memory_order_acquire)) {
-      if (Link* c = (*row)[static_cast<std::size_t>(dst)].load(std::memory_order_acquire))
-        return *c;
-    }
-    return create_channel(src, dst);
-  }
   // The channel src -> dst if a message has ever needed it, else null (nothing to read there).
   [[nodiscard]] Link* existing_channel(int src, int dst) const noexcept {
     const ChannelRow* row = rows_[static_cast<std::size_t>(src)].load(std::memory_order_acquire);
     return row == nullptr ? nullptr
                           : (*row)[static_cast<std::size_t>(dst)].load(std::memory_order_acquire);
+  }
+  [[nodiscard]] Link& channel(int src, int dst) {
+    if (Link* c = existing_channel(src, dst)) return *c;
+    return create_channel(src, dst);
   }
   [[nodiscard]] VpState& state(int vp) noexcept { return states_[static_cast<std::size_t>(vp)]; }
   [[nodiscard]] const VpState& state(int vp) const noexcept {

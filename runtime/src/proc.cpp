@@ -395,8 +395,9 @@ Link* Port::incoming_if_any(int src) noexcept {
 }
 
 Link& Port::channel_from(int src) {
+  if (Link* channel = incoming_if_any(src)) return *channel;
   Route& route = in_routes_[static_cast<std::size_t>(src) % kRoutes];
-  if (route.peer != src) route = Route{src, -1, -1, 0, &fabric_->channel(src, id_)};
+  route = Route{src, -1, -1, 0, &fabric_->channel(src, id_)};
   return *route.channel;
 }
 
