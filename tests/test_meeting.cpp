@@ -1,6 +1,7 @@
 // Port::meet (runtime/port/port.hpp): when VPs outnumber cores, a barrier or a small hypercube
-// all_reduce, scan, exscan, all_gather, reduce_scatter or all_to_all, or an all_to_allv of
-// the pairwise exchange, runs as one meeting in shared memory. It must be indistinguishable
+// all_reduce, scan, exscan, all_gather, reduce_scatter or all_to_all, an all_to_allv of
+// the pairwise exchange, or a hypercube gatherv, scatterv or all_gatherv, runs as one meeting in
+// shared memory. It must be indistinguishable
 // from the rounds of messages it stands in for: the same results bit for bit, the same model
 // clocks, message and byte counts and link traffic, and the same errors, never a hang. A machine
 // that records operations (Options::record) always sends the messages, so every case runs on two
@@ -30,6 +31,28 @@ using hctest::tricky;
 
 namespace {
 
+// gatherv, scatterv (root `root`) and all_gatherv of count(i) elements from or to rank i,
+// VP me's k-th value tricky(seed, k): what each gives this VP, one after the other.
+template <class Count>
+std::vector<double> gather_scatter_v(hc::Proc& vp, Count count, int root, int seed) {
+  std::vector<std::size_t> counts;
+  for (int i = 0; i < vp.size(); ++i) counts.push_back(count(i));
+  const std::size_t mine = counts[static_cast<std::size_t>(vp.id())];
+  const std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
+  std::vector<double> x(std::max(mine, total)), gathered(total, -7.0), all(total, -7.0),
+      scattered(mine, -7.0);
+  for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(seed, k);
+  const std::span<const double> own = std::span<const double>(x).first(mine);
+  hc::gatherv(vp, own, std::span<double>(gathered), counts, root);
+  hc::scatterv(vp, std::span<const double>(x).first(vp.id() == root ? total : 0),
+               std::span<double>(scattered), counts, root);
+  hc::all_gatherv(vp, own, std::span<double>(all), counts);
+  std::vector<double> y = vp.id() == root ? gathered : std::vector<double>{};
+  y.insert(y.end(), scattered.begin(), scattered.end());
+  y.insert(y.end(), all.begin(), all.end());
+  return y;
+}
+
 // An all_to_allv of count(from, to) elements from rank from to rank to, VP me's k-th value
 // tricky(seed, k): what this VP receives.
 template <class Count>
@@ -45,6 +68,17 @@ std::vector<double> exchange_v(hc::Proc& vp, Count count, int seed) {
   for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(seed, k);
   hc::all_to_allv(vp, std::span<const double>(x), send_counts, std::span<double>(y), recv_counts);
   return y;
+}
+
+// Runs body(vp, keep) on t twice, meeting where VPs outnumber cores and recorded (messages),
+// checks that the two agree, and returns the first.
+template <class Body>
+hctest::MeetingResults meeting_as_messages(const hc::Topology& t, Body body) {
+  hc::Options o = model_options();
+  hctest::MeetingResults meeting = hctest::run_keeping(t, o, body);
+  o.record = true;
+  check_same(hctest::run_keeping(t, o, body), meeting);
+  return meeting;
 }
 
 // Uneven clocks, then barriers and all-reduces of every path: a few bytes, the largest a
@@ -131,6 +165,14 @@ hctest::MeetingResults run_mix(const hc::Topology& t, hc::Options o) {
             return static_cast<std::size_t>((3 * from + 5 * to) % 4) * scale;
           },
           me));
+    // gatherv, scatterv and all_gatherv, blocks of every size (none included): a meeting on a
+    // hypercube wherever VPs outnumber cores (its last arriver moves every block), messages
+    // elsewhere.
+    for (std::size_t scale : {std::size_t{1}, std::size_t{37}})
+      for (int root : {0, p - 1})
+        keep(gather_scatter_v(
+            vp, [scale](int i) { return static_cast<std::size_t>((3 * i + 1) % 4) * scale; }, root,
+            me + root));
     if (cube) {  // a reduce-scatter or all-gather as a phase of a two-phase call: messages
       std::vector<double> x(static_cast<std::size_t>(p) * 2), y(x.size());
       for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(me, k);
@@ -188,15 +230,32 @@ TEST_CASE("an all_to_allv too large for one VP to move meets, each VP copying it
       };
       for (int call = 0; call < 3; ++call) keep(exchange_v(vp, count, vp.id() + call));
     };
-    hc::Options o = model_options();
-    const hctest::MeetingResults meeting = hctest::run_keeping(t, o, body);
-    o.record = true;
-    const hctest::MeetingResults messages = hctest::run_keeping(t, o, body);
-    check_same(messages, meeting);
+    const hctest::MeetingResults meeting = meeting_as_messages(t, body);
     // And the blocks are their senders': VP 1's first comes from VP 0, whose in begins with
     // it (VP 0's block for itself is empty).
     double value = 0;
     std::memcpy(&value, meeting.per_vp[1].data(), sizeof value);
+    CHECK(value == tricky(0, 0));
+  }
+}
+
+TEST_CASE("irregular gathers and scatters too large for one VP to move meet, each VP its own") {
+  // With a block past 256 B a gatherv or scatterv meets by reference (each VP copies its block
+  // straight from or into the root's buffer; the root leaves when all have), and past 32 KiB in
+  // all (its blocks times p - 1) the last VP to arrive at an all_gatherv's meeting does not move
+  // every block (each VP copies those it lacks from the others' buffers, and no VP leaves
+  // before all have). The results, clocks and counts stay the messages'.
+  for (const auto& t : {hc::Topology::hypercube(3), hc::Topology::hypercube(4)}) {
+    CAPTURE(t.name());
+    const auto body = [](hc::Proc& vp, auto& keep) {
+      const auto count = [](int i) { return static_cast<std::size_t>(1024 * ((i + 2) % 5)); };
+      for (int call = 0; call < 3; ++call)
+        keep(gather_scatter_v(vp, count, call % vp.size(), vp.id() + call));
+    };
+    const hctest::MeetingResults meeting = meeting_as_messages(t, body);
+    // And the blocks are their owners': the root's gathered buffer begins with VP 0's block.
+    double value = 0;
+    std::memcpy(&value, meeting.per_vp[0].data(), sizeof value);
     CHECK(value == tricky(0, 0));
   }
 }
@@ -291,6 +350,43 @@ TEST_CASE("VPs that disagree around a meeting get CollectiveMismatch at once") {
       });
       CAPTURE(what);
       CHECK(what.find("deadlock") == std::string::npos);
+    }
+    SUBCASE("irregular gathers and scatters whose members pass different counts") {
+      // One member's counts make it meet otherwise than the rest (in a pipelined slot or by
+      // reference, rooted or not): every combination is found, naming the counts.
+      const bool cube = t.kind() == hc::Topology::Kind::hypercube;
+      for (const std::size_t base : {std::size_t{1}, std::size_t{30}, std::size_t{3000}})
+        for (const std::size_t odd : {std::size_t{40}, std::size_t{5000}})
+          for (const int op : {0, 1, 2})
+            for (const int deviant : {0, p - 1}) {
+              if (!cube) continue;  // the irregular meetings are the hypercube's
+              CAPTURE(base);
+              CAPTURE(odd);
+              CAPTURE(op);
+              CAPTURE(deviant);
+              const std::string what = mismatch_text(t, [&](hc::Proc& vp) {
+                std::vector<std::size_t> counts(static_cast<std::size_t>(p), base);
+                if (vp.id() == deviant) counts[1] = odd;
+                const std::size_t total =
+                    std::accumulate(counts.begin(), counts.end(), std::size_t{0});
+                const std::size_t mine = counts[static_cast<std::size_t>(vp.id())];
+                std::vector<double> in(total, 1.0), out(total);
+                const auto own = std::span<const double>(in).first(mine);
+                // The root comes last: the others have left their blocks in the slot and gone.
+                if (vp.id() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                for (int call = 0; call < 3; ++call) {
+                  if (op == 0)
+                    hc::gatherv(vp, own, std::span<double>(out), counts, 0);
+                  else if (op == 1)
+                    hc::scatterv(vp, std::span<const double>(in),
+                                 std::span<double>(out).first(mine), counts, 0);
+                  else
+                    hc::all_gatherv(vp, own, std::span<double>(out), counts);
+                }
+              });
+              CAPTURE(what);
+              CHECK(what.find("deadlock") == std::string::npos);
+            }
     }
     SUBCASE("one more barrier on one VP, after agreed ones") {
       const std::string what = mismatch_text(t, [](hc::Proc& vp) {

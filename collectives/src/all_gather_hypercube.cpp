@@ -24,10 +24,12 @@
 // When VPs outnumber cores, equal blocks of a small result may instead be gathered in one
 // meeting in shared memory (Port::meet): the same rounds, 2^i blocks in step i, on the model
 // clocks and the links, and the same bytes, the last VP to arrive laying every VP's block in
-// its place.
+// its place. An all_gatherv meets so too, whatever its blocks' sizes (blocks_meeting.hpp): every
+// VP's block copied once into each other VP's buffer.
 
 #include <cstring>
 
+#include "blocks_meeting.hpp"
 #include "card.hpp"
 #include "symmetric.hpp"
 
@@ -41,12 +43,34 @@ void concatenate(const void* /*context*/, std::span<const void* const> inputs, B
   for (std::size_t i = 0; i < inputs.size(); ++i) std::memcpy(result.data() + i * m, inputs[i], m);
 }
 
+namespace {
+
+// all_gatherv's meeting: member i's own block, already in its place in its buffer, into the
+// same place in every other member's (or member `only`'s).
+void all_gather_blocks(std::span<const void* const> members, int only) {
+  const Blocks& blocks = *member_of(members, 0).blocks;
+  const int p = blocks.count();
+  const int first = only < 0 ? 0 : only, last = only < 0 ? p : only + 1;
+  for (int j = first; j < last; ++j)
+    for (int i = 0; i < p; ++i)
+      if (const std::size_t n = blocks.size(i); i != j && n != 0)
+        std::memcpy(member_of(members, j).out + blocks.offset(i),
+                    member_of(members, i).out + blocks.offset(i), n);
+}
+
+}  // namespace
+
 void all_gather_hypercube(const Comm& c, Bytes buf, const Blocks& blocks, ConstBytes own) {
   const int my_id = c.id();
   const int d = log2_of(c.p());
+  if (c.is_call(Collective::all_gatherv)) {
+    Port::Rounds rounds{d, 0, butterfly_partner, butterfly_partner};
+    rounds.sent_bytes = aligned_subcube_bytes;
+    const std::size_t moved = blocks.total() * static_cast<std::size_t>(c.p() - 1);
+    if (meet_blocks(c, rounds, {buf.data(), buf.data(), &blocks}, moved, all_gather_blocks)) return;
+  }
   const Bytes all = blocks.range(buf, 0, c.p());
-  if ((c.is_call(Collective::all_gather) || c.is_call(Collective::all_gatherv)) &&
-      all.size() <= kMeetingBytes && blocks.all_equal() &&
+  if (c.is_call(Collective::all_gather) && all.size() <= kMeetingBytes && blocks.all_equal() &&
       c.meet({d, blocks.size(0), butterfly_partner, butterfly_partner, doubling},
              blocks.block(buf, my_id).data(), concatenate, nullptr, all, Port::Results::shared,
              all.size()))

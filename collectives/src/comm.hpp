@@ -140,11 +140,11 @@ struct Comm {
   // false: send the messages).
   [[nodiscard]] bool meet_rooted(Port::Rounds rounds, Port::Flow flow, ConstBytes input, Bytes out,
                                  Port::Results results = Port::Results::shared,
-                                 Port::Combine combine = nullptr,
-                                 const void* context = nullptr) const {
+                                 Port::Combine combine = nullptr, const void* context = nullptr,
+                                 const Port::Uneven* uneven = nullptr) const {
     if (!port.may_meet() || group.shape != GroupInfo::Shape::world) return false;
     rounds.root = group.vp_of(rounds.root);
-    return port.meet_rooted(tag, rounds, flow, input, out, results, combine, context);
+    return port.meet_rooted(tag, rounds, flow, input, out, results, combine, context, uneven);
   }
   // A prefix as a meeting in shared memory (Port::meet_prefix; false: send the messages).
   [[nodiscard]] bool meet_prefix(const Port::Rounds& rounds, ConstBytes input,

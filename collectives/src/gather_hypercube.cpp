@@ -18,10 +18,12 @@
 // (Port::meet_rooted): a small one's VPs leave their blocks there and go on, the root lays them
 // in place (concatenate, as the all-gather's meeting does); a large one's VPs copy their blocks
 // straight into the root's out (by reference). The model clocks, counts and links are these
-// rounds' (tree_up_to, tree_up_from, 2^i blocks in step i).
+// rounds' (tree_up_to, tree_up_from, 2^i blocks in step i). A gatherv meets so too, whatever
+// its blocks' sizes (blocks_meeting.hpp), each VP's block at its own offset of the root's out.
 #include <bit>
 #include <vector>
 
+#include "blocks_meeting.hpp"
 #include "card.hpp"
 #include "rooted.hpp"
 #include "symmetric.hpp"
@@ -30,6 +32,11 @@ namespace hypercomm::detail {
 
 void gather_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root) {
   const int d = log2_of(c.p());
+  if (c.is_call(Collective::gatherv)) {
+    Port::Rounds rounds{d, 0, tree_up_to, tree_up_from, nullptr, root};
+    rounds.sent_bytes = aligned_subcube_bytes;
+    if (meet_rooted_blocks(c, rounds, Port::Flow::to_root, in, out, blocks)) return;
+  }
   if (c.is_call(Collective::gather) && blocks.all_equal()) {
     const Port::Rounds rounds{d, blocks.size(0), tree_up_to, tree_up_from, doubling, root};
     if (blocks.size(0) <= Port::kPipelinedBytes

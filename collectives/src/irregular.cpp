@@ -55,16 +55,15 @@ Extent extent_of(Counts counts, std::size_t elem_size) {
   return e;
 }
 
-// FNV-1a over the counts: equal on every member that passes the same counts.
+// A hash of the counts, in order: equal on every member that passes the same counts. A count a
+// step (multiply and fold, as splitmix64's mixing), not a byte: it is on every call's path.
 std::uint32_t digest(Counts counts) {
-  std::uint32_t h = 2166136261u;
+  std::uint64_t h = 0x9E3779B97F4A7C15u ^ counts.size();
   for (const std::size_t c : counts) {
-    for (int k = 0; k < 8; ++k) {
-      h ^= static_cast<std::uint32_t>((c >> (8 * k)) & 0xFFu);
-      h *= 16777619u;
-    }
+    h = (h ^ c) * 0xBF58476D1CE4E5B9u;
+    h ^= h >> 31;
   }
-  return h;
+  return static_cast<std::uint32_t>(h ^ (h >> 32));
 }
 
 // `why` names where `want` comes from ("the sum of counts"), or with own >= 0 this rank's entry

@@ -18,16 +18,35 @@
 // (Port::meet_rooted): the root leaves its p blocks there (a small one's; a large one's each VP
 // copies straight from the root's buffer), every other VP takes its own as soon as they are
 // there, and the model clocks, counts and links are these rounds' (tree_down_to,
-// tree_down_from, 2^i blocks in step i).
+// tree_down_from, 2^i blocks in step i). A scatterv meets so too, whatever its blocks' sizes
+// (blocks_meeting.hpp), each VP's block at its own offset of the root's in.
 #include <vector>
 
+#include "blocks_meeting.hpp"
 #include "card.hpp"
 #include "rooted.hpp"
 
 namespace hypercomm::detail {
 
+namespace {
+
+// What a VP sends in round k of the tree (step i = d-1-k): its partner's aligned 2^i-subcube's
+// blocks.
+std::size_t partner_subcube_bytes(const void* member, int id, int round, int p) noexcept {
+  const Blocks& blocks = *static_cast<const BlocksMember*>(member)->blocks;
+  const int bit = p >> (round + 1), first = (id ^ bit) & ~(bit - 1);
+  return blocks.offset(first + bit) - blocks.offset(first);
+}
+
+}  // namespace
+
 void scatter_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root) {
   const int d = log2_of(c.p());
+  if (c.is_call(Collective::scatterv)) {
+    Port::Rounds rounds{d, 0, tree_down_to, tree_down_from, nullptr, root};
+    rounds.sent_bytes = partner_subcube_bytes;
+    if (meet_rooted_blocks(c, rounds, Port::Flow::from_root, in, out, blocks)) return;
+  }
   if (c.is_call(Collective::scatter) && blocks.all_equal() &&
       c.meet_rooted({d, blocks.size(0), tree_down_to, tree_down_from, halving, root},
                     Port::Flow::from_root, in, out, Port::Results::per_vp))

@@ -223,23 +223,38 @@ class alignas(64) Port {
   // done (a rendezvous, which pays where the copies spread over the cores: the messages would
   // copy the data along the tree, mostly on the root's core). Otherwise (a large reduction, or
   // less data) meet_rooted returns false.
+  // Blocks of any sizes (a gatherv's, a scatterv's, Results::per_vp): this VP's block is its
+  // input (to the root) or its out (from the root) and lies at `offset` of the root's buffer;
+  // `sizes` is Rounds::sent_bytes's input, which says the same on every VP (the VP that
+  // concludes plays every VP's messages with its own); `seat` is what every VP's seat must agree
+  // on besides the header (the blocks' total). by_reference: some block is larger than
+  // kPipelinedBytes, and the meeting is by reference whatever the total (every VP decides alike
+  // from the same blocks, and both kinds take the same slots, whose seats a VP that decided
+  // otherwise, from other counts, disagrees with).
+  struct Uneven {
+    const void* sizes;
+    std::size_t offset;
+    std::size_t seat;
+    bool by_reference;
+  };
   static constexpr std::size_t kByReferenceBytes = 32 * 1024;
   enum class Flow : std::uint8_t { from_root, to_root };
   [[nodiscard]] bool meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
                                  std::span<const std::byte> input, std::span<std::byte> out,
                                  Results results = Results::shared, Combine combine = nullptr,
-                                 const void* context = nullptr);
+                                 const void* context = nullptr, const Uneven* uneven = nullptr);
 
  private:
   friend class Fabric;
   [[nodiscard]] bool meet_rooted_by_reference(const MessageTag& tag, const Rounds& rounds,
                                               Flow flow, std::span<const std::byte> input,
-                                              std::span<std::byte> out, Results results);
+                                              std::span<std::byte> out, Results results,
+                                              const Uneven* uneven);
   void claim_root(detail::PipelinedMeeting& chain, std::uint64_t generation, const MessageTag& tag,
                   const char* op) const;
   template <class LastCheck>
   void leave_rooted(detail::PipelinedMeeting& chain, std::uint64_t generation, const Rounds& rounds,
-                    const char* op, LastCheck&& last_check);
+                    const char* op, LastCheck&& last_check, const void* sizes = nullptr);
   void reset_for_run() noexcept;
   void open_span(const char* name, const char* algo, std::uint64_t bytes,
                  std::uint32_t group) noexcept;
@@ -318,12 +333,12 @@ class alignas(64) Port {
   void check_seats(detail::PipelinedMeeting& chain, std::uint64_t generation, int first, int from,
                    int to) const;
   // The VP that concludes a pipelined meeting (every VP came): every VP's clock after the
-  // rounds, then the slot is free for the meeting slot_count later.
+  // rounds, then the slot is free for the meeting slot_count later. `sizes`: Uneven::sizes.
   void conclude_pipelined(detail::PipelinedMeeting& chain, std::uint64_t generation,
-                          const Rounds& rounds);
+                          const Rounds& rounds, const void* sizes = nullptr);
   // A VP leaving a pipelined meeting: its clock (now, or pending) and its counts.
   void leave_pipelined(detail::PipelinedMeeting& chain, std::uint64_t generation,
-                       const Rounds& rounds, const char* op);
+                       const Rounds& rounds, const char* op, const void* sizes = nullptr);
   // Waits until this VP's clock is settled (meet_prefix) and takes it.
   void settle_clock();
   void tally_meeting(const Rounds& rounds, const void* input = nullptr);

@@ -233,6 +233,7 @@ struct PipelinedMeeting {
   alignas(kCacheLine) std::atomic<std::uint64_t> concluded{0};  // meetings whose clocks are set
   std::vector<double> final_clocks;  // each VP's clock after the last meeting concluded
   std::vector<double> next_clocks;   // the concluder's scratch
+  std::vector<const void*> sizes;    // its Port::Uneven::sizes for every VP (RoundsPlayer::play)
   RoundsPlayer player;
 };
 

@@ -130,6 +130,7 @@ void PipelinedMeeting::allocate(int p) {
   }
   final_clocks.resize(vps);
   next_clocks.resize(vps);
+  sizes.resize(vps);
   reset();
 }
 
@@ -416,18 +417,21 @@ void Port::check_seats(detail::PipelinedMeeting& chain, std::uint64_t generation
 }
 
 void Port::conclude_pipelined(detail::PipelinedMeeting& chain, std::uint64_t generation,
-                              const Rounds& rounds) {
+                              const Rounds& rounds, const void* sizes) {
   detail::PipelinedMeeting::Slot& slot = chain.slot(generation);
   // A VP whose clock was pending came with the one the previous meeting set in final_clocks:
   // that one concluded before any VP left it.
   for (std::size_t j = 0; j < static_cast<std::size_t>(size_); ++j)
     if (!slot.seats[j].pending) chain.final_clocks[j] = slot.seats[j].clock;
-  chain.player.play(rounds, options().model, topology(), chain.final_clocks, chain.next_clocks);
+  if (rounds.sent_bytes != nullptr) std::fill(chain.sizes.begin(), chain.sizes.end(), sizes);
+  chain.player.play(rounds, options().model, topology(), chain.final_clocks, chain.next_clocks,
+                    rounds.sent_bytes != nullptr ? std::span<const void* const>(chain.sizes)
+                                                 : std::span<const void* const>());
   chain.concluded.store(generation + 1, std::memory_order_release);
 }
 
 void Port::leave_pipelined(detail::PipelinedMeeting& chain, std::uint64_t generation,
-                           const Rounds& rounds, const char* op) {
+                           const Rounds& rounds, const char* op, const void* sizes) {
   // The clock now if every VP has come, else when this VP next needs it.
   if (concluded(chain, generation)) {
     clock_ = chain.final_clocks[static_cast<std::size_t>(id_)];
@@ -436,7 +440,7 @@ void Port::leave_pipelined(detail::PipelinedMeeting& chain, std::uint64_t genera
     pending_ = generation + 1;
     pending_operation_ = op;
   }
-  tally_meeting(rounds);
+  tally_meeting(rounds, sizes);
   note_received();  // the watchdog's sign of progress
 }
 
@@ -508,19 +512,20 @@ void Port::run_prefix_chain(detail::PipelinedMeeting& chain, std::uint64_t gener
 
 bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
                        std::span<const std::byte> input, std::span<std::byte> out, Results results,
-                       Combine combine, const void* context) {
+                       Combine combine, const void* context, const Uneven* uneven) {
   using Chain = detail::PipelinedMeeting;
   Chain& chain = fabric_->pipelined_meeting();
   const std::size_t n = flow == Flow::from_root ? out.size() : input.size();
   if (!may_meet() || chain.slot_count == 0) return false;
-  if (n > kPipelinedBytes) {
+  if (uneven != nullptr ? uneven->by_reference : n > kPipelinedBytes) {
     // Large: by reference, where it moves enough to pay for the root's wait (port.hpp).
     const std::size_t root_bytes =
         results == Results::per_vp ? n * static_cast<std::size_t>(size_) : n;
-    if (root_bytes < kByReferenceBytes ||
-        (flow == Flow::to_root && (combine != nullptr || results != Results::per_vp)))
+    if (uneven == nullptr &&
+        (root_bytes < kByReferenceBytes ||
+         (flow == Flow::to_root && (combine != nullptr || results != Results::per_vp))))
       return false;
-    return meet_rooted_by_reference(tag, rounds, flow, input, out, results);
+    return meet_rooted_by_reference(tag, rounds, flow, input, out, results, uneven);
   }
   const char* op = operation_name();
   if (fabric_->aborted())
@@ -530,7 +535,7 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
   const InMeeting in_meeting(fabric_->state(id_), op, tag.sequence);
   const int root = rounds.root;
   const bool is_root = id_ == root;
-  take_seat(chain, generation, tag, n, out);
+  take_seat(chain, generation, tag, uneven != nullptr ? uneven->seat : n, out);
   Chain::Slot& slot = chain.slot(generation);
   const auto me = static_cast<std::size_t>(id_);
   const auto at = [&](int vp) {
@@ -539,7 +544,9 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
   // The root's input of a flow from the root lies in the slot's root_input (a scatter's: all p
   // blocks), each VP's of a flow to the root at its own place in inputs.
   const std::byte* const from_root = slot.root_input.data();
-  const std::size_t offset = results == Results::per_vp ? me * n : 0;  // what this VP takes
+  const std::size_t offset = uneven != nullptr            ? uneven->offset
+                             : results == Results::per_vp ? me * n
+                                                          : 0;  // what this VP takes
   if (flow == Flow::to_root && n != 0) std::memcpy(at(id_), input.data(), n);
   if (flow == Flow::from_root && is_root) {
     claim_root(chain, generation, tag, op);
@@ -580,7 +587,7 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
     if (!all_came()) wait_in_meeting(&tag, all_came, [&] { return concluded(chain, generation); });
     check_seats(chain, generation, root, 0, size_);
     slot.root.store(kRootCheckedAll, std::memory_order_relaxed);  // published by `left`
-    if (combine != nullptr && n != 0) {
+    if (combine != nullptr && (uneven != nullptr ? uneven->seat : n) != 0) {
       const auto p = static_cast<std::size_t>(size_);
       const auto levels = static_cast<std::size_t>(std::bit_width(p - 1));
       rooted_inputs_.resize(p);
@@ -595,11 +602,14 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
   // flow from it (a broadcast or scatter) after VPs that came to give it theirs (a reduce or
   // gather) checks nothing, and neither did they: the last VP to leave checks every seat where
   // such a VP came and no root of a flow to it checked.
-  leave_rooted(chain, generation, rounds, op, [&] {
-    if (slot.unchecked.load(std::memory_order_relaxed) != 0 &&
-        slot.root.load(std::memory_order_relaxed) != kRootCheckedAll)
-      check_seats(chain, generation, root, 0, size_);
-  });
+  leave_rooted(
+      chain, generation, rounds, op,
+      [&] {
+        if (slot.unchecked.load(std::memory_order_relaxed) != 0 &&
+            slot.root.load(std::memory_order_relaxed) != kRootCheckedAll)
+          check_seats(chain, generation, root, 0, size_);
+      },
+      uneven != nullptr ? uneven->sizes : nullptr);
   return true;
 }
 
@@ -624,18 +634,19 @@ void Port::claim_root(detail::PipelinedMeeting& chain, std::uint64_t generation,
 // its slot.
 template <class LastCheck>
 void Port::leave_rooted(detail::PipelinedMeeting& chain, std::uint64_t generation,
-                        const Rounds& rounds, const char* op, LastCheck&& last_check) {
+                        const Rounds& rounds, const char* op, LastCheck&& last_check,
+                        const void* sizes) {
   detail::PipelinedMeeting::Slot& slot = chain.slot(generation);
   if (slot.left.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<std::uint32_t>(size_)) {
     last_check();
-    conclude_pipelined(chain, generation, rounds);
+    conclude_pipelined(chain, generation, rounds, sizes);
     slot.left.store(0, std::memory_order_relaxed);
     slot.root.store(0, std::memory_order_relaxed);
     slot.unchecked.store(0, std::memory_order_relaxed);
     slot.generation.store(generation + chain.slot_count, std::memory_order_release);
     wake_sleepers(fabric_->meeting());
   }
-  leave_pipelined(chain, generation, rounds, op);
+  leave_pipelined(chain, generation, rounds, op, sizes);
 }
 
 // A large rooted meeting (meet_rooted): each VP other than the root copies its part straight
@@ -646,7 +657,7 @@ void Port::leave_rooted(detail::PipelinedMeeting& chain, std::uint64_t generatio
 // on its own core.
 bool Port::meet_rooted_by_reference(const MessageTag& tag, const Rounds& rounds, Flow flow,
                                     std::span<const std::byte> input, std::span<std::byte> out,
-                                    Results results) {
+                                    Results results, const Uneven* uneven) {
   using Chain = detail::PipelinedMeeting;
   Chain& chain = fabric_->pipelined_meeting();
   const std::size_t n = flow == Flow::from_root ? out.size() : input.size();
@@ -660,7 +671,7 @@ bool Port::meet_rooted_by_reference(const MessageTag& tag, const Rounds& rounds,
   const std::uint64_t generation = pipelined_calls_++;
   const InMeeting in_meeting(fabric_->state(id_), op, tag.sequence);
   const int root = rounds.root;
-  take_seat(chain, generation, tag, n, out);
+  take_seat(chain, generation, tag, uneven != nullptr ? uneven->seat : n, out);
   Chain::Slot& slot = chain.slot(generation);
   const auto me = static_cast<std::size_t>(id_);
   Chain::Seat& seat = slot.seats[me];
@@ -669,7 +680,9 @@ bool Port::meet_rooted_by_reference(const MessageTag& tag, const Rounds& rounds,
   const std::uint64_t base = generation * 4;
   seat.mark.store(base + Chain::kCame, std::memory_order_seq_cst);
   // This VP's part: block `me` (Results::per_vp) of the root's input or out, or all of it.
-  const std::size_t offset = results == Results::per_vp ? me * n : 0;
+  const std::size_t offset = uneven != nullptr            ? uneven->offset
+                             : results == Results::per_vp ? me * n
+                                                          : 0;
 
   if (id_ != root) {
     const Chain::Seat& theirs = slot.seats[static_cast<std::size_t>(root)];
@@ -709,10 +722,17 @@ bool Port::meet_rooted_by_reference(const MessageTag& tag, const Rounds& rounds,
     }
     int ready = 0;  // VPs [0, ready) have made their copies
     const auto all_copied = [&] {
-      while (ready < size_ &&
-             (ready == id_ || slot.seats[static_cast<std::size_t>(ready)].mark.load(
-                                  std::memory_order_acquire) == base + Chain::kDone))
+      while (ready < size_) {
+        const std::uint64_t mark =
+            slot.seats[static_cast<std::size_t>(ready)].mark.load(std::memory_order_acquire);
+        if (ready != id_ && mark != base + Chain::kDone) {
+          // A VP that came and does not copy may have left, its block in the slot: it met with
+          // another header (counts that made it meet without reference) and will not copy.
+          if (mark == base + Chain::kCame) check_seats(chain, generation, root, ready, ready + 1);
+          break;
+        }
         ++ready;
+      }
       return ready == size_;
     };
     if (!all_copied()) try {
@@ -728,7 +748,8 @@ bool Port::meet_rooted_by_reference(const MessageTag& tag, const Rounds& rounds,
         throw;
       }
   }
-  leave_rooted(chain, generation, rounds, op, [] {});
+  leave_rooted(
+      chain, generation, rounds, op, [] {}, uneven != nullptr ? uneven->sizes : nullptr);
   return true;
 }
 

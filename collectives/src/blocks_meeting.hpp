@@ -1,0 +1,70 @@
+// The irregular gathers and scatters (gatherv, scatterv, all_gatherv) as meetings in shared
+// memory when VPs outnumber cores, as their regular forms and all_to_allv meet: each message of
+// their rounds would cost its VPs a switch, a meeting about one. The model clocks, message
+// counts and link traffic are the rounds' (Rounds::sent_bytes: the blocks that the algorithm's
+// messages carry, read from the call's Blocks through a BlocksMember).
+//
+// gatherv and scatterv (meet_rooted_blocks) meet in the rooted meetings of gather and scatter
+// (Port::meet_rooted with Port::Uneven): blocks of at most Port::kPipelinedBytes each in the
+// pipelined ones (the VPs that give to the root leave their blocks and go on, those that take
+// from it go on once its blocks are there, so that VPs calling them back to back run ahead),
+// larger ones by reference (each VP copies its block straight from or into the root's buffer).
+// VPs that pass different counts may decide differently, but both kinds take the same slots,
+// and the counts' digest is in the call's header, which the seats compare: CollectiveMismatch.
+//
+// all_gatherv (meet_blocks) meets whatever its counts say, in one meeting of every member (a
+// member that decided from counts that differ from another's would send messages to a VP
+// waiting in a meeting); the last VP to arrive finds members whose headers, and so counts,
+// differ before it reads a block. It moves every block itself when they total at most
+// kBlocksMovedByOne bytes; beyond, each VP copies the blocks it receives straight from the
+// other members' buffers, and the VPs meet once more before any leaves (a buffer must stay
+// until the others have read it).
+#pragma once
+
+#include <cstddef>
+
+#include "blocks.hpp"
+#include "comm.hpp"
+
+namespace hypercomm::detail {
+
+// What a member brings to a meeting: its input, its output, and the call's blocks (the same on
+// every member whose header agrees: the counts' digest is in it).
+struct BlocksMember {
+  const std::byte* in;
+  std::byte* out;
+  const Blocks* blocks;
+};
+
+[[nodiscard]] inline const BlocksMember& member_of(std::span<const void* const> members,
+                                                   int i) noexcept {
+  return *static_cast<const BlocksMember*>(members[static_cast<std::size_t>(i)]);
+}
+
+// Rounds::sent_bytes of the trees and butterflies that double what a VP holds (a gather's, an
+// all-gather's): in round k, the blocks of the sender's aligned 2^k-subcube.
+[[nodiscard]] inline std::size_t aligned_subcube_bytes(const void* member, int id, int round,
+                                                       int /*p*/) noexcept {
+  const Blocks& blocks = *static_cast<const BlocksMember*>(member)->blocks;
+  const int bit = 1 << round, first = id & ~(bit - 1);
+  return blocks.offset(first + bit) - blocks.offset(first);
+}
+
+// gatherv (Flow::to_root: in is this VP's block, out the root's whole buffer) or scatterv
+// (Flow::from_root: in the root's, out this VP's) on the tree of `rounds`. False: it may not
+// meet; send the messages.
+[[nodiscard]] bool meet_rooted_blocks(const Comm& c, const Port::Rounds& rounds, Port::Flow flow,
+                                      ConstBytes in, Bytes out, const Blocks& blocks);
+
+// Copies every block (the last arriver, only = -1) or what member `only` receives.
+using MoveBlocks = void (*)(std::span<const void* const> members, int only);
+
+// The most bytes the last VP to arrive copies for all of them (the rest copy their own).
+inline constexpr std::size_t kBlocksMovedByOne = 32 * 1024;
+
+// Meets with `rounds` (their sent_bytes read from this member's Blocks); `moved` is the bytes
+// that `move` copies for every member at once. False: it may not meet; send the messages.
+[[nodiscard]] bool meet_blocks(const Comm& c, const Port::Rounds& rounds, const BlocksMember& mine,
+                               std::size_t moved, MoveBlocks move);
+
+}  // namespace hypercomm::detail
