@@ -6,11 +6,15 @@
 //   all_to_allv    skewed counts (peer::skewed_count: rank i sends rank j a share of `bytes`
 //                  falling as 1/(1 + (j - i) mod p)) against MPI_Alltoallv; p = 2^d on
 //                  hypercube:d
+//   gatherv, scatterv (root 0), all_gatherv   rank i's block peer::uneven_count(i, bytes)
+//                  elements, against MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv; p = 2^d on
+//                  hypercube:d
 // Data are doubles. Timing as the other peers (peer_common.hpp): N calls after a barrier, N
 // calibrated, the slowest VP's time / N per batch, the median over batches; one JSON line per
 // measurement.
 //   hypercomm_bench --op row_broadcast --p 16 --bytes 8,1M
 //   hypercomm_bench --op all_to_allv --p 2,8,16 --bytes 8,64K
+//   hypercomm_bench --op gatherv,scatterv,all_gatherv --p 8,16 --bytes 8,64K
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -39,6 +43,25 @@ double time_calls(hc::Machine& machine, const std::string& op, std::size_t bytes
     if (op == "row_broadcast") {
       buf.assign(std::max<std::size_t>(bytes / sizeof(double), 1), vp.id());
       call = [&, row = vp.row()] { hc::broadcast(row, buf, 0); };
+    } else if (op == "gatherv" || op == "scatterv" || op == "all_gatherv") {
+      std::vector<std::size_t>& counts = send_counts;
+      for (int j = 0; j < p; ++j)
+        counts[static_cast<std::size_t>(j)] = peer::uneven_count(j, bytes);
+      const std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
+      in.assign(op == "scatterv" ? total : counts[me], 1.0);
+      out.assign(op == "scatterv" ? counts[me] : total, 0.0);
+      if (op == "gatherv")
+        call = [&] {
+          hc::gatherv(vp, std::span<const double>(in), std::span<double>(out), counts, 0);
+        };
+      else if (op == "scatterv")
+        call = [&] {
+          hc::scatterv(vp, std::span<const double>(in), std::span<double>(out), counts, 0);
+        };
+      else
+        call = [&] {
+          hc::all_gatherv(vp, std::span<const double>(in), std::span<double>(out), counts);
+        };
     } else {
       for (int j = 0; j < p; ++j) {
         send_counts[static_cast<std::size_t>(j)] = peer::skewed_count(vp.id(), j, p, bytes);
@@ -62,7 +85,7 @@ hc::Topology machine_for(const std::string& op, int p) {
     if (p != 16 && p != 4) throw std::invalid_argument("row_broadcast: --p must be 16 or 4");
     return p == 16 ? hc::Topology::mesh(4, 4) : hc::Topology::mesh(1, 4);
   }
-  if (p < 2 || (p & (p - 1)) != 0) throw std::invalid_argument("all_to_allv: --p must be 2^d");
+  if (p < 2 || (p & (p - 1)) != 0) throw std::invalid_argument(op + ": --p must be 2^d");
   return hc::Topology::hypercube(std::countr_zero(static_cast<unsigned>(p)));
 }
 
@@ -72,7 +95,8 @@ int main(int argc, char** argv) {
   try {
     const peer::Args args = peer::parse(argc, argv, "hypercomm");
     for (const std::string& op : args.ops)
-      if (op != "row_broadcast" && op != "all_to_allv")
+      if (op != "row_broadcast" && op != "all_to_allv" && op != "gatherv" && op != "scatterv" &&
+          op != "all_gatherv")
         throw std::invalid_argument("no operation " + op);
     for (const std::string& op : args.ops)
       for (const int p : args.ps.empty() ? std::vector<int>{16, 4} : args.ps) {

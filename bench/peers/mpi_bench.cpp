@@ -7,6 +7,8 @@
 //   gather MPI_Gather, scatter MPI_Scatter (root 0, m per rank)
 //   barrier MPI_Barrier
 //   all_to_allv MPI_Alltoallv with skewed counts (peer::skewed_count)
+//   gatherv MPI_Gatherv, scatterv MPI_Scatterv (root 0), all_gatherv MPI_Allgatherv, with
+//               rank i's block peer::uneven_count(i, bytes) elements
 //   row_broadcast MPI_Bcast (root 0) on MPI_Comm_split row communicators of 4 ranks (rank / 4),
 //                 every row at once: the groups benchmark (scripts/bench-groups)
 // Data are doubles. Timing: MPI_Wtime around N calls after an MPI_Barrier, N chosen by a
@@ -26,6 +28,7 @@ namespace {
 struct Buffers {
   std::vector<double> in, out;
   std::vector<int> send_counts, send_displs, recv_counts, recv_displs;  // all_to_allv
+  std::vector<int> counts, displs;                                      // gatherv, ...
 };
 
 // The row communicator of this rank: ranks r*4 .. r*4+3, as a 4-column mesh's rows.
@@ -52,7 +55,20 @@ void one_call(const std::string& op, Buffers& b, int n, int p) {
                   b.recv_counts.data(), b.recv_displs.data(), MPI_DOUBLE, MPI_COMM_WORLD);
   else if (op == "row_broadcast")
     MPI_Bcast(in, n, MPI_DOUBLE, 0, row_comm());
-  else if (op == "reduce")
+  else if (op == "gatherv" || op == "scatterv" || op == "all_gatherv") {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const int mine = b.counts[static_cast<std::size_t>(rank)];
+    if (op == "gatherv")
+      MPI_Gatherv(in, mine, MPI_DOUBLE, out, b.counts.data(), b.displs.data(), MPI_DOUBLE, 0,
+                  MPI_COMM_WORLD);
+    else if (op == "scatterv")
+      MPI_Scatterv(in, b.counts.data(), b.displs.data(), MPI_DOUBLE, out, mine, MPI_DOUBLE, 0,
+                   MPI_COMM_WORLD);
+    else
+      MPI_Allgatherv(in, mine, MPI_DOUBLE, out, b.counts.data(), b.displs.data(), MPI_DOUBLE,
+                     MPI_COMM_WORLD);
+  } else if (op == "reduce")
     MPI_Reduce(in, out, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   else if (op == "all_reduce")
     MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -89,14 +105,26 @@ Buffers buffers_for(const std::string& op, std::size_t n, std::size_t p, int ran
       out += static_cast<std::size_t>(b.recv_counts.back());
     }
   }
+  if (op == "gatherv" || op == "scatterv" || op == "all_gatherv") {
+    std::size_t total = 0;
+    for (int j = 0; j < static_cast<int>(p); ++j) {
+      b.displs.push_back(static_cast<int>(total));
+      b.counts.push_back(static_cast<int>(peer::uneven_count(j, n * 8)));
+      total += static_cast<std::size_t>(b.counts.back());
+    }
+    const auto mine = static_cast<std::size_t>(b.counts[static_cast<std::size_t>(rank)]);
+    in = op == "scatterv" ? total : mine;
+    out = op == "scatterv" ? mine : total;
+  }
   b.in.assign(std::max<std::size_t>(in, 1), 1.0 + rank);
   b.out.assign(std::max<std::size_t>(out, 1), 0.0);
   return b;
 }
 
-const std::vector<std::string> kOps{"broadcast",      "reduce",  "all_reduce",    "all_gather",
-                                    "reduce_scatter", "scan",    "all_to_all",    "gather",
-                                    "scatter",        "barrier", "row_broadcast", "all_to_allv"};
+const std::vector<std::string> kOps{"broadcast",      "reduce",   "all_reduce",    "all_gather",
+                                    "reduce_scatter", "scan",     "all_to_all",    "gather",
+                                    "scatter",        "barrier",  "row_broadcast", "all_to_allv",
+                                    "gatherv",        "scatterv", "all_gatherv"};
 
 void measure(const std::string& op, std::size_t bytes, int rank, int p, const peer::Args& args) {
   const std::size_t n = bytes / sizeof(double);

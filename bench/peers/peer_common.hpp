@@ -139,6 +139,15 @@ inline std::size_t skewed_count(int i, int j, int p, std::size_t bytes) {
   return std::max<std::size_t>(1, static_cast<std::size_t>(share * static_cast<double>(bytes) / 8));
 }
 
+// The uneven counts (elements of 8 bytes) of the rooted and all-gathering irregular collectives
+// (gatherv, scatterv, all_gatherv): rank i holds half of `bytes`, plus a quarter for each step
+// of i mod 3 (0.5, 0.75 and 1x `bytes`, at least 1, 2 and 3 elements), the same on every rank.
+inline std::size_t uneven_count(int i, std::size_t bytes) {
+  const std::size_t n = bytes / 8;
+  return std::max<std::size_t>(1, n / 2) +
+         static_cast<std::size_t>(i % 3) * std::max<std::size_t>(1, n / 4);
+}
+
 // Calls per batch from a calibration (seconds per call).
 inline long reps_for(double per_call, const Args& a) {
   if (a.reps > 0) return a.reps;
