@@ -239,18 +239,28 @@ TEST_CASE("an all_to_allv too large for one VP to move meets, each VP copying it
   }
 }
 
-TEST_CASE("irregular gathers and scatters too large for one VP to move meet, each VP its own") {
+TEST_CASE("gathers, scatters and all-to-alls too large for one VP to move meet, each VP its own") {
   // With a block past 256 B a gatherv or scatterv meets by reference (each VP copies its block
   // straight from or into the root's buffer; the root leaves when all have), and past 32 KiB in
   // all (its blocks times p - 1) the last VP to arrive at an all_gatherv's meeting does not move
   // every block (each VP copies those it lacks from the others' buffers, and no VP leaves
-  // before all have). The results, clocks and counts stay the messages'.
+  // before all have), nor at an all_to_all's past 4 KiB a VP. The results, clocks and counts
+  // stay the messages'.
   for (const auto& t : {hc::Topology::hypercube(3), hc::Topology::hypercube(4)}) {
     CAPTURE(t.name());
     const auto body = [](hc::Proc& vp, auto& keep) {
       const auto count = [](int i) { return static_cast<std::size_t>(1024 * ((i + 2) % 5)); };
       for (int call = 0; call < 3; ++call)
         keep(gather_scatter_v(vp, count, call % vp.size(), vp.id() + call));
+      // An all_to_all of 8 KiB blocks (Algorithm 4.10's or the dimension exchange's meeting):
+      // each VP copies the blocks it receives from the senders' ins.
+      const std::size_t n = 1024 * static_cast<std::size_t>(vp.size());
+      std::vector<double> x(n), y(n, -7.0);
+      for (std::size_t k = 0; k < n; ++k) x[k] = tricky(vp.id(), k);
+      hc::all_to_all(vp, std::span<const double>(x), std::span<double>(y));
+      keep(y);
+      hc::all_to_all(vp, std::span<const double>(x), std::span<double>(x), hc::Algo::hypercube);
+      keep(x);  // in place
     };
     const hctest::MeetingResults meeting = meeting_as_messages(t, body);
     // And the blocks are their owners': the root's gathered buffer begins with VP 0's block.
@@ -387,6 +397,19 @@ TEST_CASE("VPs that disagree around a meeting get CollectiveMismatch at once") {
               CAPTURE(what);
               CHECK(what.find("deadlock") == std::string::npos);
             }
+    }
+    SUBCASE("an all_to_all whose VPs pass blocks of other sizes") {
+      for (const std::size_t odd : {std::size_t{1}, std::size_t{600}, std::size_t{2000}}) {
+        CAPTURE(odd);
+        const std::string what = mismatch_text(t, [&](hc::Proc& vp) {
+          const std::size_t block = vp.id() == p - 1 ? odd : 300;
+          std::vector<double> x(block * static_cast<std::size_t>(p), 1.0), y(x.size());
+          for (int call = 0; call < 2; ++call)
+            hc::all_to_all(vp, std::span<const double>(x), std::span<double>(y));
+        });
+        CAPTURE(what);
+        CHECK(what.find("deadlock") == std::string::npos);
+      }
     }
     SUBCASE("one more barrier on one VP, after agreed ones") {
       const std::string what = mismatch_text(t, [](hc::Proc& vp) {

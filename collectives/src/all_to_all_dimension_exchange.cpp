@@ -24,10 +24,14 @@
 // When VPs outnumber cores a small exchange may instead run as one meeting in shared memory
 // (Port::meet): the same steps, p/2 blocks each, on the model clocks and the links, and the
 // same bytes, the last VP to arrive putting every block where the steps would have taken it.
+// A larger one meets too (blocks_meeting.hpp, meet_all_to_all): each VP copies the blocks it
+// receives straight from their senders' ins, each block once (the steps copy p/2 blocks a step,
+// log p steps, packed and unpacked), and no VP leaves before every VP has copied.
 
 #include <cstring>
 #include <vector>
 
+#include "blocks_meeting.hpp"
 #include "card.hpp"
 #include "exchange.hpp"
 
@@ -62,6 +66,9 @@ void all_to_all_dimension_exchange(const Comm& c, ConstBytes in, Bytes out, std:
       out.size() * static_cast<std::size_t>(p) <= kMeetingTotal &&
       c.meet({d, half, descending_partner, descending_partner}, in.data(), transpose, &block, out,
              Port::Results::per_vp, out.size()))
+    return;
+  if (c.is_call(Collective::all_to_all) && out.size() > kMeetingBytes &&
+      meet_all_to_all(c, {d, half, descending_partner, descending_partner}, in, out, block))
     return;
 
   copy_bytes(out, in);  // out is the working buffer: position = destination for now

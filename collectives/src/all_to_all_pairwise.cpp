@@ -16,15 +16,31 @@
 //   3       |    3 2 1 0 7 6 5 4
 //   ...     |
 //   7       |    7 6 5 4 3 2 1 0
+//
+// When VPs outnumber cores the exchange may instead run as one meeting in shared memory
+// (blocks_meeting.hpp, meet_all_to_all): the p - 1 steps on the model clocks and the links, and
+// each VP copies the blocks it receives straight from their senders' ins; no VP leaves before
+// every VP has copied.
 
+#include "blocks_meeting.hpp"
 #include "card.hpp"
 #include "exchange.hpp"
 
 namespace hypercomm::detail {
 
+namespace {
+// The partner of step i = round + 1.
+[[nodiscard]] int step_partner(int my_id, int round, int /*p*/) noexcept {
+  return my_id ^ (round + 1);
+}
+}  // namespace
+
 void all_to_all_pairwise(const Comm& c, ConstBytes in, Bytes out, std::size_t block) {
   const int p = c.p();
   const int my_id = c.id();
+  if (c.is_call(Collective::all_to_all) &&
+      meet_all_to_all(c, {p - 1, block, step_partner, step_partner}, in, out, block))
+    return;
   const auto block_of = [block](auto buf, int k) {
     return buf.subspan(static_cast<std::size_t>(k) * block, block);
   };
@@ -33,7 +49,7 @@ void all_to_all_pairwise(const Comm& c, ConstBytes in, Bytes out, std::size_t bl
   copy_bytes(block_of(out, my_id), block_of(in, my_id));
 
   for (int i = 1; i < p; ++i) {
-    const int partner = my_id ^ i;
+    const int partner = step_partner(my_id, i - 1, p);
     // Send M[my_id, partner]; receive M[partner, my_id] straight into its place in out.
     c.sendrecv(partner, block_of(in, partner), block_of(out, partner));
   }

@@ -48,7 +48,29 @@ void conclude(const void* context, std::span<const void* const> inputs, Bytes re
   std::memcpy(result.data() + sizeof flag, inputs.data(), inputs.size() * sizeof(const void*));
 }
 
+// An all_to_all's blocks: block i of VP j's out is block j of VP i's in (every VP's, or VP
+// only's).
+void transpose_blocks(std::span<const void* const> members, int only) {
+  const int p = static_cast<int>(members.size());
+  const int first = only < 0 ? 0 : only, last = only < 0 ? p : only + 1;
+  for (int j = first; j < last; ++j) {
+    const BlocksMember& to = member_of(members, j);
+    const Blocks& blocks = *to.blocks;
+    for (int i = 0; i < p; ++i)
+      if (const std::size_t n = blocks.size(j); n != 0)
+        std::memcpy(to.out + blocks.offset(i), member_of(members, i).in + blocks.offset(j), n);
+  }
+}
+
 }  // namespace
+
+bool meet_all_to_all(const Comm& c, const Port::Rounds& rounds, ConstBytes in, Bytes out,
+                     std::size_t block) {
+  if (block == 0) return false;
+  const Blocks blocks(out.size(), block, c.p());  // p blocks of `block` bytes
+  return meet_blocks(c, rounds, {in.data(), out.data(), &blocks},
+                     out.size() * static_cast<std::size_t>(c.p()), transpose_blocks);
+}
 
 bool meet_rooted_blocks(const Comm& c, const Port::Rounds& rounds, Port::Flow flow, ConstBytes in,
                         Bytes out, const Blocks& blocks) {

@@ -67,4 +67,9 @@ inline constexpr std::size_t kBlocksMovedByOne = 32 * 1024;
 [[nodiscard]] bool meet_blocks(const Comm& c, const Port::Rounds& rounds, const BlocksMember& mine,
                                std::size_t moved, MoveBlocks move);
 
+// An all_to_all of `block` bytes a pair as meet_blocks (rounds: the algorithm's, uniform): each
+// VP copies the blocks it receives straight from their senders' ins. False: it may not meet.
+[[nodiscard]] bool meet_all_to_all(const Comm& c, const Port::Rounds& rounds, ConstBytes in,
+                                   Bytes out, std::size_t block);
+
 }  // namespace hypercomm::detail
