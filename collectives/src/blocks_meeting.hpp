@@ -1,8 +1,8 @@
-// The irregular gathers and scatters (gatherv, scatterv, all_gatherv) as meetings in shared
-// memory when VPs outnumber cores, as their regular forms and all_to_allv meet: each message of
-// their rounds would cost its VPs a switch, a meeting about one. The model clocks, message
-// counts and link traffic are the rounds' (Rounds::sent_bytes: the blocks that the algorithm's
-// messages carry, read from the call's Blocks through a BlocksMember).
+// The irregular gathers and scatters (gatherv, scatterv, all_gatherv) and a large all_to_all as
+// meetings in shared memory when VPs outnumber cores, as the small regular forms and all_to_allv
+// meet: each message of their rounds would cost its VPs a switch, a meeting about one. The
+// model clocks, message counts and link traffic are the rounds' (Rounds::sent_bytes: the blocks
+// that the algorithm's messages carry, read from the call's Blocks through a BlocksMember).
 //
 // gatherv and scatterv (meet_rooted_blocks) meet in the rooted meetings of gather and scatter
 // (Port::meet_rooted with Port::Uneven): blocks of at most Port::kPipelinedBytes each in the
@@ -18,7 +18,8 @@
 // differ before it reads a block. It moves every block itself when they total at most
 // kBlocksMovedByOne bytes; beyond, each VP copies the blocks it receives straight from the
 // other members' buffers, and the VPs meet once more before any leaves (a buffer must stay
-// until the others have read it).
+// until the others have read it). An all_to_all past 4 KiB a VP meets so (meet_all_to_all),
+// each VP copying its blocks from their senders' ins.
 #pragma once
 
 #include <cstddef>
@@ -62,7 +63,7 @@ using MoveBlocks = void (*)(std::span<const void* const> members, int only);
 // The most bytes the last VP to arrive copies for all of them (the rest copy their own).
 inline constexpr std::size_t kBlocksMovedByOne = 32 * 1024;
 
-// Meets with `rounds` (their sent_bytes read from this member's Blocks); `moved` is the bytes
+// Meets with `rounds` (any sent_bytes read from this member's Blocks); `moved` is the bytes
 // that `move` copies for every member at once. False: it may not meet; send the messages.
 [[nodiscard]] bool meet_blocks(const Comm& c, const Port::Rounds& rounds, const BlocksMember& mine,
                                std::size_t moved, MoveBlocks move);
