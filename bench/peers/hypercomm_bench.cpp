@@ -3,6 +3,8 @@
 //   row_broadcast  every row of a mesh broadcasts from its column 0 at once,
 //                  hypercomm::broadcast(vp.row(), ...) against MPI_Bcast on MPI_Comm_split row
 //                  communicators; p = 16 on mesh:4x4 (four rows), p = 4 on mesh:1x4 (one row)
+//   row_all_reduce every row's all_reduce (sum) at once, against MPI_Allreduce on the same
+//                  row communicators; p as row_broadcast's
 //   all_to_allv    skewed counts (peer::skewed_count: rank i sends rank j a share of `bytes`
 //                  falling as 1/(1 + (j - i) mod p)) against MPI_Alltoallv; p = 2^d on
 //                  hypercube:d
@@ -43,6 +45,12 @@ double time_calls(hc::Machine& machine, const std::string& op, std::size_t bytes
     if (op == "row_broadcast") {
       buf.assign(std::max<std::size_t>(bytes / sizeof(double), 1), vp.id());
       call = [&, row = vp.row()] { hc::broadcast(row, buf, 0); };
+    } else if (op == "row_all_reduce") {
+      in.assign(std::max<std::size_t>(bytes / sizeof(double), 1), vp.id());
+      out.assign(in.size(), 0.0);
+      call = [&, row = vp.row()] {
+        hc::all_reduce(row, std::span<const double>(in), std::span<double>(out), std::plus<>());
+      };
     } else if (op == "gatherv" || op == "scatterv" || op == "all_gatherv") {
       std::vector<std::size_t>& counts = send_counts;
       for (int j = 0; j < p; ++j)
@@ -81,8 +89,8 @@ double time_calls(hc::Machine& machine, const std::string& op, std::size_t bytes
 }
 
 hc::Topology machine_for(const std::string& op, int p) {
-  if (op == "row_broadcast") {
-    if (p != 16 && p != 4) throw std::invalid_argument("row_broadcast: --p must be 16 or 4");
+  if (op == "row_broadcast" || op == "row_all_reduce") {
+    if (p != 16 && p != 4) throw std::invalid_argument(op + ": --p must be 16 or 4");
     return p == 16 ? hc::Topology::mesh(4, 4) : hc::Topology::mesh(1, 4);
   }
   if (p < 2 || (p & (p - 1)) != 0) throw std::invalid_argument(op + ": --p must be 2^d");
@@ -95,8 +103,8 @@ int main(int argc, char** argv) {
   try {
     const peer::Args args = peer::parse(argc, argv, "hypercomm");
     for (const std::string& op : args.ops)
-      if (op != "row_broadcast" && op != "all_to_allv" && op != "gatherv" && op != "scatterv" &&
-          op != "all_gatherv")
+      if (op != "row_broadcast" && op != "row_all_reduce" && op != "all_to_allv" &&
+          op != "gatherv" && op != "scatterv" && op != "all_gatherv")
         throw std::invalid_argument("no operation " + op);
     for (const std::string& op : args.ops)
       for (const int p : args.ps.empty() ? std::vector<int>{16, 4} : args.ps) {

@@ -11,6 +11,7 @@
 //               rank i's block peer::uneven_count(i, bytes) elements
 //   row_broadcast MPI_Bcast (root 0) on MPI_Comm_split row communicators of 4 ranks (rank / 4),
 //                 every row at once: the groups benchmark (scripts/bench-groups)
+//   row_all_reduce MPI_Allreduce (MPI_SUM) on the same row communicators, every row at once
 // Data are doubles. Timing: MPI_Wtime around N calls after an MPI_Barrier, N chosen by a
 // calibration (rank 0 decides from the slowest rank), the slowest rank's time / N per batch,
 // the median over batches. Rank 0 prints one line per measurement (peer_common.hpp).
@@ -55,6 +56,8 @@ void one_call(const std::string& op, Buffers& b, int n, int p) {
                   b.recv_counts.data(), b.recv_displs.data(), MPI_DOUBLE, MPI_COMM_WORLD);
   else if (op == "row_broadcast")
     MPI_Bcast(in, n, MPI_DOUBLE, 0, row_comm());
+  else if (op == "row_all_reduce")
+    MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_SUM, row_comm());
   else if (op == "gatherv" || op == "scatterv" || op == "all_gatherv") {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -121,10 +124,10 @@ Buffers buffers_for(const std::string& op, std::size_t n, std::size_t p, int ran
   return b;
 }
 
-const std::vector<std::string> kOps{"broadcast",      "reduce",   "all_reduce",    "all_gather",
-                                    "reduce_scatter", "scan",     "all_to_all",    "gather",
-                                    "scatter",        "barrier",  "row_broadcast", "all_to_allv",
-                                    "gatherv",        "scatterv", "all_gatherv"};
+const std::vector<std::string> kOps{
+    "broadcast",  "reduce",   "all_reduce",  "all_gather",    "reduce_scatter", "scan",
+    "all_to_all", "gather",   "scatter",     "barrier",       "row_broadcast",  "all_to_allv",
+    "gatherv",    "scatterv", "all_gatherv", "row_all_reduce"};
 
 void measure(const std::string& op, std::size_t bytes, int rank, int p, const peer::Args& args) {
   const std::size_t n = bytes / sizeof(double);

@@ -127,14 +127,15 @@ struct Comm {
     return tag.kind == static_cast<decltype(tag.kind)>(op);
   }
   // The whole collective as one meeting in shared memory, when the runtime finds that cheaper
-  // than these rounds of messages (Port::meet; false: send the messages). Meetings are of the
-  // whole machine: a smaller group sends its messages.
+  // than these rounds of messages (Port::meet; false: send the messages). A group's members
+  // meet apart from the others, seated by rank.
   [[nodiscard]] bool meet(const Port::Rounds& rounds, const void* input = nullptr,
                           Port::Combine combine = nullptr, const void* context = nullptr,
                           Bytes out = {}, Port::Results results = Port::Results::shared,
                           std::size_t result_bytes = 0) const {
-    if (!port.may_meet() || group.shape != GroupInfo::Shape::world) return false;
-    return port.meet(tag, rounds, input, combine, context, out, results, result_bytes);
+    if (!port.may_meet()) return false;
+    return port.meet(tag, rounds, input, combine, context, out, results, result_bytes,
+                     group.shape == GroupInfo::Shape::world ? nullptr : &group);
   }
   // A rooted collective as a meeting in shared memory (Port::meet_rooted, rounds.root a rank;
   // false: send the messages).

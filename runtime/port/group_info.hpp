@@ -13,6 +13,8 @@
 
 namespace hypercomm::detail {
 
+struct Meeting;
+
 // A number no other GroupInfo made in this process holds.
 [[nodiscard]] inline std::uint64_t next_group_serial() noexcept {
   static std::atomic<std::uint64_t> made{0};
@@ -49,6 +51,8 @@ struct GroupInfo {
   bool gray_ring = false;
   std::uint32_t sequence = 0;  // this VP's collective calls on the group
   std::uint32_t splits = 0;    // this VP's split calls on the group
+  // Where its members meet in shared memory (Fabric::group_meeting), once this VP has asked.
+  mutable Meeting* meeting = nullptr;
 
   [[nodiscard]] int vp_of(int r) const noexcept {
     switch (shape) {

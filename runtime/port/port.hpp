@@ -27,6 +27,7 @@ class Fabric;
 class Link;
 struct Envelope;
 struct PipelinedMeeting;
+struct Meeting;
 struct GroupTable;
 struct GroupInfo;
 
@@ -182,9 +183,11 @@ class alignas(64) Port {
   // is empty; out holds n bytes, the same on every VP). It returns false, having done nothing, when
   // it may not: one VP per core (messages are cheaper there), or a run that records operations or
   // traces (they show the book's messages). Every VP of a run decides alike.
+  // `group`: a group's members meet (the rounds' ids are their ranks); null: the whole machine.
   [[nodiscard]] bool meet(const MessageTag& tag, const Rounds& rounds, const void* input,
                           Combine combine, const void* context, std::span<std::byte> out,
-                          Results results = Results::shared, std::size_t result_bytes = 0);
+                          Results results = Results::shared, std::size_t result_bytes = 0,
+                          const GroupInfo* group = nullptr);
 
   // A prefix (scan, exscan) of up to kPipelinedBytes a VP as a meeting in shared memory, when
   // meet() may run: VP i's result needs only the inputs of VPs 0..i, so VP i leaves once they are
@@ -313,13 +316,25 @@ class alignas(64) Port {
   // messages of a meeting's rounds are known from its pattern, and routed rounds cross many
   // links, which would cost a meeting more than the meeting itself.
   void count_meetings() noexcept;
-  void conclude_meeting(const Rounds& rounds, Combine combine, const void* context,
-                        std::size_t out_bytes, Results results);
-  void wait_for_meeting(std::uint32_t generation, const MessageTag& tag);
-  // Waits, as a VP in a meeting (wait_for_meeting), until done(); `tag`: the call it waits in,
-  // for the mismatch check (null: none); `excused()`: a finished VP is no sign of a mismatch.
+  // A group meeting's messages, counted at once (a group's ranks are not the machine's ids).
+  void tally_group_meeting(const Rounds& rounds, const void* input, const GroupInfo& group);
+  // Where a meet() is held: the whole machine's meeting, or a group's (seated by rank).
+  struct MeetingPlace {
+    Meeting& meeting;
+    const GroupInfo* group;  // null: the whole machine
+    int rank;                // this VP's seat
+    int size;
+  };
+  void conclude_meeting(const MeetingPlace& place, const Rounds& rounds, Combine combine,
+                        const void* context, std::size_t out_bytes, Results results);
+  // A member of `group` that has finished this run, or -1.
+  [[nodiscard]] int finished_member(const GroupInfo& group) const noexcept;
+  // Waits, as a VP in a meeting, until done(); `tag`: the call it waits in, for the mismatch
+  // check (null: none); `excused()`: a finished VP is no sign of a mismatch; `group`: the group
+  // whose members meet (null: the whole machine).
   template <class Done, class Excused>
-  void wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused);
+  void wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused,
+                       const GroupInfo* group = nullptr);
   // A prefix meeting's chain from step `vp`, which this VP has claimed: that step, then each
   // next one whose VP has come; the last step concludes the meeting and frees its slot.
   void run_prefix_chain(detail::PipelinedMeeting& chain, std::uint64_t generation, int vp,

@@ -125,9 +125,11 @@ inline constexpr int kWaitsForAll = -2;
 class RoundsPlayer {
  public:
   // inputs: the VPs' meeting inputs, which rounds.sent_bytes reads (empty when it is null).
+  // vps: the machine VP of each id the rounds name (a group's members), whose routes the hops
+  // follow; empty: the ids are VPs.
   void play(const Port::Rounds& rounds, const CostModel& model, const Topology& topology,
             std::span<double> clocks, std::span<double> next,
-            std::span<const void* const> inputs = {});
+            std::span<const void* const> inputs = {}, std::span<const int> vps = {});
 
  private:
   struct Step {
@@ -151,7 +153,10 @@ class RoundsPlayer {
 
 // Where the VPs meet when they run a small symmetric collective in shared memory (Port::meet):
 // a counter of arrivals, the generation the last arriver bumps to release the others, and each
-// VP's seat, written before it arrives and read by the last arriver.
+// VP's seat, written before it arrives and read by the last arriver. The whole machine has one
+// (Fabric::meeting), each group that meets its own (Fabric::group_meeting), seated by rank; the
+// whole machine's signal and sleepers serve them all, so that an abort or a finishing VP wakes
+// every VP in any meeting.
 struct Meeting {
   struct Seat {
     double clock = 0;  // the VP's model clock on arrival
@@ -171,6 +176,8 @@ struct Meeting {
   std::vector<double> clocks;
   std::vector<double> next_clocks;
   RoundsPlayer player;
+  std::vector<int> vps;     // a group's: member r is VP vps[r] (empty: the whole machine's)
+  std::uint32_t group = 0;  // a group's id (GroupInfo::id)
 };
 
 // Where the VPs meet for a small prefix or rooted collective (Port::meet_prefix,
@@ -398,6 +405,9 @@ class HYPERCOMM_INTERNAL Fabric {
   // when the run was aborted meanwhile.
   [[nodiscard]] bool settle() const;
   [[nodiscard]] Meeting& meeting() noexcept { return meeting_; }
+  // The meeting of group g's members (made by the first member to ask, for this run; a VP keeps
+  // it in its GroupInfo).
+  [[nodiscard]] Meeting& group_meeting(const GroupInfo& g);
   [[nodiscard]] PipelinedMeeting& pipelined_meeting() noexcept { return pipelined_meeting_; }
   // A VP that has finished this run, or -1.
   [[nodiscard]] int finished_vp() const noexcept;
@@ -582,6 +592,9 @@ class HYPERCOMM_INTERNAL Fabric {
   std::vector<std::uint32_t> looks_then_;
   bool all_looked_ = false;
   Meeting meeting_;
+  // This run's group meetings (group_meeting), by group id and members.
+  std::mutex group_meetings_mutex_;
+  std::vector<std::unique_ptr<Meeting>> group_meetings_;
   PipelinedMeeting pipelined_meeting_;        // allocated when oversubscribed with meetings on
   std::vector<std::unique_ptr<Port>> ports_;  // one per VP, each with its user's Proc
 

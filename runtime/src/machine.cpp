@@ -217,6 +217,26 @@ void Fabric::vp_main(int id) {
   }
 }
 
+Meeting& Fabric::group_meeting(const GroupInfo& g) {
+  if (g.meeting != nullptr) return *g.meeting;
+  std::vector<int> vps(static_cast<std::size_t>(g.size));
+  for (int r = 0; r < g.size; ++r) vps[static_cast<std::size_t>(r)] = g.vp_of(r);
+  const std::lock_guard lock(group_meetings_mutex_);
+  // Its id names the group, but two split groups of different parents may share one: the
+  // members tell them apart.
+  for (const auto& meeting : group_meetings_)
+    if (meeting->group == g.id && meeting->vps == vps) return *(g.meeting = meeting.get());
+  auto& made = group_meetings_.emplace_back(std::make_unique<Meeting>());
+  const auto p = static_cast<std::size_t>(g.size);
+  made->seats.resize(p);
+  made->group = g.id;
+  made->inputs.resize(p);
+  made->clocks.resize(p);
+  made->next_clocks.resize(p);
+  made->vps = std::move(vps);
+  return *(g.meeting = made.get());
+}
+
 void Fabric::fail(std::exception_ptr error, int vp) noexcept {
   {
     const std::lock_guard lock(error_mutex_);
@@ -454,6 +474,7 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
        ++i)
     for (LinkCounter& c : links_[i].counters) c.clear();
   meeting_.arrived.store(0, std::memory_order_relaxed);  // an aborted run may leave arrivals
+  group_meetings_.clear();  // the groups are this run's (GroupTable::reset)
   pipelined_meeting_.reset();
   remaining_.store(static_cast<std::uint32_t>(last_ - first_), std::memory_order_relaxed);
   look_progress_ = UINT64_MAX;

@@ -1,5 +1,6 @@
 // Port::meet: a small symmetric collective as one meeting of every VP in shared memory, for
-// when VPs outnumber cores (proc.hpp says when and why).
+// when VPs outnumber cores (proc.hpp says when and why); a group's collective, as one meeting of
+// its members, seated by rank, apart from the other groups' (Fabric::group_meeting).
 //
 // Each VP writes its seat (model clock, message header, input), then counts itself in. The last
 // to arrive does the collective's work for all: it checks that the headers agree, plays the
@@ -20,6 +21,7 @@
 
 #include "fabric.hpp"
 #include "futex.hpp"
+#include "group_info.hpp"
 #include "port.hpp"
 #include "waiter.hpp"
 
@@ -69,8 +71,9 @@ namespace detail {
 
 void RoundsPlayer::play(const Port::Rounds& rounds, const CostModel& model,
                         const Topology& topology, std::span<double> clocks, std::span<double> next,
-                        std::span<const void* const> inputs) {
+                        std::span<const void* const> inputs, std::span<const int> vps) {
   const int p = static_cast<int>(clocks.size());
+  const auto vp = [&](int id) { return vps.empty() ? id : vps[static_cast<std::size_t>(id)]; };
   const auto same = [&](const Plan& plan) {
     return plan.to == rounds.to && plan.from == rounds.from && plan.count == rounds.count &&
            plan.root == rounds.root && plan.p == p;
@@ -86,9 +89,10 @@ void RoundsPlayer::play(const Port::Rounds& rounds, const CostModel& model,
         Step& step = plan->steps[static_cast<std::size_t>(k * p + j)];
         step.sends = rounds.dest(j, k, p) >= 0;
         step.source = rounds.source(j, k, p);
-        step.hops = step.source < 0                           ? 0
-                    : topology.link_slot(step.source, j) >= 0 ? 1
-                                                              : topology.distance(step.source, j);
+        step.hops = step.source < 0 ? 0
+                    : topology.link_slot(vp(step.source), vp(j)) >= 0
+                        ? 1
+                        : topology.distance(vp(step.source), vp(j));
       }
   }
   // Port::sendrecv_bytes's arithmetic, term for term (a send alone: send_bytes'; a receive
@@ -168,7 +172,7 @@ double Port::clock() noexcept {
 
 bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, Combine combine,
                 const void* context, std::span<std::byte> out, Results results,
-                std::size_t result_bytes) {
+                std::size_t result_bytes, const detail::GroupInfo* group) {
   // A meeting plays the one-port rules (all ports send the messages), and is in one process's
   // memory (a machine over several processes sends its messages).
   if (!may_meet()) return false;
@@ -177,37 +181,50 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
   if (fabric_->aborted())
     throw Aborted(vp_name(id_) + ": " + op + " abandoned: another VP failed or the run deadlocked");
 
-  detail::Meeting& meeting = fabric_->meeting();
+  // A group's members meet in its own meeting, seated by rank; its calls are numbered apart from
+  // the whole machine's, so the VP does not publish the call's number to VPs that wait for its
+  // messages (wait_until, check_not_meeting).
+  const MeetingPlace place =
+      group == nullptr
+          ? MeetingPlace{fabric_->meeting(), nullptr, id_, size_}
+          : MeetingPlace{fabric_->group_meeting(*group), group, group->rank, group->size};
+  detail::Meeting& meeting = place.meeting;
+  detail::Meeting& bell = fabric_->meeting();  // every meeting's signal and sleepers
   detail::VpState& me = fabric_->state(id_);
-  auto& seat = meeting.seats[static_cast<std::size_t>(id_)];
+  auto& seat = meeting.seats[static_cast<std::size_t>(place.rank)];
   seat.clock = clock_;
   seat.tag = tag;
   seat.operation = op;
   seat.input = input;
-  const InMeeting in_meeting(me, op, tag.sequence);
+  const InMeeting in_meeting(me, op, group == nullptr ? tag.sequence : 0);
 
   const std::uint32_t generation = meeting.released.load(std::memory_order_acquire);
-  const auto p = static_cast<std::uint32_t>(size_);
+  const auto p = static_cast<std::uint32_t>(place.size);
   if (meeting.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == p) {
     me.status.store(detail::kRunning, std::memory_order_relaxed);  // the watchdog: it works
     meeting.arrived.store(0, std::memory_order_relaxed);
-    conclude_meeting(rounds, combine, context, result_bytes != 0 ? result_bytes : rounds.bytes,
-                     results);
+    conclude_meeting(place, rounds, combine, context,
+                     result_bytes != 0 ? result_bytes : rounds.bytes, results);
     meeting.released.store(generation + 1, std::memory_order_seq_cst);
-    meeting.signal.fetch_add(1, std::memory_order_seq_cst);
-    if (meeting.sleepers.load(std::memory_order_seq_cst) != 0)
-      detail::futex_wake(meeting.signal, INT_MAX);
+    bell.signal.fetch_add(1, std::memory_order_seq_cst);
+    if (bell.sleepers.load(std::memory_order_seq_cst) != 0)
+      detail::futex_wake(bell.signal, INT_MAX);
   } else {
-    wait_for_meeting(generation, tag);
+    wait_in_meeting(
+        &tag, [&] { return meeting.released.load(std::memory_order_acquire) != generation; },
+        [] { return false; }, group);
   }
 
   // Released: this VP's share of what the rounds would have done.
-  clock_ = meeting.clocks[static_cast<std::size_t>(id_)];
+  clock_ = meeting.clocks[static_cast<std::size_t>(place.rank)];
   if (!out.empty()) {
-    const std::size_t mine = results == Results::per_vp ? static_cast<std::size_t>(id_) : 0;
+    const std::size_t mine = results == Results::per_vp ? static_cast<std::size_t>(place.rank) : 0;
     std::memcpy(out.data(), meeting.result.data() + mine * out.size(), out.size());
   }
-  tally_meeting(rounds, input);
+  if (group == nullptr)
+    tally_meeting(rounds, input);
+  else
+    tally_group_meeting(rounds, input, *group);
   note_received();  // the watchdog's sign of progress
   return true;
 }
@@ -250,6 +267,24 @@ void Port::tally_meeting(const Rounds& rounds, const void* input) {
   bytes_sent_ += rounds.bytes * tally.multiplier;
 }
 
+void Port::tally_group_meeting(const Rounds& rounds, const void* input,
+                               const detail::GroupInfo& group) {
+  // Each message counted as its send would count it, call by call (a group's members are not
+  // the machine's ids, so the whole machine's tallies by pattern do not apply).
+  const Topology& topo = topology();
+  for (int k = 0; k < rounds.count; ++k) {
+    const int dest = rounds.dest(group.rank, k, group.size);
+    if (dest < 0) continue;
+    const std::size_t bytes = rounds.sent_bytes != nullptr
+                                  ? rounds.sent_bytes(input, group.rank, k, group.size)
+                                  : rounds.bytes_in(k, group.size);
+    const int vp = group.vp_of(dest);
+    count_route(vp, topo.link_slot(id_, vp), bytes);
+    ++messages_sent_;
+    bytes_sent_ += bytes;
+  }
+}
+
 void Port::count_meetings() noexcept {
   const Topology& topo = topology();
   for (const MeetingTally& tally : meetings_) {
@@ -265,37 +300,38 @@ void Port::count_meetings() noexcept {
 }
 
 // The last arriver's work: every seat is written and no VP leaves before the release.
-void Port::conclude_meeting(const Rounds& rounds, Combine combine, const void* context,
-                            std::size_t out_bytes, Results results) {
-  detail::Meeting& meeting = fabric_->meeting();
+void Port::conclude_meeting(const MeetingPlace& place, const Rounds& rounds, Combine combine,
+                            const void* context, std::size_t out_bytes, Results results) {
+  detail::Meeting& meeting = place.meeting;
+  const int size = place.size;
   const std::span<detail::Meeting::Seat> seats(meeting.seats);
   bool agree = true;
   for (const auto& theirs : seats) agree = agree && theirs.tag == seats.front().tag;
   if (!agree) {
     std::vector<detail::TagHolders> seen;
-    for (int i = 0; i < size_; ++i) {
+    for (int i = 0; i < size; ++i) {
       const MessageTag& theirs = seats[static_cast<std::size_t>(i)].tag;
       auto it = std::find_if(seen.begin(), seen.end(),
                              [&](const auto& entry) { return entry.first == theirs; });
       if (it == seen.end()) it = seen.insert(seen.end(), {theirs, {}});
-      it->second.push_back(i);
+      it->second.push_back(place.group == nullptr ? i : place.group->vp_of(i));  // VPs named
     }
-    const auto& mine = seats[static_cast<std::size_t>(id_)];
+    const auto& mine = seats[static_cast<std::size_t>(place.rank)];
     throw CollectiveMismatch(
         detail::describe_disagreement(id_, mine.operation, mine.tag, seen, topology()) +
         " (they met in shared memory)");
   }
-  for (int i = 0; i < size_; ++i) {
+  for (int i = 0; i < size; ++i) {
     meeting.clocks[static_cast<std::size_t>(i)] = seats[static_cast<std::size_t>(i)].clock;
     meeting.inputs[static_cast<std::size_t>(i)] = seats[static_cast<std::size_t>(i)].input;
   }
   meeting.player.play(rounds, options().model, topology(), meeting.clocks, meeting.next_clocks,
-                      meeting.inputs);
+                      meeting.inputs, meeting.vps);
   if (combine == nullptr) return;
   // The result, then the scratch (Port::Combine): grown when needed, kept for the next meeting.
-  const auto levels = static_cast<std::size_t>(std::bit_width(static_cast<unsigned>(size_ - 1)));
+  const auto levels = static_cast<std::size_t>(std::bit_width(static_cast<unsigned>(size - 1)));
   const std::size_t result_bytes =
-      out_bytes * (results == Results::per_vp ? static_cast<std::size_t>(size_) : 1);
+      out_bytes * (results == Results::per_vp ? static_cast<std::size_t>(size) : 1);
   const std::size_t scratch_bytes =
       results == Results::per_vp ? result_bytes : rounds.bytes * levels;
   if (meeting.result.size() < result_bytes + scratch_bytes)
@@ -305,20 +341,14 @@ void Port::conclude_meeting(const Rounds& rounds, Combine combine, const void* c
           shared.subspan(result_bytes, scratch_bytes));
 }
 
-// Waits for the release of the meeting after `generation` (wait_in_meeting).
-void Port::wait_for_meeting(std::uint32_t generation, const MessageTag& tag) {
-  const detail::Meeting& meeting = fabric_->meeting();
-  wait_in_meeting(
-      &tag, [&] { return meeting.released.load(std::memory_order_acquire) != generation; },
-      [] { return false; });
-}
-
 // Yields the core, to whichever VP on it can run, for the fabric's yield time, then sleeps on
 // the meetings' futex word (which a release, an abort or a finishing VP bumps) until done().
-// Throws Aborted when the run is aborted, CollectiveMismatch when a VP finishes without coming
-// (unless excused()) or, in call `tag`, holds another header.
+// Throws Aborted when the run is aborted, CollectiveMismatch when a VP (of `group`, where the
+// meeting is a group's) finishes without coming (unless excused()) or, in call `tag`, holds
+// another header.
 template <class Done, class Excused>
-void Port::wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused) {
+void Port::wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused,
+                           const detail::GroupInfo* group) {
   detail::Meeting& meeting = fabric_->meeting();
   auto abandoned = [&] {
     return Aborted(vp_name(id_) + ": " + operation_name() +
@@ -331,15 +361,18 @@ void Port::wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused
     if (tag != nullptr)
       if (std::string problem = disagreement(*tag); !problem.empty() && !done())
         throw CollectiveMismatch(problem);
-    const int finished = fabric_->finished_vp();
+    const int finished = group == nullptr ? fabric_->finished_vp() : finished_member(*group);
     if (finished < 0 || done() || excused()) return;
     if (!fabric_->settle()) throw abandoned();
     if (done() || excused()) return;
-    throw CollectiveMismatch(vp_name(id_) + ": " + operation_name() +
-                             " waits for every VP to join it, but " + vp_name(finished) +
-                             " has already finished: the VPs disagree on the collectives they "
-                             "call. Every VP: " +
-                             fabric_->describe_waits());
+    throw CollectiveMismatch(
+        vp_name(id_) + ": " + operation_name() +
+        (group == nullptr ? " waits for every VP to join it, but "
+                          : " waits for every member of " + group->name() + " to join it, but ") +
+        vp_name(finished) +
+        " has already finished: the VPs disagree on the collectives they "
+        "call. Every VP: " +
+        fabric_->describe_waits());
   };
 
   const auto poll = [&](detail::Waiter::Phase) {
@@ -367,6 +400,14 @@ void Port::wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused
     if (!done()) detail::Waiter::sleep(meeting.signal, signal, detail::Waiter::kRecheck);
     meeting.sleepers.fetch_sub(1, std::memory_order_relaxed);
   }
+}
+
+int Port::finished_member(const detail::GroupInfo& group) const noexcept {
+  for (int r = 0; r < group.size; ++r) {
+    const int vp = group.vp_of(r);
+    if (fabric_->state(vp).status.load(std::memory_order_acquire) == detail::kFinished) return vp;
+  }
+  return -1;
 }
 
 // ---- Prefix meetings (meet_prefix; fabric.hpp's PipelinedMeeting says how they work)

@@ -406,7 +406,7 @@ void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag
   const CostModel& model = options().model;
   const auto m = static_cast<double>(data.size());
   // Meetings happen only when VPs outnumber cores: only then can dest be in one.
-  // Meetings are of the whole machine: only its collectives' headers count its calls.
+  // Only the whole machine's meetings publish their calls (a group's are numbered apart).
   if (tag.kind != 0 && tag.group == 0 && fabric_->oversubscribed())
     check_not_meeting(dest, tag, "sends to");
   const Route& route = route_to(dest);

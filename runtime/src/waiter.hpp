@@ -1,5 +1,5 @@
 // How a VP waits: the runtime's one wait policy, used by a VP waiting for a message
-// (Port::wait_until), for a meeting's release (Port::wait_for_meeting) and for a receiver to
+// (Port::wait_until), for a meeting's release (Port::meet) and for a receiver to
 // take a large message (await_receiver in proc.cpp).
 //
 // With a core to itself a VP spins: its partner runs on another core and a message is a

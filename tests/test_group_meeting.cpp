@@ -1,0 +1,240 @@
+// Meetings of groups (Options::meetings applies to groups as to the whole machine): where VPs
+// outnumber cores, a row's, column's, subcube's or split group's barrier, small all-reduce,
+// all-gather, all-to-all, reduce-scatter, scan, all_gatherv or all_to_allv meets in shared memory,
+// the group's members apart from the others, seated by rank. It must be indistinguishable from the
+// group's messages: the same results bit for bit, the same model clocks, message and byte counts
+// and link traffic (each message on the machine links of its route), and the same errors, never a
+// hang. Every case runs recorded (messages) and not (meetings where VPs outnumber cores).
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <hypercomm/hypercomm.hpp>
+#include <string>
+#include <vector>
+
+#include "meeting_support.hpp"
+
+namespace hc = hypercomm;
+using hctest::check_same;
+using hctest::meets;
+using hctest::mismatch_text;
+using hctest::model_options;
+using hctest::tricky;
+
+namespace {
+
+// The symmetric collectives that meet, on group g (automatic, and the hypercube algorithms
+// forced where g's size is a power of two), after point-to-point messages that leave every
+// member's clock different.
+template <class Keep>
+void group_mix(hc::Group g, int seed, Keep& keep, bool strict = false) {
+  const int p = g.size();
+  const int me = g.rank();
+  if (const int partner = me ^ 1; partner < p) {  // a neighbour in every group's topology
+    std::vector<char> out(static_cast<std::size_t>((me + seed) % 5) * 24 + 8, 'x');
+    std::vector<char> in(static_cast<std::size_t>((partner + seed) % 5) * 24 + 8);
+    g.sendrecv(partner, out, in);
+  }
+  // The hypercube algorithms forced where they run (strict links: on a subcube alone).
+  const bool cube = p > 0 && (p & (p - 1)) == 0;
+  std::vector<hc::Algo> algos{hc::Algo::automatic};
+  if (cube && (!strict || g.topology().kind() == hc::Topology::Kind::hypercube))
+    algos.push_back(hc::Algo::hypercube);
+  hc::barrier(g);
+  for (std::size_t n : {std::size_t{1}, std::size_t{100}, std::size_t{513}}) {
+    std::vector<double> x(n), y(n);
+    for (std::size_t k = 0; k < n; ++k) x[k] = tricky(me + seed, k);
+    hc::scan(g, std::span<const double>(x), std::span<double>(y), std::plus<>());
+    keep(y);
+  }
+  for (const hc::Algo algo : algos) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{512}, std::size_t{513}}) {
+      std::vector<double> x(n), y(n);
+      for (std::size_t k = 0; k < n; ++k) x[k] = tricky(me + seed, k);
+      hc::all_reduce(g, std::span<const double>(x), std::span<double>(y), std::plus<>(), algo);
+      keep(y);
+    }
+    std::vector<hctest::Mat> m(3), mout(3);
+    for (std::size_t k = 0; k < m.size(); ++k) m[k] = hctest::mat_of(me + seed, k);
+    hc::all_reduce(g, std::span<const hctest::Mat>(m), std::span<hctest::Mat>(mout),
+                   hctest::MatMul{}, algo);
+    keep(mout);
+    const auto width = static_cast<std::size_t>(p);
+    for (std::size_t n : {std::size_t{1}, std::max<std::size_t>(1, 4096 / (8 * width))}) {
+      std::vector<double> x(n * width), y(x.size(), -7.0), z(n, -7.0);
+      for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(me + seed, k);
+      hc::all_gather(g, std::span<const double>(x).first(n), std::span<double>(y), algo);
+      keep(y);
+      hc::all_to_all(g, std::span<const double>(x), std::span<double>(y),
+                     algo == hc::Algo::hypercube ? hc::Algo::dimension_exchange : algo);
+      keep(y);
+      hc::reduce_scatter(g, std::span<const double>(y), std::span<double>(z), std::plus<>(), algo);
+      keep(z);
+    }
+  }
+  // Irregular: blocks of every size, none included.
+  std::vector<std::size_t> counts(static_cast<std::size_t>(p));
+  for (int i = 0; i < p; ++i)
+    counts[static_cast<std::size_t>(i)] = static_cast<std::size_t>((3 * i + seed) % 4) * 5;
+  std::size_t total = 0;
+  for (const std::size_t c : counts) total += c;
+  std::vector<double> mine(counts[static_cast<std::size_t>(me)]), all(total, -7.0);
+  for (std::size_t k = 0; k < mine.size(); ++k) mine[k] = tricky(me + seed, k);
+  hc::all_gatherv(g, std::span<const double>(mine), std::span<double>(all), counts);
+  keep(all);
+  std::vector<std::size_t> send(static_cast<std::size_t>(p)), recv(send.size());
+  for (int j = 0; j < p; ++j) {
+    send[static_cast<std::size_t>(j)] = static_cast<std::size_t>((3 * me + 5 * j + seed) % 4);
+    recv[static_cast<std::size_t>(j)] = static_cast<std::size_t>((3 * j + 5 * me + seed) % 4);
+  }
+  std::size_t sent = 0, received = 0;
+  for (int j = 0; j < p; ++j)
+    sent += send[static_cast<std::size_t>(j)], received += recv[static_cast<std::size_t>(j)];
+  std::vector<double> out(sent), in(received, -7.0);
+  for (std::size_t k = 0; k < out.size(); ++k) out[k] = tricky(me + seed, k);
+  hc::all_to_allv(g, std::span<const double>(out), send, std::span<double>(in), recv);
+  keep(in);
+  keep(std::vector<long>{hc::all_reduce(g, long{me}, std::plus<>())});
+}
+
+// Each VP's groups of machine t, in the order every VP calls them: every row at once, then every
+// column (a mesh); subcubes of two masks (a hypercube); then split groups of two colors, with
+// world collectives sent as messages between (their calls are numbered apart from the groups').
+template <class Keep>
+void groups_mix(const hc::Topology& t, hc::Proc& vp, Keep& keep) {
+  const bool mesh = t.kind() == hc::Topology::Kind::mesh;
+  const bool cube = t.kind() == hc::Topology::Kind::hypercube;
+  if (mesh) {
+    group_mix(vp.row(), 1, keep);
+    group_mix(vp.column(), 2, keep);
+  }
+  if (cube && t.dimension() >= 2) {
+    group_mix(vp.subcube(0b11), 3, keep);
+    group_mix(vp.subcube(static_cast<unsigned>(t.size() - 1) & 0b1010110u), 4, keep);
+  }
+  std::vector<double> big(700, 1.0 + vp.id()), sum(700);  // past a meeting: messages
+  hc::all_reduce(vp, std::span<const double>(big), std::span<double>(sum), std::plus<>());
+  keep(sum);
+  const hc::Group halves = hc::split(vp.world(), vp.id() % 2, -vp.id());
+  group_mix(halves, 5, keep);
+  hc::barrier(vp);
+  // Three colors of uneven sizes, one VP outside every group.
+  const int color = vp.id() == 1 ? -1 : vp.id() % 3;
+  const hc::Group thirds = hc::split(vp.world(), color, vp.id());
+  if (thirds.size() > 0) group_mix(thirds, 6, keep);
+  hc::all_reduce(vp, std::span<const double>(big), std::span<double>(sum), std::plus<>());
+  keep(sum);
+}
+
+}  // namespace
+
+TEST_CASE("a group's meeting gives the results, clocks, counts and link traffic of its messages") {
+  std::vector<hc::Topology> topologies{hc::Topology::mesh(4, 4),   hc::Topology::mesh(3, 5),
+                                       hc::Topology::mesh(2, 8),   hc::Topology::hypercube(3),
+                                       hc::Topology::hypercube(5), hc::Topology::ring(12)};
+  if (!hctest::kSanitized) topologies.push_back(hc::Topology::mesh(8, 8));
+  for (const auto& t : topologies) {
+    for (hc::Links links : {hc::Links::routed, hc::Links::strict}) {
+      CAPTURE(t.name());
+      CAPTURE(links == hc::Links::strict);
+      hc::Options o = model_options();
+      o.links = links;
+      // Under strict links a split group's algorithms that send past neighbours throw
+      // AlgorithmError: only rows, columns and subcubes there.
+      const auto body = [&](hc::Proc& vp, auto& keep) {
+        if (links == hc::Links::strict) {
+          if (t.kind() == hc::Topology::Kind::mesh) {
+            group_mix(vp.row(), 1, keep, true);
+            group_mix(vp.column(), 2, keep, true);
+          } else if (t.kind() == hc::Topology::Kind::hypercube) {
+            group_mix(vp.subcube(0b11), 3, keep, true);
+          }
+          return;
+        }
+        groups_mix(t, vp, keep);
+      };
+      const hctest::MeetingResults meeting = hctest::run_keeping(t, o, body);
+      o.record = true;
+      check_same(hctest::run_keeping(t, o, body), meeting);
+      // And the results are the book's: a row's sum of member ranks.
+      if (t.kind() == hc::Topology::Kind::mesh && links == hc::Links::strict) {
+        const auto& last = meeting.per_vp.front();
+        long total = 0;
+        std::memcpy(&total, last.data() + last.size() - sizeof(long), sizeof(long));
+        CHECK(total == static_cast<long>(t.rows()) * (t.rows() - 1) / 2);  // column 0's ranks
+      }
+    }
+  }
+}
+
+TEST_CASE("group meetings in a long loop, rows and columns at once, arriving in every order") {
+  const hc::Topology t = hc::Topology::mesh(4, 4);
+  hctest::check_loop(t, hctest::kSanitized ? 200 : 3000, 7, [](hc::Proc& vp, long i) {
+    const hc::Group g = i % 2 == 0 ? vp.row() : vp.column();
+    long bad = 0;
+    const long sum = hc::all_reduce(g, long{vp.id()} + i, std::plus<>());
+    long want = 0;
+    for (int r = 0; r < g.size(); ++r) want += g.vp(r) + i;
+    bad += sum != want;
+    hc::barrier(g);
+    const auto gathered = hc::all_gather(g, vp.id());
+    for (int r = 0; r < g.size(); ++r) bad += gathered[static_cast<std::size_t>(r)] != g.vp(r);
+    if (i % 50 == 0) hc::barrier(vp);
+    return bad;
+  });
+}
+
+TEST_CASE("members of a group that disagree around its meeting get CollectiveMismatch at once") {
+  const hc::Topology t = hc::Topology::mesh(4, 4);
+  SUBCASE("a row's barrier against its all_reduce") {
+    const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+      const hc::Group row = vp.row();
+      if (vp.id() == 5)
+        hc::barrier(row);
+      else
+        (void)hc::all_reduce(row, 1.0, std::plus<>());
+    });
+    CAPTURE(what);
+    CHECK(what.find("row 1") != std::string::npos);
+    CHECK(what.find("deadlock") == std::string::npos);  // found at once, not by the watchdog
+    if (meets(t.size())) CHECK(what.find("VP 5 calls barrier") != std::string::npos);
+  }
+  SUBCASE("a member that skips its column's barrier while the other columns meet") {
+    const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+      if (vp.id() != 6) hc::barrier(vp.column());
+    });
+    CAPTURE(what);
+    CHECK(what.find("column 2") != std::string::npos);
+    CHECK(what.find("VP 6") != std::string::npos);
+    CHECK(what.find("deadlock") == std::string::npos);
+  }
+  SUBCASE("a split group's small all_reduce against a large one") {
+    const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+      const hc::Group g = hc::split(vp.world(), vp.id() % 2, 0);
+      std::vector<double> x(vp.id() == 3 ? 2000 : 1, 1.0), y(x.size());
+      hc::all_reduce(g, std::span<const double>(x), std::span<double>(y), std::plus<>());
+    });
+    CAPTURE(what);
+    CHECK(what.find("deadlock") == std::string::npos);
+  }
+}
+
+TEST_CASE("VPs that finish while other groups meet are no sign of a mismatch") {
+  // Row 0 finishes at once; the other rows meet again and again after it.
+  const hc::Topology t = hc::Topology::mesh(4, 4);
+  hc::Options o = hctest::test_options();
+  std::vector<long> sums(static_cast<std::size_t>(t.size()));
+  hc::run(
+      t,
+      [&](hc::Proc& vp) {
+        if (t.row_of(vp.id()) == 0) return;
+        const hc::Group row = vp.row();
+        long sum = 0;
+        for (int i = 0; i < 200; ++i) sum += hc::all_reduce(row, long{1}, std::plus<>());
+        hc::barrier(row);
+        sums[static_cast<std::size_t>(vp.id())] = sum;
+      },
+      o);
+  for (int id = 0; id < t.size(); ++id)
+    CHECK(sums[static_cast<std::size_t>(id)] == (t.row_of(id) == 0 ? 0 : 200 * t.cols()));
+}
