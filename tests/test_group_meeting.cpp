@@ -36,6 +36,7 @@ void group_mix(hc::Group g, int seed, Keep& keep, bool strict = false) {
     g.sendrecv(partner, out, in);
   }
   // The hypercube algorithms forced where they run (strict links: on a subcube alone).
+  const auto width = static_cast<std::size_t>(p);
   const bool cube = p > 0 && (p & (p - 1)) == 0;
   std::vector<hc::Algo> algos{hc::Algo::automatic};
   if (cube && (!strict || g.topology().kind() == hc::Topology::Kind::hypercube))
@@ -59,7 +60,6 @@ void group_mix(hc::Group g, int seed, Keep& keep, bool strict = false) {
     hc::all_reduce(g, std::span<const hctest::Mat>(m), std::span<hctest::Mat>(mout),
                    hctest::MatMul{}, algo);
     keep(mout);
-    const auto width = static_cast<std::size_t>(p);
     for (std::size_t n : {std::size_t{1}, std::max<std::size_t>(1, 4096 / (8 * width))}) {
       std::vector<double> x(n * width), y(x.size(), -7.0), z(n, -7.0);
       for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(me + seed, k);
@@ -72,6 +72,45 @@ void group_mix(hc::Group g, int seed, Keep& keep, bool strict = false) {
       keep(z);
     }
   }
+  // Rooted collectives and prefixes, two roots: in a pipelined slot up to 256 B a member, by
+  // reference past it where the root's buffer is at least 32 KiB, messages between.
+  for (const int root : {0, p - 1}) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{32}, std::size_t{33}, std::size_t{4100}}) {
+      std::vector<double> buf(n), x(n), y(n, -7.0), all(n * width, -7.0);
+      for (std::size_t k = 0; k < n; ++k) buf[k] = x[k] = tricky(me + seed + root, k);
+      hc::broadcast(g, std::span<double>(buf), root);
+      keep(buf);
+      hc::reduce(g, std::span<const double>(x), std::span<double>(y), std::plus<>(), root);
+      if (me == root) keep(y);
+      hc::gather(g, std::span<const double>(x), std::span<double>(all), root);
+      if (me == root) keep(all);
+      for (std::size_t k = 0; k < all.size(); ++k) all[k] = tricky(me + root, k);
+      hc::scatter(g, std::span<const double>(all), std::span<double>(y), root);
+      keep(y);
+    }
+    std::vector<hctest::Mat> m(2), mout(2);
+    for (std::size_t k = 0; k < m.size(); ++k) m[k] = hctest::mat_of(me + seed, k);
+    hc::reduce(g, std::span<const hctest::Mat>(m), std::span<hctest::Mat>(mout), hctest::MatMul{},
+               root);
+    if (me == root) keep(mout);
+    hc::exscan(g, std::span<const hctest::Mat>(m), std::span<hctest::Mat>(mout), hctest::MatMul{});
+    if (me != 0) keep(mout);
+    for (std::size_t scale : {std::size_t{1}, std::size_t{400}}) {
+      std::vector<std::size_t> counts(width);
+      for (int i = 0; i < p; ++i)
+        counts[static_cast<std::size_t>(i)] = static_cast<std::size_t>((3 * i + seed) % 4) * scale;
+      std::size_t total = 0;
+      for (const std::size_t c : counts) total += c;
+      std::vector<double> block(counts[static_cast<std::size_t>(me)]), blocks(total, -7.0);
+      for (std::size_t k = 0; k < block.size(); ++k) block[k] = tricky(me + seed, k);
+      hc::gatherv(g, std::span<const double>(block), std::span<double>(blocks), counts, root);
+      if (me == root) keep(blocks);
+      for (std::size_t k = 0; k < blocks.size(); ++k) blocks[k] = tricky(root, k);
+      hc::scatterv(g, std::span<const double>(blocks), std::span<double>(block), counts, root);
+      keep(block);
+    }
+  }
+  keep(std::vector<long>{hc::scan(g, long{me}, std::plus<>())});
   // Irregular: blocks of every size, none included.
   std::vector<std::size_t> counts(static_cast<std::size_t>(p));
   for (int i = 0; i < p; ++i)
@@ -208,6 +247,44 @@ TEST_CASE("members of a group that disagree around its meeting get CollectiveMis
     CHECK(what.find("VP 6") != std::string::npos);
     CHECK(what.find("deadlock") == std::string::npos);
   }
+  SUBCASE("a row's broadcast against its reduce, and roots that differ") {
+    for (const int deviant : {4, 7}) {
+      CAPTURE(deviant);
+      const std::string what = mismatch_text(t, [deviant](hc::Proc& vp) {
+        const hc::Group row = vp.row();
+        std::vector<double> x(3, vp.id()), y(3);
+        if (vp.id() == deviant)
+          hc::reduce(row, std::span<const double>(x), std::span<double>(y), std::plus<>(), 0);
+        else
+          hc::broadcast(row, std::span<double>(x), 0);
+      });
+      CAPTURE(what);
+      CHECK(what.find("row 1") != std::string::npos);
+      CHECK(what.find("deadlock") == std::string::npos);
+      const std::string roots = mismatch_text(t, [deviant](hc::Proc& vp) {
+        std::vector<double> x(3, vp.id());
+        hc::broadcast(vp.row(), std::span<double>(x), vp.id() == deviant ? 1 : 0);
+      });
+      CAPTURE(roots);
+      CHECK(roots.find("row 1") != std::string::npos);
+      CHECK(roots.find("deadlock") == std::string::npos);
+    }
+  }
+  SUBCASE("a member that skips its row's scan and gather while the other rows go on") {
+    const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+      if (vp.id() == 9) return;
+      const hc::Group row = vp.row();
+      for (int i = 0; i < 3; ++i) {
+        (void)hc::scan(row, 1.0, std::plus<>());
+        std::vector<double> x(2, 1.0), all(8);
+        hc::gather(row, std::span<const double>(x), std::span<double>(all), 1);
+      }
+    });
+    CAPTURE(what);
+    CHECK(what.find("row 2") != std::string::npos);
+    CHECK(what.find("VP 9") != std::string::npos);
+    CHECK(what.find("deadlock") == std::string::npos);
+  }
   SUBCASE("a split group's small all_reduce against a large one") {
     const std::string what = mismatch_text(t, [](hc::Proc& vp) {
       const hc::Group g = hc::split(vp.world(), vp.id() % 2, 0);
@@ -237,4 +314,26 @@ TEST_CASE("VPs that finish while other groups meet are no sign of a mismatch") {
       o);
   for (int id = 0; id < t.size(); ++id)
     CHECK(sums[static_cast<std::size_t>(id)] == (t.row_of(id) == 0 ? 0 : 200 * t.cols()));
+}
+
+TEST_CASE("a split in a loop: new groups meet until their chains fill 64 MiB, then send") {
+  // Past 64 MiB of group chains a run's new groups' rooted collectives and prefixes send their
+  // messages, every member alike.
+  const hc::Topology t = hc::Topology::hypercube(4);
+  const int splits = hctest::kSanitized ? 150 : 1500;
+  std::vector<long> wrong(static_cast<std::size_t>(t.size()), 0);
+  hc::run(
+      t,
+      [&](hc::Proc& vp) {
+        long& bad = wrong[static_cast<std::size_t>(vp.id())];
+        for (int i = 0; i < splits; ++i) {
+          const hc::Group g = hc::split(vp.world(), (vp.id() + i) % 2, vp.id());
+          std::vector<long> buf(3, g.rank() == i % g.size() ? i : -1);
+          hc::broadcast(g, std::span<long>(buf), i % g.size());
+          bad += buf != std::vector<long>(3, i);
+          bad += hc::scan(g, long{1}, std::plus<>()) != g.rank() + 1;
+        }
+      },
+      hctest::test_options());
+  CHECK(wrong == std::vector<long>(static_cast<std::size_t>(t.size()), 0));
 }

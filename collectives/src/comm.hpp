@@ -134,8 +134,11 @@ struct Comm {
                           Bytes out = {}, Port::Results results = Port::Results::shared,
                           std::size_t result_bytes = 0) const {
     if (!port.may_meet()) return false;
-    return port.meet(tag, rounds, input, combine, context, out, results, result_bytes,
-                     group.shape == GroupInfo::Shape::world ? nullptr : &group);
+    return port.meet(tag, rounds, input, combine, context, out, results, result_bytes, member_of());
+  }
+  // The group whose members meet, for the port: null for the whole machine.
+  [[nodiscard]] const GroupInfo* member_of() const noexcept {
+    return group.shape == GroupInfo::Shape::world ? nullptr : &group;
   }
   // A rooted collective as a meeting in shared memory (Port::meet_rooted, rounds.root a rank;
   // false: send the messages).
@@ -143,15 +146,15 @@ struct Comm {
                                  Port::Results results = Port::Results::shared,
                                  Port::Combine combine = nullptr, const void* context = nullptr,
                                  const Port::Uneven* uneven = nullptr) const {
-    if (!port.may_meet() || group.shape != GroupInfo::Shape::world) return false;
-    rounds.root = group.vp_of(rounds.root);
-    return port.meet_rooted(tag, rounds, flow, input, out, results, combine, context, uneven);
+    if (!port.may_meet()) return false;
+    return port.meet_rooted(member_of(), tag, rounds, flow, input, out, results, combine, context,
+                            uneven);
   }
   // A prefix as a meeting in shared memory (Port::meet_prefix; false: send the messages).
   [[nodiscard]] bool meet_prefix(const Port::Rounds& rounds, ConstBytes input,
                                  Port::PrefixStep step, const void* context, Bytes out) const {
-    if (!port.may_meet() || group.shape != GroupInfo::Shape::world) return false;
-    return port.meet_prefix(tag, rounds, input, step, context, out);
+    if (!port.may_meet()) return false;
+    return port.meet_prefix(member_of(), tag, rounds, input, step, context, out);
   }
 };
 

@@ -14,6 +14,7 @@
 namespace hypercomm::detail {
 
 struct Meeting;
+struct PipelinedMeeting;
 
 // A number no other GroupInfo made in this process holds.
 [[nodiscard]] inline std::uint64_t next_group_serial() noexcept {
@@ -33,7 +34,12 @@ struct GroupInfo {
   Topology topology = Topology::ring(1);
   const Topology* machine = nullptr;
   std::uint32_t id = 0;  // carried in every message header of the group's collectives
-  int rank = 0;          // -1: not a member (a split with color < 0)
+  // What its members alone share in the run, where id may not tell it apart (the split ids
+  // fold a call count into a few bits): a row's, column's or subcube's id; a split group's,
+  // its parent's key, the split call and the color, mixed into 64 bits. Its meetings are found
+  // by it (Fabric::group_meeting).
+  std::uint64_t key = 0;
+  int rank = 0;  // -1: not a member (a split with color < 0)
   int size = 0;
   int first = 0;  // world, row, column: member r is VP first + r * stride
   int stride = 1;
@@ -53,6 +59,8 @@ struct GroupInfo {
   std::uint32_t splits = 0;    // this VP's split calls on the group
   // Where its members meet in shared memory (Fabric::group_meeting), once this VP has asked.
   mutable Meeting* meeting = nullptr;
+  mutable PipelinedMeeting* chain = nullptr;  // Fabric::group_chain
+  mutable std::uint64_t pipelined_calls = 0;  // this VP's meetings in that chain
 
   [[nodiscard]] int vp_of(int r) const noexcept {
     switch (shape) {

@@ -205,9 +205,9 @@ class alignas(64) Port {
   using PrefixStep = void (*)(const void* context, int vp, int p, std::size_t bytes,
                               std::size_t stride, const std::byte* inputs, std::byte* folds,
                               std::byte* result);
-  [[nodiscard]] bool meet_prefix(const MessageTag& tag, const Rounds& rounds,
-                                 std::span<const std::byte> input, PrefixStep step,
-                                 const void* context, std::span<std::byte> out);
+  [[nodiscard]] bool meet_prefix(const GroupInfo* group, const MessageTag& tag,
+                                 const Rounds& rounds, std::span<const std::byte> input,
+                                 PrefixStep step, const void* context, std::span<std::byte> out);
   // A rooted collective of up to kPipelinedBytes a VP as a meeting in shared memory, when meet()
   // may run, in the slots of meet_prefix (so that VPs calling it back to back run ahead as they
   // do there). Flow::from_root: the root leaves its input and goes on, every other VP copies what
@@ -242,21 +242,36 @@ class alignas(64) Port {
   };
   static constexpr std::size_t kByReferenceBytes = 32 * 1024;
   enum class Flow : std::uint8_t { from_root, to_root };
-  [[nodiscard]] bool meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
-                                 std::span<const std::byte> input, std::span<std::byte> out,
-                                 Results results = Results::shared, Combine combine = nullptr,
-                                 const void* context = nullptr, const Uneven* uneven = nullptr);
+  // meet_prefix and meet_rooted take the group whose members meet (the rounds' ids and root
+  // are their ranks), or null: the whole machine.
+  [[nodiscard]] bool meet_rooted(const GroupInfo* group, const MessageTag& tag,
+                                 const Rounds& rounds, Flow flow, std::span<const std::byte> input,
+                                 std::span<std::byte> out, Results results = Results::shared,
+                                 Combine combine = nullptr, const void* context = nullptr,
+                                 const Uneven* uneven = nullptr);
 
  private:
   friend class Fabric;
-  [[nodiscard]] bool meet_rooted_by_reference(const MessageTag& tag, const Rounds& rounds,
-                                              Flow flow, std::span<const std::byte> input,
+  // Where a pipelined meeting (meet_prefix, meet_rooted) is held: the whole machine's chain or a
+  // group's, and this VP's seat in it (its rank). Seats, roots and the rounds' ids are ranks.
+  struct ChainSeat {
+    PipelinedMeeting& chain;
+    const GroupInfo* group;  // null: the whole machine
+    int rank;
+    int size;
+    std::uint64_t& calls;                        // this VP's meetings in the chain this run
+    [[nodiscard]] int vp(int r) const noexcept;  // member r's machine VP id
+  };
+  [[nodiscard]] ChainSeat chain_seat(const GroupInfo* group);
+  [[nodiscard]] bool meet_rooted_by_reference(const ChainSeat& place, const MessageTag& tag,
+                                              const Rounds& rounds, Flow flow,
+                                              std::span<const std::byte> input,
                                               std::span<std::byte> out, Results results,
                                               const Uneven* uneven);
-  void claim_root(detail::PipelinedMeeting& chain, std::uint64_t generation, const MessageTag& tag,
+  void claim_root(const ChainSeat& place, std::uint64_t generation, const MessageTag& tag,
                   const char* op) const;
   template <class LastCheck>
-  void leave_rooted(detail::PipelinedMeeting& chain, std::uint64_t generation, const Rounds& rounds,
+  void leave_rooted(const ChainSeat& place, std::uint64_t generation, const Rounds& rounds,
                     const char* op, LastCheck&& last_check, const void* sizes = nullptr);
   void reset_for_run() noexcept;
   void open_span(const char* name, const char* algo, std::uint64_t bytes,
@@ -316,8 +331,6 @@ class alignas(64) Port {
   // messages of a meeting's rounds are known from its pattern, and routed rounds cross many
   // links, which would cost a meeting more than the meeting itself.
   void count_meetings() noexcept;
-  // A group meeting's messages, counted at once (a group's ranks are not the machine's ids).
-  void tally_group_meeting(const Rounds& rounds, const void* input, const GroupInfo& group);
   // Where a meet() is held: the whole machine's meeting, or a group's (seated by rank).
   struct MeetingPlace {
     Meeting& meeting;
@@ -337,26 +350,29 @@ class alignas(64) Port {
                        const GroupInfo* group = nullptr);
   // A prefix meeting's chain from step `vp`, which this VP has claimed: that step, then each
   // next one whose VP has come; the last step concludes the meeting and frees its slot.
-  void run_prefix_chain(detail::PipelinedMeeting& chain, std::uint64_t generation, int vp,
-                        PrefixStep step, const void* context, const Rounds& rounds);
+  void run_prefix_chain(const ChainSeat& place, std::uint64_t generation, int vp, PrefixStep step,
+                        const void* context, const Rounds& rounds);
   // A slot of the pipelined meetings (meet_prefix, meet_rooted) for this VP's next one: waits
   // until it is free, then writes this VP's seat (not yet its mark).
-  void take_seat(detail::PipelinedMeeting& chain, std::uint64_t generation, const MessageTag& tag,
+  void take_seat(const ChainSeat& place, std::uint64_t generation, const MessageTag& tag,
                  std::size_t bytes, std::span<std::byte> out);
   // Throws CollectiveMismatch when a seat of meeting `generation`, VPs [from, to), holds another
   // header (or byte count) than VP first's.
-  void check_seats(detail::PipelinedMeeting& chain, std::uint64_t generation, int first, int from,
+  void check_seats(const ChainSeat& place, std::uint64_t generation, int first, int from,
                    int to) const;
   // The VP that concludes a pipelined meeting (every VP came): every VP's clock after the
   // rounds, then the slot is free for the meeting slot_count later. `sizes`: Uneven::sizes.
-  void conclude_pipelined(detail::PipelinedMeeting& chain, std::uint64_t generation,
-                          const Rounds& rounds, const void* sizes = nullptr);
+  void conclude_pipelined(const ChainSeat& place, std::uint64_t generation, const Rounds& rounds,
+                          const void* sizes = nullptr);
   // A VP leaving a pipelined meeting: its clock (now, or pending) and its counts.
-  void leave_pipelined(detail::PipelinedMeeting& chain, std::uint64_t generation,
-                       const Rounds& rounds, const char* op, const void* sizes = nullptr);
+  void leave_pipelined(const ChainSeat& place, std::uint64_t generation, const Rounds& rounds,
+                       const char* op, const void* sizes = nullptr);
   // Waits until this VP's clock is settled (meet_prefix) and takes it.
   void settle_clock();
-  void tally_meeting(const Rounds& rounds, const void* input = nullptr);
+  // A meeting's messages and bytes now, its link traffic at the run's end (count_meetings);
+  // group: the group whose members met (null: the whole machine).
+  void tally_meeting(const Rounds& rounds, const void* input = nullptr,
+                     const GroupInfo* group = nullptr);
 
   // The last peers' routes and channels, so that a message to a recent peer skips the
   // topology arithmetic and the channel table (channels live as long as the Machine).
@@ -389,10 +405,13 @@ class alignas(64) Port {
   int size_;
   int shared_cores_;  // shared_core_count()
   double clock_ = 0;
-  std::uint64_t pipelined_calls_ = 0;        // meet_prefix and meet_rooted meetings this run
-  std::uint64_t pending_ = 0;                // 1 + the prefix meeting whose end sets clock_, or 0
-  const char* pending_operation_ = nullptr;  // the prefix it was
-  std::vector<double> ports_;                // all ports: when each outgoing link is free again
+  std::uint64_t pipelined_calls_ = 0;          // meet_prefix and meet_rooted meetings this run
+  std::uint64_t pending_ = 0;                  // 1 + the prefix meeting whose end sets clock_, or 0
+  const char* pending_operation_ = nullptr;    // the prefix it was
+  PipelinedMeeting* pending_chain_ = nullptr;  // its chain (the machine's, or a group's)
+  int pending_seat_ = 0;                       // this VP's seat there
+  const GroupInfo* pending_group_ = nullptr;   // its group (null: the whole machine)
+  std::vector<double> ports_;                  // all ports: when each outgoing link is free again
   std::unique_ptr<GroupTable> groups_;
   const char* operation_ = nullptr;
   std::size_t element_ = 1;  // Elements
@@ -438,6 +457,10 @@ class alignas(64) Port {
     std::uint64_t bytes;
     std::uint32_t sends;       // this VP's messages in one meeting of the pattern
     std::uint64_t multiplier;  // their bytes, in Rounds::bytes
+    std::uint64_t group;       // the group's GroupInfo::serial (0: the whole machine)
+    int rank;                  // this VP's rank there, of
+    int size;
+    std::vector<int> dests;  // the VPs its messages go to, round by round
   };
   std::vector<MeetingTally> meetings_;
   std::size_t last_tally_ = 0;  // the pattern of the last meeting (the next is most often it)

@@ -177,7 +177,7 @@ struct Meeting {
   std::vector<double> next_clocks;
   RoundsPlayer player;
   std::vector<int> vps;     // a group's: member r is VP vps[r] (empty: the whole machine's)
-  std::uint32_t group = 0;  // a group's id (GroupInfo::id)
+  std::uint64_t group = 0;  // a group's GroupInfo::key
 };
 
 // Where the VPs meet for a small prefix or rooted collective (Port::meet_prefix,
@@ -228,9 +228,13 @@ struct PipelinedMeeting {
     // write the same bytes before they find out.
     std::vector<std::byte> root_input;
   };
-  // Slots of kBytes inputs, folds and root input per VP, as many as kStorage allows for p VPs
+  // A group's chain (Fabric::group_chain): VPs run fewer meetings ahead in it, and past
+  // kGroupsStorage for all of a run's groups (a split in a loop) a new group has none.
+  static constexpr std::size_t kGroupStorage = 1 << 20;
+  static constexpr std::size_t kGroupsStorage = 64 << 20;
+  // Slots of kBytes inputs, folds and root input per VP, as many as `storage` allows for p VPs
   // (a power of two from 2 to kMostSlots).
-  void allocate(int p);
+  void allocate(int p, std::size_t storage = kStorage);
   void reset() noexcept;  // a new run (an aborted one may leave a slot half used)
   [[nodiscard]] Slot& slot(std::uint64_t generation) noexcept {
     return slots[generation & (slot_count - 1)];
@@ -242,6 +246,8 @@ struct PipelinedMeeting {
   std::vector<double> next_clocks;   // the concluder's scratch
   std::vector<const void*> sizes;    // its Port::Uneven::sizes for every VP (RoundsPlayer::play)
   RoundsPlayer player;
+  std::vector<int> vps;     // a group's: member r is VP vps[r] (empty: the whole machine's)
+  std::uint64_t group = 0;  // a group's GroupInfo::key
 };
 
 // The traffic on one directed link. A VP counts its own sends to a neighbour in the `own` pair,
@@ -408,6 +414,8 @@ class HYPERCOMM_INTERNAL Fabric {
   // The meeting of group g's members (made by the first member to ask, for this run; a VP keeps
   // it in its GroupInfo).
   [[nodiscard]] Meeting& group_meeting(const GroupInfo& g);
+  // The pipelined meetings' chain of group g's members (as group_meeting).
+  [[nodiscard]] PipelinedMeeting& group_chain(const GroupInfo& g);
   [[nodiscard]] PipelinedMeeting& pipelined_meeting() noexcept { return pipelined_meeting_; }
   // A VP that has finished this run, or -1.
   [[nodiscard]] int finished_vp() const noexcept;
@@ -595,6 +603,8 @@ class HYPERCOMM_INTERNAL Fabric {
   // This run's group meetings (group_meeting), by group id and members.
   std::mutex group_meetings_mutex_;
   std::vector<std::unique_ptr<Meeting>> group_meetings_;
+  std::vector<std::unique_ptr<PipelinedMeeting>> group_chains_;
+  std::size_t group_chain_bytes_ = 0;         // their slots' storage
   PipelinedMeeting pipelined_meeting_;        // allocated when oversubscribed with meetings on
   std::vector<std::unique_ptr<Port>> ports_;  // one per VP, each with its user's Proc
 

@@ -105,6 +105,16 @@ void GroupTable::reset(const Topology& machine, int id) {
 
 namespace {
 
+// GroupInfo::key of a split group: splitmix64's finalizer over the parent's key, the call and
+// the color, with the top bit set (no row's, column's or subcube's key has it).
+std::uint64_t split_key(std::uint64_t parent, std::uint32_t call, int color) noexcept {
+  std::uint64_t z = parent * 0x9E3779B97F4A7C15ull + (std::uint64_t{call} << 32) +
+                    static_cast<std::uint32_t>(color);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (z ^ (z >> 31)) | (std::uint64_t{1} << 63);
+}
+
 // Whether `members` (machine ids in rank order) are a ring embedded in a hypercube by the
 // reflected Gray code: member r+1 differs from member r in the dimension that gray(r+1) differs
 // from gray(r) in (bit ctz(r+1)), each of the ring's k bits mapped to one machine dimension, and
@@ -144,6 +154,7 @@ Group Port::split(GroupInfo& parent, int color, std::vector<int> members, int ra
   g.color = color;
   g.id = group_id(Shape::split,
                   ((mix & 0x1FFFu) << 16) | (static_cast<std::uint32_t>(color) & 0xFFFFu));
+  g.key = split_key(parent.key, call, color);
   g.size = static_cast<int>(members.size());
   g.rank = rank;
   g.topology = Topology::ring(std::max(1, g.size));
@@ -174,6 +185,7 @@ GroupInfo mesh_line(const Topology& t, int id, Shape shape) {
   g.shape = shape;
   g.machine = &t;
   g.id = detail::group_id(shape, static_cast<std::uint32_t>(row ? t.row_of(id) : t.col_of(id)));
+  g.key = g.id;
   g.size = row ? t.cols() : t.rows();
   g.rank = row ? t.col_of(id) : t.row_of(id);
   g.first = row ? t.row_of(id) * t.cols() : t.col_of(id);
@@ -215,6 +227,7 @@ Group Proc::subcube(unsigned mask) {
   g.mask = mask;
   g.base = id_ & ~static_cast<int>(mask);
   g.id = detail::group_id(Shape::subcube, (mask << 12) | static_cast<unsigned>(g.base));
+  g.key = g.id;
   g.size = 1 << std::popcount(mask);
   int rank = 0, k = 0;
   for (unsigned m = mask; m != 0; m &= m - 1, ++k)

@@ -217,24 +217,50 @@ void Fabric::vp_main(int id) {
   }
 }
 
-Meeting& Fabric::group_meeting(const GroupInfo& g) {
-  if (g.meeting != nullptr) return *g.meeting;
+namespace {
+
+// Group g's place in `places` (Fabric::group_meeting, group_chain), made by make() for the
+// first member to ask, found by its key (and members).
+template <class Place, class Make>
+Place& group_place(std::vector<std::unique_ptr<Place>>& places, std::mutex& mutex,
+                   const GroupInfo& g, Make&& make) {
   std::vector<int> vps(static_cast<std::size_t>(g.size));
   for (int r = 0; r < g.size; ++r) vps[static_cast<std::size_t>(r)] = g.vp_of(r);
-  const std::lock_guard lock(group_meetings_mutex_);
-  // Its id names the group, but two split groups of different parents may share one: the
-  // members tell them apart.
-  for (const auto& meeting : group_meetings_)
-    if (meeting->group == g.id && meeting->vps == vps) return *(g.meeting = meeting.get());
-  auto& made = group_meetings_.emplace_back(std::make_unique<Meeting>());
-  const auto p = static_cast<std::size_t>(g.size);
-  made->seats.resize(p);
-  made->group = g.id;
-  made->inputs.resize(p);
-  made->clocks.resize(p);
-  made->next_clocks.resize(p);
+  const std::lock_guard lock(mutex);
+  for (const auto& place : places)
+    if (place->group == g.key && place->vps == vps) return *place;
+  auto& made = places.emplace_back(std::make_unique<Place>());
+  make(*made);
+  made->group = g.key;
   made->vps = std::move(vps);
-  return *(g.meeting = made.get());
+  return *made;
+}
+
+}  // namespace
+
+Meeting& Fabric::group_meeting(const GroupInfo& g) {
+  if (g.meeting == nullptr)
+    g.meeting = &group_place(group_meetings_, group_meetings_mutex_, g, [&](Meeting& made) {
+      const auto p = static_cast<std::size_t>(g.size);
+      made.seats.resize(p);
+      made.inputs.resize(p);
+      made.clocks.resize(p);
+      made.next_clocks.resize(p);
+    });
+  return *g.meeting;
+}
+
+PipelinedMeeting& Fabric::group_chain(const GroupInfo& g) {
+  if (g.chain == nullptr)
+    g.chain = &group_place(group_chains_, group_meetings_mutex_, g, [&](PipelinedMeeting& made) {
+      // Past the run's share, none: the group's rooted collectives and prefixes send their
+      // messages (slot_count 0), decided once for all its members.
+      if (group_chain_bytes_ >= PipelinedMeeting::kGroupsStorage) return;
+      made.allocate(g.size, PipelinedMeeting::kGroupStorage);
+      group_chain_bytes_ +=
+          made.slot_count * static_cast<std::size_t>(g.size) * 3 * PipelinedMeeting::kBytes;
+    });
+  return *g.chain;
 }
 
 void Fabric::fail(std::exception_ptr error, int vp) noexcept {
@@ -475,6 +501,8 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
     for (LinkCounter& c : links_[i].counters) c.clear();
   meeting_.arrived.store(0, std::memory_order_relaxed);  // an aborted run may leave arrivals
   group_meetings_.clear();  // the groups are this run's (GroupTable::reset)
+  group_chains_.clear();
+  group_chain_bytes_ = 0;
   pipelined_meeting_.reset();
   remaining_.store(static_cast<std::uint32_t>(last_ - first_), std::memory_order_relaxed);
   look_progress_ = UINT64_MAX;

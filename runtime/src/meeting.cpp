@@ -120,21 +120,21 @@ void RoundsPlayer::play(const Port::Rounds& rounds, const CostModel& model,
   }
 }
 
-void PipelinedMeeting::allocate(int p) {
-  const auto vps = static_cast<std::size_t>(p);
+void PipelinedMeeting::allocate(int p, std::size_t storage) {
+  const auto seats_per_slot = static_cast<std::size_t>(p);
   slot_count = kMostSlots;
-  while (slot_count > 2 && slot_count * vps * 3 * kBytes > kStorage) slot_count /= 2;
+  while (slot_count > 2 && slot_count * seats_per_slot * 3 * kBytes > storage) slot_count /= 2;
   slots = std::make_unique<Slot[]>(slot_count);
   for (std::uint32_t s = 0; s < slot_count; ++s) {
     Slot& slot = slots[s];
-    slot.seats = std::make_unique<Seat[]>(vps);
-    slot.inputs.resize(vps * kBytes);
-    slot.folds.resize(vps * kBytes);
-    slot.root_input.resize(vps * kBytes);
+    slot.seats = std::make_unique<Seat[]>(seats_per_slot);
+    slot.inputs.resize(seats_per_slot * kBytes);
+    slot.folds.resize(seats_per_slot * kBytes);
+    slot.root_input.resize(seats_per_slot * kBytes);
   }
-  final_clocks.resize(vps);
-  next_clocks.resize(vps);
-  sizes.resize(vps);
+  final_clocks.resize(seats_per_slot);
+  next_clocks.resize(seats_per_slot);
+  sizes.resize(seats_per_slot);
   reset();
 }
 
@@ -221,43 +221,48 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
     const std::size_t mine = results == Results::per_vp ? static_cast<std::size_t>(place.rank) : 0;
     std::memcpy(out.data(), meeting.result.data() + mine * out.size(), out.size());
   }
-  if (group == nullptr)
-    tally_meeting(rounds, input);
-  else
-    tally_group_meeting(rounds, input, *group);
+  tally_meeting(rounds, input, group);
   note_received();  // the watchdog's sign of progress
   return true;
 }
 
-void Port::tally_meeting(const Rounds& rounds, const void* input) {
+void Port::tally_meeting(const Rounds& rounds, const void* input, const detail::GroupInfo* group) {
+  // A group's rounds name its ranks: this VP is member `rank` of `size`, member r is VP vp(r).
+  const int rank = group == nullptr ? id_ : group->rank;
+  const int size = group == nullptr ? size_ : group->size;
   if (rounds.sent_bytes != nullptr) {
     // Blocks of any sizes: each message counted as its send would count it, call by call.
     const Topology& topo = topology();
     for (int k = 0; k < rounds.count; ++k) {
-      const int dest = rounds.dest(id_, k, size_);
+      const int dest = rounds.dest(rank, k, size);
       if (dest < 0) continue;
-      const std::size_t bytes = rounds.sent_bytes(input, id_, k, size_);
-      count_route(dest, topo.link_slot(id_, dest), bytes);
+      const std::size_t bytes = rounds.sent_bytes(input, rank, k, size);
+      const int vp = group == nullptr ? dest : group->vp_of(dest);
+      count_route(vp, topo.link_slot(id_, vp), bytes);
       ++messages_sent_;
       bytes_sent_ += bytes;
     }
     return;
   }
+  const std::uint64_t serial = group == nullptr ? 0 : group->serial;
   auto same = [&](const MeetingTally& tally) {
     return tally.to == rounds.to && tally.scale == rounds.scale && tally.count == rounds.count &&
-           tally.root == rounds.root;
+           tally.root == rounds.root && tally.group == serial;
   };
   if (last_tally_ >= meetings_.size() || !same(meetings_[last_tally_])) {
     last_tally_ = static_cast<std::size_t>(std::find_if(meetings_.begin(), meetings_.end(), same) -
                                            meetings_.begin());
     if (last_tally_ == meetings_.size()) {  // a new pattern: this VP's messages in it
-      MeetingTally tally{rounds.to, rounds.scale, rounds.count, rounds.root, 0, 0, 0, 0};
+      MeetingTally tally{rounds.to, rounds.scale, rounds.count, rounds.root, 0, 0, 0,
+                         0,         serial,       rank,         size,        {}};
       for (int k = 0; k < rounds.count; ++k) {
-        if (rounds.dest(id_, k, size_) < 0) continue;
+        const int dest = rounds.dest(rank, k, size);
+        if (dest < 0) continue;
         ++tally.sends;
-        tally.multiplier += rounds.scale == nullptr ? 1 : rounds.scale(k, size_);
+        tally.multiplier += rounds.scale == nullptr ? 1 : rounds.scale(k, size);
+        tally.dests.push_back(group == nullptr ? dest : group->vp_of(dest));
       }
-      meetings_.push_back(tally);
+      meetings_.push_back(std::move(tally));
     }
   }
   MeetingTally& tally = meetings_[last_tally_];
@@ -267,34 +272,17 @@ void Port::tally_meeting(const Rounds& rounds, const void* input) {
   bytes_sent_ += rounds.bytes * tally.multiplier;
 }
 
-void Port::tally_group_meeting(const Rounds& rounds, const void* input,
-                               const detail::GroupInfo& group) {
-  // Each message counted as its send would count it, call by call (a group's members are not
-  // the machine's ids, so the whole machine's tallies by pattern do not apply).
-  const Topology& topo = topology();
-  for (int k = 0; k < rounds.count; ++k) {
-    const int dest = rounds.dest(group.rank, k, group.size);
-    if (dest < 0) continue;
-    const std::size_t bytes = rounds.sent_bytes != nullptr
-                                  ? rounds.sent_bytes(input, group.rank, k, group.size)
-                                  : rounds.bytes_in(k, group.size);
-    const int vp = group.vp_of(dest);
-    count_route(vp, topo.link_slot(id_, vp), bytes);
-    ++messages_sent_;
-    bytes_sent_ += bytes;
-  }
-}
-
 void Port::count_meetings() noexcept {
   const Topology& topo = topology();
   for (const MeetingTally& tally : meetings_) {
     const Rounds pattern{tally.count, 0, tally.to, nullptr, tally.scale, tally.root};
+    auto vp = tally.dests.begin();
     for (int k = 0; k < tally.count; ++k) {
-      const int dest = pattern.dest(id_, k, size_);
-      if (dest < 0) continue;
+      if (pattern.dest(tally.rank, k, tally.size) < 0) continue;
       const std::uint64_t bytes =
-          tally.scale == nullptr ? tally.bytes : tally.bytes * tally.scale(k, size_);
-      count_route(dest, topo.link_slot(id_, dest), bytes, tally.times);
+          tally.scale == nullptr ? tally.bytes : tally.bytes * tally.scale(k, tally.size);
+      count_route(*vp, topo.link_slot(id_, *vp), bytes, tally.times);
+      ++vp;
     }
   }
 }
@@ -412,16 +400,17 @@ int Port::finished_member(const detail::GroupInfo& group) const noexcept {
 
 // ---- Prefix meetings (meet_prefix; fabric.hpp's PipelinedMeeting says how they work)
 
-void Port::take_seat(detail::PipelinedMeeting& chain, std::uint64_t generation,
-                     const MessageTag& tag, std::size_t bytes, std::span<std::byte> out) {
+void Port::take_seat(const ChainSeat& place, std::uint64_t generation, const MessageTag& tag,
+                     std::size_t bytes, std::span<std::byte> out) {
+  detail::PipelinedMeeting& chain = place.chain;
   detail::PipelinedMeeting::Slot& slot = chain.slot(generation);
   // The slot is free once the meeting slot_count before this one is over; once that one has
   // concluded, every VP has come to it, and a VP that finishes is no sign of a mismatch.
   if (slot.generation.load(std::memory_order_acquire) != generation)
     wait_in_meeting(
         &tag, [&] { return slot.generation.load(std::memory_order_acquire) == generation; },
-        [&] { return concluded(chain, generation - chain.slot_count); });
-  auto& seat = slot.seats[static_cast<std::size_t>(id_)];
+        [&] { return concluded(chain, generation - chain.slot_count); }, place.group);
+  auto& seat = slot.seats[static_cast<std::size_t>(place.rank)];
   seat.clock = clock_;
   seat.pending = pending_ != 0;
   seat.tag = tag;
@@ -430,9 +419,9 @@ void Port::take_seat(detail::PipelinedMeeting& chain, std::uint64_t generation,
   seat.out = out.empty() ? nullptr : out.data();
 }
 
-void Port::check_seats(detail::PipelinedMeeting& chain, std::uint64_t generation, int first,
-                       int from, int to) const {
-  const detail::PipelinedMeeting::Slot& slot = chain.slot(generation);
+void Port::check_seats(const ChainSeat& place, std::uint64_t generation, int first, int from,
+                       int to) const {
+  const detail::PipelinedMeeting::Slot& slot = place.chain.slot(generation);
   const auto& theirs = slot.seats[static_cast<std::size_t>(first)];
   std::vector<detail::TagHolders> seen;
   for (int i = from; i < to; ++i) {
@@ -440,7 +429,7 @@ void Port::check_seats(detail::PipelinedMeeting& chain, std::uint64_t generation
     if (seat.tag == theirs.tag && seat.bytes == theirs.bytes) continue;
     // Name every VP so far that has come with the first's header and each with another (a seat
     // whose VP has not come may be written now).
-    seen = {{theirs.tag, {first}}};
+    seen = {{theirs.tag, {place.vp(first)}}};
     for (int j = 0; j < to; ++j) {
       const auto& other = slot.seats[static_cast<std::size_t>(j)];
       const std::uint64_t mark = other.mark.load(std::memory_order_acquire);
@@ -448,58 +437,73 @@ void Port::check_seats(detail::PipelinedMeeting& chain, std::uint64_t generation
       auto it = std::find_if(seen.begin(), seen.end(),
                              [&](const auto& entry) { return entry.first == other.tag; });
       if (it == seen.end()) it = seen.insert(seen.end(), {other.tag, {}});
-      it->second.push_back(j);
+      it->second.push_back(place.vp(j));
     }
-    const auto& mine = slot.seats[static_cast<std::size_t>(id_)];
+    const auto& mine = slot.seats[static_cast<std::size_t>(place.rank)];
     throw CollectiveMismatch(
         detail::describe_disagreement(id_, mine.operation, mine.tag, seen, topology()) +
         " (they met in shared memory)");
   }
 }
 
-void Port::conclude_pipelined(detail::PipelinedMeeting& chain, std::uint64_t generation,
+void Port::conclude_pipelined(const ChainSeat& place, std::uint64_t generation,
                               const Rounds& rounds, const void* sizes) {
+  detail::PipelinedMeeting& chain = place.chain;
   detail::PipelinedMeeting::Slot& slot = chain.slot(generation);
   // A VP whose clock was pending came with the one the previous meeting set in final_clocks:
   // that one concluded before any VP left it.
-  for (std::size_t j = 0; j < static_cast<std::size_t>(size_); ++j)
+  for (std::size_t j = 0; j < static_cast<std::size_t>(place.size); ++j)
     if (!slot.seats[j].pending) chain.final_clocks[j] = slot.seats[j].clock;
   if (rounds.sent_bytes != nullptr) std::fill(chain.sizes.begin(), chain.sizes.end(), sizes);
   chain.player.play(rounds, options().model, topology(), chain.final_clocks, chain.next_clocks,
                     rounds.sent_bytes != nullptr ? std::span<const void* const>(chain.sizes)
-                                                 : std::span<const void* const>());
+                                                 : std::span<const void* const>(),
+                    chain.vps);
   chain.concluded.store(generation + 1, std::memory_order_release);
 }
 
-void Port::leave_pipelined(detail::PipelinedMeeting& chain, std::uint64_t generation,
-                           const Rounds& rounds, const char* op, const void* sizes) {
+void Port::leave_pipelined(const ChainSeat& place, std::uint64_t generation, const Rounds& rounds,
+                           const char* op, const void* sizes) {
   // The clock now if every VP has come, else when this VP next needs it.
-  if (concluded(chain, generation)) {
-    clock_ = chain.final_clocks[static_cast<std::size_t>(id_)];
+  if (concluded(place.chain, generation)) {
+    clock_ = place.chain.final_clocks[static_cast<std::size_t>(place.rank)];
     pending_ = 0;
   } else {
     pending_ = generation + 1;
     pending_operation_ = op;
+    pending_chain_ = &place.chain;
+    pending_seat_ = place.rank;
+    pending_group_ = place.group;
   }
-  tally_meeting(rounds, sizes);
+  tally_meeting(rounds, sizes, place.group);
   note_received();  // the watchdog's sign of progress
 }
 
-bool Port::meet_prefix(const MessageTag& tag, const Rounds& rounds,
+Port::ChainSeat Port::chain_seat(const detail::GroupInfo* group) {
+  if (group == nullptr)
+    return {fabric_->pipelined_meeting(), nullptr, id_, size_, pipelined_calls_};
+  return {fabric_->group_chain(*group), group, group->rank, group->size, group->pipelined_calls};
+}
+
+int Port::ChainSeat::vp(int r) const noexcept { return group == nullptr ? r : group->vp_of(r); }
+
+bool Port::meet_prefix(const detail::GroupInfo* group, const MessageTag& tag, const Rounds& rounds,
                        std::span<const std::byte> input, PrefixStep step, const void* context,
                        std::span<std::byte> out) {
   using Chain = detail::PipelinedMeeting;
-  Chain& chain = fabric_->pipelined_meeting();
-  if (!may_meet() || chain.slot_count == 0 || input.size() > kPipelinedBytes) return false;
+  if (!may_meet() || input.size() > kPipelinedBytes) return false;
+  const ChainSeat place = chain_seat(group);
+  Chain& chain = place.chain;
+  if (chain.slot_count == 0) return false;
   const char* op = operation_name();
   if (fabric_->aborted())
     throw Aborted(vp_name(id_) + ": " + op + " abandoned: another VP failed or the run deadlocked");
 
-  const std::uint64_t generation = pipelined_calls_++;
-  const InMeeting in_meeting(fabric_->state(id_), op, tag.sequence);
-  take_seat(chain, generation, tag, input.size(), out);
+  const std::uint64_t generation = place.calls++;
+  const InMeeting in_meeting(fabric_->state(id_), op, place.group == nullptr ? tag.sequence : 0);
+  take_seat(place, generation, tag, input.size(), out);
   Chain::Slot& slot = chain.slot(generation);
-  const auto me = static_cast<std::size_t>(id_);
+  const auto me = static_cast<std::size_t>(place.rank);
   Chain::Seat& seat = slot.seats[me];
   if (!input.empty())
     std::memcpy(slot.inputs.data() + me * Chain::kBytes, input.data(), input.size());
@@ -510,27 +514,28 @@ bool Port::meet_prefix(const MessageTag& tag, const Rounds& rounds,
   if (slot.frontier.load(std::memory_order_seq_cst) == me) {
     std::uint64_t came = base + Chain::kCame;
     if (seat.mark.compare_exchange_strong(came, base + Chain::kClaimed, std::memory_order_seq_cst))
-      run_prefix_chain(chain, generation, id_, step, context, rounds);
+      run_prefix_chain(place, generation, place.rank, step, context, rounds);
   }
   if (seat.mark.load(std::memory_order_acquire) != base + Chain::kDone)
     wait_in_meeting(
         &tag, [&] { return seat.mark.load(std::memory_order_acquire) == base + Chain::kDone; },
-        [&] { return concluded(chain, generation); });
-  leave_pipelined(chain, generation, rounds, op);
+        [&] { return concluded(chain, generation); }, place.group);
+  leave_pipelined(place, generation, rounds, op);
   return true;
 }
 
-void Port::run_prefix_chain(detail::PipelinedMeeting& chain, std::uint64_t generation, int vp,
+void Port::run_prefix_chain(const ChainSeat& place, std::uint64_t generation, int vp,
                             PrefixStep step, const void* context, const Rounds& rounds) {
   using Chain = detail::PipelinedMeeting;
+  Chain& chain = place.chain;
   Chain::Slot& slot = chain.slot(generation);
   const std::uint64_t base = generation * 4;
   auto i = static_cast<std::size_t>(vp);
-  const auto p = static_cast<std::size_t>(size_);
+  const auto p = static_cast<std::size_t>(place.size);
   for (;;) {
     Chain::Seat& seat = slot.seats[i];
-    check_seats(chain, generation, 0, static_cast<int>(i), static_cast<int>(i) + 1);
-    step(context, static_cast<int>(i), size_, seat.bytes, Chain::kBytes, slot.inputs.data(),
+    check_seats(place, generation, 0, static_cast<int>(i), static_cast<int>(i) + 1);
+    step(context, static_cast<int>(i), place.size, seat.bytes, Chain::kBytes, slot.inputs.data(),
          slot.folds.data(), seat.out);
     if (i + 1 == p) break;
     seat.mark.store(base + Chain::kDone, std::memory_order_release);
@@ -544,41 +549,44 @@ void Port::run_prefix_chain(detail::PipelinedMeeting& chain, std::uint64_t gener
     ++i;
   }
   // The last step: every VP came.
-  conclude_pipelined(chain, generation, rounds);
+  conclude_pipelined(place, generation, rounds);
   slot.seats[p - 1].mark.store(base + Chain::kDone, std::memory_order_release);
   slot.frontier.store(0, std::memory_order_relaxed);
   slot.generation.store(generation + chain.slot_count, std::memory_order_release);
   wake_sleepers(fabric_->meeting());
 }
 
-bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
-                       std::span<const std::byte> input, std::span<std::byte> out, Results results,
-                       Combine combine, const void* context, const Uneven* uneven) {
+bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, const Rounds& rounds,
+                       Flow flow, std::span<const std::byte> input, std::span<std::byte> out,
+                       Results results, Combine combine, const void* context,
+                       const Uneven* uneven) {
   using Chain = detail::PipelinedMeeting;
-  Chain& chain = fabric_->pipelined_meeting();
+  if (!may_meet()) return false;
+  const ChainSeat place = chain_seat(group);
+  Chain& chain = place.chain;
   const std::size_t n = flow == Flow::from_root ? out.size() : input.size();
-  if (!may_meet() || chain.slot_count == 0) return false;
+  if (chain.slot_count == 0) return false;
   if (uneven != nullptr ? uneven->by_reference : n > kPipelinedBytes) {
     // Large: by reference, where it moves enough to pay for the root's wait (port.hpp).
     const std::size_t root_bytes =
-        results == Results::per_vp ? n * static_cast<std::size_t>(size_) : n;
+        results == Results::per_vp ? n * static_cast<std::size_t>(place.size) : n;
     if (uneven == nullptr &&
         (root_bytes < kByReferenceBytes ||
          (flow == Flow::to_root && (combine != nullptr || results != Results::per_vp))))
       return false;
-    return meet_rooted_by_reference(tag, rounds, flow, input, out, results, uneven);
+    return meet_rooted_by_reference(place, tag, rounds, flow, input, out, results, uneven);
   }
   const char* op = operation_name();
   if (fabric_->aborted())
     throw Aborted(vp_name(id_) + ": " + op + " abandoned: another VP failed or the run deadlocked");
 
-  const std::uint64_t generation = pipelined_calls_++;
-  const InMeeting in_meeting(fabric_->state(id_), op, tag.sequence);
+  const std::uint64_t generation = place.calls++;
+  const InMeeting in_meeting(fabric_->state(id_), op, place.group == nullptr ? tag.sequence : 0);
   const int root = rounds.root;
-  const bool is_root = id_ == root;
-  take_seat(chain, generation, tag, uneven != nullptr ? uneven->seat : n, out);
+  const bool is_root = place.rank == root;
+  take_seat(place, generation, tag, uneven != nullptr ? uneven->seat : n, out);
   Chain::Slot& slot = chain.slot(generation);
-  const auto me = static_cast<std::size_t>(id_);
+  const auto me = static_cast<std::size_t>(place.rank);
   const auto at = [&](int vp) {
     return slot.inputs.data() + static_cast<std::size_t>(vp) * Chain::kBytes;
   };
@@ -588,9 +596,9 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
   const std::size_t offset = uneven != nullptr            ? uneven->offset
                              : results == Results::per_vp ? me * n
                                                           : 0;  // what this VP takes
-  if (flow == Flow::to_root && n != 0) std::memcpy(at(id_), input.data(), n);
+  if (flow == Flow::to_root && n != 0) std::memcpy(at(place.rank), input.data(), n);
   if (flow == Flow::from_root && is_root) {
-    claim_root(chain, generation, tag, op);
+    claim_root(place, generation, tag, op);
     if (!input.empty()) std::memcpy(slot.root_input.data(), input.data(), input.size());
   }
   const std::uint64_t came = generation * 4 + Chain::kCame;
@@ -601,7 +609,7 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
     const std::uint64_t theirs =
         slot.seats[static_cast<std::size_t>(root)].mark.load(std::memory_order_acquire);
     if (theirs / 4 == generation && theirs % 4 != 0)
-      check_seats(chain, generation, root, id_, id_ + 1);
+      check_seats(place, generation, root, place.rank, place.rank + 1);
     else
       slot.unchecked.store(1, std::memory_order_relaxed);  // published by `left`
   }
@@ -611,8 +619,8 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
     if (theirs.mark.load(std::memory_order_acquire) != came)
       wait_in_meeting(
           &tag, [&] { return theirs.mark.load(std::memory_order_acquire) == came; },
-          [&] { return concluded(chain, generation); });
-    check_seats(chain, generation, root, id_, id_ + 1);
+          [&] { return concluded(chain, generation); }, place.group);
+    check_seats(place, generation, root, place.rank, place.rank + 1);
     if (n != 0) std::memcpy(out.data(), from_root + offset, n);
   } else if (flow == Flow::from_root && results == Results::per_vp) {
     if (n != 0 && out.data() != input.data() + offset)
@@ -620,19 +628,21 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
   } else if (flow == Flow::to_root && is_root) {
     int ready = 0;  // VPs [0, ready) have come
     const auto all_came = [&] {
-      while (ready < size_ && slot.seats[static_cast<std::size_t>(ready)].mark.load(
-                                  std::memory_order_acquire) == came)
+      while (ready < place.size && slot.seats[static_cast<std::size_t>(ready)].mark.load(
+                                       std::memory_order_acquire) == came)
         ++ready;
-      return ready == size_;
+      return ready == place.size;
     };
-    if (!all_came()) wait_in_meeting(&tag, all_came, [&] { return concluded(chain, generation); });
-    check_seats(chain, generation, root, 0, size_);
+    if (!all_came())
+      wait_in_meeting(
+          &tag, all_came, [&] { return concluded(chain, generation); }, place.group);
+    check_seats(place, generation, root, 0, place.size);
     slot.root.store(kRootCheckedAll, std::memory_order_relaxed);  // published by `left`
     if (combine != nullptr && (uneven != nullptr ? uneven->seat : n) != 0) {
-      const auto p = static_cast<std::size_t>(size_);
+      const auto p = static_cast<std::size_t>(place.size);
       const auto levels = static_cast<std::size_t>(std::bit_width(p - 1));
       rooted_inputs_.resize(p);
-      for (int j = 0; j < size_; ++j) rooted_inputs_[static_cast<std::size_t>(j)] = at(j);
+      for (int j = 0; j < place.size; ++j) rooted_inputs_[static_cast<std::size_t>(j)] = at(j);
       if (rooted_scratch_.size() < levels * n) rooted_scratch_.resize(levels * n);
       combine(context, rooted_inputs_, out, std::span(rooted_scratch_).first(levels * n));
     }
@@ -644,11 +654,11 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
   // gather) checks nothing, and neither did they: the last VP to leave checks every seat where
   // such a VP came and no root of a flow to it checked.
   leave_rooted(
-      chain, generation, rounds, op,
+      place, generation, rounds, op,
       [&] {
         if (slot.unchecked.load(std::memory_order_relaxed) != 0 &&
             slot.root.load(std::memory_order_relaxed) != kRootCheckedAll)
-          check_seats(chain, generation, root, 0, size_);
+          check_seats(place, generation, root, 0, place.size);
       },
       uneven != nullptr ? uneven->sizes : nullptr);
   return true;
@@ -656,17 +666,17 @@ bool Port::meet_rooted(const MessageTag& tag, const Rounds& rounds, Flow flow,
 
 // One root writes a meeting's input or takes its outputs: a second VP that calls itself the root
 // disagrees with the first.
-void Port::claim_root(detail::PipelinedMeeting& chain, std::uint64_t generation,
-                      const MessageTag& tag, const char* op) const {
-  detail::PipelinedMeeting::Slot& slot = chain.slot(generation);
+void Port::claim_root(const ChainSeat& place, std::uint64_t generation, const MessageTag& tag,
+                      const char* op) const {
+  detail::PipelinedMeeting::Slot& slot = place.chain.slot(generation);
   std::uint32_t first = 0;
-  if (slot.root.compare_exchange_strong(first, static_cast<std::uint32_t>(id_) + 1,
+  if (slot.root.compare_exchange_strong(first, static_cast<std::uint32_t>(place.rank) + 1,
                                         std::memory_order_acq_rel))
     return;
   const int other = static_cast<int>(first) - 1;
   const std::vector<detail::TagHolders> seen{
-      {slot.seats[static_cast<std::size_t>(id_)].tag, {id_}},
-      {slot.seats[static_cast<std::size_t>(other)].tag, {other}}};
+      {slot.seats[static_cast<std::size_t>(place.rank)].tag, {id_}},
+      {slot.seats[static_cast<std::size_t>(other)].tag, {place.vp(other)}}};
   throw CollectiveMismatch(detail::describe_disagreement(id_, op, tag, seen, topology()) +
                            " (they met in shared memory)");
 }
@@ -674,20 +684,21 @@ void Port::claim_root(detail::PipelinedMeeting& chain, std::uint64_t generation,
 // The last VP to leave a rooted meeting checks what last_check checks, concludes it and frees
 // its slot.
 template <class LastCheck>
-void Port::leave_rooted(detail::PipelinedMeeting& chain, std::uint64_t generation,
-                        const Rounds& rounds, const char* op, LastCheck&& last_check,
-                        const void* sizes) {
+void Port::leave_rooted(const ChainSeat& place, std::uint64_t generation, const Rounds& rounds,
+                        const char* op, LastCheck&& last_check, const void* sizes) {
+  detail::PipelinedMeeting& chain = place.chain;
   detail::PipelinedMeeting::Slot& slot = chain.slot(generation);
-  if (slot.left.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<std::uint32_t>(size_)) {
+  if (slot.left.fetch_add(1, std::memory_order_acq_rel) + 1 ==
+      static_cast<std::uint32_t>(place.size)) {
     last_check();
-    conclude_pipelined(chain, generation, rounds, sizes);
+    conclude_pipelined(place, generation, rounds, sizes);
     slot.left.store(0, std::memory_order_relaxed);
     slot.root.store(0, std::memory_order_relaxed);
     slot.unchecked.store(0, std::memory_order_relaxed);
     slot.generation.store(generation + chain.slot_count, std::memory_order_release);
     wake_sleepers(fabric_->meeting());
   }
-  leave_pipelined(chain, generation, rounds, op, sizes);
+  leave_pipelined(place, generation, rounds, op, sizes);
 }
 
 // A large rooted meeting (meet_rooted): each VP other than the root copies its part straight
@@ -696,11 +707,12 @@ void Port::leave_rooted(detail::PipelinedMeeting& chain, std::uint64_t generatio
 // its buffers stay theirs only for the call. The messages would have copied the data along the
 // tree, (p/2) log p blocks for a scatter, mostly on the root's core; here each VP copies its own,
 // on its own core.
-bool Port::meet_rooted_by_reference(const MessageTag& tag, const Rounds& rounds, Flow flow,
+bool Port::meet_rooted_by_reference(const ChainSeat& place, const MessageTag& tag,
+                                    const Rounds& rounds, Flow flow,
                                     std::span<const std::byte> input, std::span<std::byte> out,
                                     Results results, const Uneven* uneven) {
   using Chain = detail::PipelinedMeeting;
-  Chain& chain = fabric_->pipelined_meeting();
+  Chain& chain = place.chain;
   const std::size_t n = flow == Flow::from_root ? out.size() : input.size();
   const char* op = operation_name();
   const auto abandoned = [&] {
@@ -709,15 +721,15 @@ bool Port::meet_rooted_by_reference(const MessageTag& tag, const Rounds& rounds,
   };
   if (fabric_->aborted()) throw abandoned();
 
-  const std::uint64_t generation = pipelined_calls_++;
-  const InMeeting in_meeting(fabric_->state(id_), op, tag.sequence);
+  const std::uint64_t generation = place.calls++;
+  const InMeeting in_meeting(fabric_->state(id_), op, place.group == nullptr ? tag.sequence : 0);
   const int root = rounds.root;
-  take_seat(chain, generation, tag, uneven != nullptr ? uneven->seat : n, out);
+  take_seat(place, generation, tag, uneven != nullptr ? uneven->seat : n, out);
   Chain::Slot& slot = chain.slot(generation);
-  const auto me = static_cast<std::size_t>(id_);
+  const auto me = static_cast<std::size_t>(place.rank);
   Chain::Seat& seat = slot.seats[me];
   seat.in = input.data();
-  if (id_ == root) claim_root(chain, generation, tag, op);
+  if (place.rank == root) claim_root(place, generation, tag, op);
   const std::uint64_t base = generation * 4;
   seat.mark.store(base + Chain::kCame, std::memory_order_seq_cst);
   // This VP's part: block `me` (Results::per_vp) of the root's input or out, or all of it.
@@ -725,14 +737,15 @@ bool Port::meet_rooted_by_reference(const MessageTag& tag, const Rounds& rounds,
                              : results == Results::per_vp ? me * n
                                                           : 0;
 
-  if (id_ != root) {
+  if (place.rank != root) {
     const Chain::Seat& theirs = slot.seats[static_cast<std::size_t>(root)];
     const auto root_came = [&] {
       return theirs.mark.load(std::memory_order_acquire) == base + Chain::kCame;
     };
     if (!root_came())
-      wait_in_meeting(&tag, root_came, [&] { return concluded(chain, generation); });
-    check_seats(chain, generation, root, id_, id_ + 1);
+      wait_in_meeting(
+          &tag, root_came, [&] { return concluded(chain, generation); }, place.group);
+    check_seats(place, generation, root, place.rank, place.rank + 1);
     // The root's buffers are there while it waits for this copy; once it has left on an error
     // (Slot::closed), no copy starts. Both sides seq_cst: the root sees this claim or this VP
     // sees the closing.
@@ -743,7 +756,7 @@ bool Port::meet_rooted_by_reference(const MessageTag& tag, const Rounds& rounds,
       // then, or what this VP finds itself), so that the run reports the root's error, not this
       // VP's Aborted before it.
       wait_in_meeting(
-          &tag, [] { return false; }, [] { return false; });
+          &tag, [] { return false; }, [] { return false; }, place.group);
       throw abandoned();  // not reached: the wait ends only by throwing
     }
     if (n != 0) {
@@ -763,26 +776,27 @@ bool Port::meet_rooted_by_reference(const MessageTag& tag, const Rounds& rounds,
     }
     int ready = 0;  // VPs [0, ready) have made their copies
     const auto all_copied = [&] {
-      while (ready < size_) {
+      while (ready < place.size) {
         const std::uint64_t mark =
             slot.seats[static_cast<std::size_t>(ready)].mark.load(std::memory_order_acquire);
-        if (ready != id_ && mark != base + Chain::kDone) {
+        if (ready != place.rank && mark != base + Chain::kDone) {
           // A VP that came and does not copy may have left, its block in the slot: it met with
           // another header (counts that made it meet without reference) and will not copy.
-          if (mark == base + Chain::kCame) check_seats(chain, generation, root, ready, ready + 1);
+          if (mark == base + Chain::kCame) check_seats(place, generation, root, ready, ready + 1);
           break;
         }
         ++ready;
       }
-      return ready == size_;
+      return ready == place.size;
     };
     if (!all_copied()) try {
-        wait_in_meeting(&tag, all_copied, [] { return false; });
+        wait_in_meeting(
+            &tag, all_copied, [] { return false; }, place.group);
       } catch (...) {
         // Leaving on an error: the copies under way end before the buffers can go (their VPs
         // may wait for this core).
         slot.closed.store(1, std::memory_order_seq_cst);
-        for (int j = 0; j < size_; ++j)
+        for (int j = 0; j < place.size; ++j)
           while (slot.seats[static_cast<std::size_t>(j)].mark.load(std::memory_order_seq_cst) ==
                  base + Chain::kClaimed)
             detail::Waiter::give_core();
@@ -790,13 +804,13 @@ bool Port::meet_rooted_by_reference(const MessageTag& tag, const Rounds& rounds,
       }
   }
   leave_rooted(
-      chain, generation, rounds, op, [] {}, uneven != nullptr ? uneven->sizes : nullptr);
+      place, generation, rounds, op, [] {}, uneven != nullptr ? uneven->sizes : nullptr);
   return true;
 }
 
 void Port::settle_clock() {
   if (pending_ == 0) return;
-  detail::PipelinedMeeting& chain = fabric_->pipelined_meeting();
+  detail::PipelinedMeeting& chain = *pending_chain_;
   const std::uint64_t generation = pending_ - 1;
   if (!concluded(chain, generation)) {
     // Waits as in the prefix it left (for the reports: that is the call it waits for).
@@ -808,9 +822,10 @@ void Port::settle_clock() {
     operation_ = pending_operation_;
     const InMeeting in_meeting(fabric_->state(id_), pending_operation_, 0);
     wait_in_meeting(
-        nullptr, [&] { return concluded(chain, generation); }, [] { return false; });
+        nullptr, [&] { return concluded(chain, generation); }, [] { return false; },
+        pending_group_);
   }
-  clock_ = chain.final_clocks[static_cast<std::size_t>(id_)];
+  clock_ = chain.final_clocks[static_cast<std::size_t>(pending_seat_)];
   pending_ = 0;
 }
 
