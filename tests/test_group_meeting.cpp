@@ -337,3 +337,33 @@ TEST_CASE("a split in a loop: new groups meet until their chains fill 64 MiB, th
       hctest::test_options());
   CHECK(wrong == std::vector<long>(static_cast<std::size_t>(t.size()), 0));
 }
+
+TEST_CASE(
+    "a VP that leaves one group's prefix or rooted meeting early keeps its clock in another") {
+  // Rank 0 of a scan and the root of a broadcast leave before the others come: the clock that
+  // meeting sets is this VP's next seat's, in whichever chain (the machine's, another group's).
+  for (const auto& t : {hc::Topology::mesh(4, 4), hc::Topology::hypercube(4)}) {
+    CAPTURE(t.name());
+    const auto body = [&](hc::Proc& vp, auto& keep) {
+      const bool mesh = t.kind() == hc::Topology::Kind::mesh;
+      const hc::Group a = mesh ? vp.row() : vp.subcube(0b0011);
+      const hc::Group b = mesh ? vp.column() : vp.subcube(0b1100);
+      for (int i = 0; i < 20; ++i) {
+        std::vector<double> x(1 + i % 3, tricky(vp.id(), static_cast<std::size_t>(i)));
+        keep(std::vector<double>{hc::scan(a, x[0], std::plus<>())});
+        hc::broadcast(vp, std::span<double>(x), i % t.size());
+        keep(x);
+        keep(std::vector<double>{hc::scan(b, x[0] * 3, std::plus<>())});
+        hc::broadcast(a, std::span<double>(x), i % a.size());
+        keep(x);
+        hc::reduce(b, std::span<const double>(x), std::span<double>(x), std::plus<>(), 0);
+        keep(x);
+        keep(std::vector<double>{vp.clock()});
+      }
+    };
+    hc::Options o = model_options();
+    const hctest::MeetingResults meeting = hctest::run_keeping(t, o, body);
+    o.record = true;
+    check_same(hctest::run_keeping(t, o, body), meeting);
+  }
+}

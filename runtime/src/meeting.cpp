@@ -33,19 +33,24 @@ namespace {
 
 std::string vp_name(int id) { return "VP " + std::to_string(id); }
 
-// A VP in a meeting, as the watchdog and its peers see it, until it leaves.
+// A VP in a meeting, as the watchdog and its peers see it, until it leaves. `sequence`: the
+// whole machine's call it meets in, which its peers' sends and receives check
+// (Port::check_not_meeting; a full fence, against theirs); 0: none published (a group's call,
+// a wait for a clock).
 struct InMeeting {
   detail::VpState& state;
-  InMeeting(detail::VpState& me, const char* op, std::uint32_t sequence) : state(me) {
+  bool published;
+  InMeeting(detail::VpState& me, const char* op, std::uint32_t sequence)
+      : state(me), published(sequence != 0) {
     me.waiting_for.store(detail::kWaitsForAll, std::memory_order_relaxed);
     me.operation.store(op, std::memory_order_relaxed);
     me.status.store(detail::kBlocked, std::memory_order_release);
-    me.meeting.store(sequence, std::memory_order_seq_cst);
+    if (published) me.meeting.store(sequence, std::memory_order_seq_cst);
   }
   InMeeting(const InMeeting&) = delete;
   InMeeting& operator=(const InMeeting&) = delete;
   ~InMeeting() {
-    state.meeting.store(0, std::memory_order_release);
+    if (published) state.meeting.store(0, std::memory_order_release);
     state.status.store(detail::kRunning, std::memory_order_relaxed);
   }
 };
@@ -495,6 +500,9 @@ bool Port::meet_prefix(const detail::GroupInfo* group, const MessageTag& tag, co
   const ChainSeat place = chain_seat(group);
   Chain& chain = place.chain;
   if (chain.slot_count == 0) return false;
+  // A clock pending in another chain (the machine's, another group's) is settled there first:
+  // a seat's pending clock is the one its own chain's previous meeting sets.
+  if (pending_ != 0 && pending_chain_ != &chain) settle_clock();
   const char* op = operation_name();
   if (fabric_->aborted())
     throw Aborted(vp_name(id_) + ": " + op + " abandoned: another VP failed or the run deadlocked");
@@ -566,6 +574,9 @@ bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, co
   Chain& chain = place.chain;
   const std::size_t n = flow == Flow::from_root ? out.size() : input.size();
   if (chain.slot_count == 0) return false;
+  // A clock pending in another chain (the machine's, another group's) is settled there first:
+  // a seat's pending clock is the one its own chain's previous meeting sets.
+  if (pending_ != 0 && pending_chain_ != &chain) settle_clock();
   if (uneven != nullptr ? uneven->by_reference : n > kPipelinedBytes) {
     // Large: by reference, where it moves enough to pay for the root's wait (port.hpp).
     const std::size_t root_bytes =
