@@ -221,25 +221,29 @@ struct PipelinedMeeting {
     // from or into its buffers any more (Port::meet_rooted).
     std::atomic<std::uint32_t> closed{0};
     std::unique_ptr<Seat[]> seats;
-    std::vector<std::byte> inputs;  // VP i's at i * kBytes
-    std::vector<std::byte> folds;   // the steps' partial folds (Port::PrefixStep)
+    // p * kBytes each, in the chain's storage: every byte read is written first in the same
+    // meeting, so the storage is left unwritten (its pages come on first use, not all at once
+    // when a group first meets).
+    std::byte* inputs = nullptr;  // VP i's at i * kBytes
+    std::byte* folds = nullptr;   // the steps' partial folds (Port::PrefixStep)
     // A flow from the root: the root's input (a scatter's p blocks), apart from the others, so
     // that VPs that disagree on the flow (a gather's VP 0 against a broadcast's root) do not
     // write the same bytes before they find out.
-    std::vector<std::byte> root_input;
+    std::byte* root_input = nullptr;
   };
-  // A group's chain (Fabric::group_chain): VPs run fewer meetings ahead in it, and past
-  // kGroupsStorage for all of a run's groups (a split in a loop) a new group has none.
-  static constexpr std::size_t kGroupStorage = 1 << 20;
+  // A group's chain (Fabric::group_chain): VPs run fewer meetings ahead in it (kGroupSlots),
+  // and past kGroupsStorage for all of a run's groups (a split in a loop) a new group has none.
+  static constexpr std::uint32_t kGroupSlots = 64;
   static constexpr std::size_t kGroupsStorage = 64 << 20;
-  // Slots of kBytes inputs, folds and root input per VP, as many as `storage` allows for p VPs
-  // (a power of two from 2 to kMostSlots).
-  void allocate(int p, std::size_t storage = kStorage);
+  // Slots of kBytes inputs, folds and root input per VP, as many as kStorage allows for p VPs
+  // (a power of two from 2 to most_slots).
+  void allocate(int p, std::uint32_t most_slots = kMostSlots);
   void reset() noexcept;  // a new run (an aborted one may leave a slot half used)
   [[nodiscard]] Slot& slot(std::uint64_t generation) noexcept {
     return slots[generation & (slot_count - 1)];
   }
   std::unique_ptr<Slot[]> slots;
+  std::unique_ptr<std::byte[]> storage;  // the slots' inputs, folds and root inputs
   std::uint32_t slot_count = 0;
   alignas(kCacheLine) std::atomic<std::uint64_t> concluded{0};  // meetings whose clocks are set
   std::vector<double> final_clocks;  // each VP's clock after the last meeting concluded

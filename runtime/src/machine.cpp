@@ -256,7 +256,7 @@ PipelinedMeeting& Fabric::group_chain(const GroupInfo& g) {
       // Past the run's share, none: the group's rooted collectives and prefixes send their
       // messages (slot_count 0), decided once for all its members.
       if (group_chain_bytes_ >= PipelinedMeeting::kGroupsStorage) return;
-      made.allocate(g.size, PipelinedMeeting::kGroupStorage);
+      made.allocate(g.size, PipelinedMeeting::kGroupSlots);
       group_chain_bytes_ +=
           made.slot_count * static_cast<std::size_t>(g.size) * 3 * PipelinedMeeting::kBytes;
     });

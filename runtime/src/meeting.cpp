@@ -125,17 +125,19 @@ void RoundsPlayer::play(const Port::Rounds& rounds, const CostModel& model,
   }
 }
 
-void PipelinedMeeting::allocate(int p, std::size_t storage) {
+void PipelinedMeeting::allocate(int p, std::uint32_t most_slots) {
   const auto seats_per_slot = static_cast<std::size_t>(p);
-  slot_count = kMostSlots;
-  while (slot_count > 2 && slot_count * seats_per_slot * 3 * kBytes > storage) slot_count /= 2;
+  const std::size_t stride = seats_per_slot * kBytes;  // one slot's inputs, folds, root input
+  slot_count = most_slots;
+  while (slot_count > 2 && slot_count * 3 * stride > kStorage) slot_count /= 2;
   slots = std::make_unique<Slot[]>(slot_count);
+  storage = std::make_unique_for_overwrite<std::byte[]>(slot_count * 3 * stride);
   for (std::uint32_t s = 0; s < slot_count; ++s) {
     Slot& slot = slots[s];
     slot.seats = std::make_unique<Seat[]>(seats_per_slot);
-    slot.inputs.resize(seats_per_slot * kBytes);
-    slot.folds.resize(seats_per_slot * kBytes);
-    slot.root_input.resize(seats_per_slot * kBytes);
+    slot.inputs = storage.get() + s * 3 * stride;
+    slot.folds = slot.inputs + stride;
+    slot.root_input = slot.folds + stride;
   }
   final_clocks.resize(seats_per_slot);
   next_clocks.resize(seats_per_slot);
@@ -513,8 +515,7 @@ bool Port::meet_prefix(const detail::GroupInfo* group, const MessageTag& tag, co
   Chain::Slot& slot = chain.slot(generation);
   const auto me = static_cast<std::size_t>(place.rank);
   Chain::Seat& seat = slot.seats[me];
-  if (!input.empty())
-    std::memcpy(slot.inputs.data() + me * Chain::kBytes, input.data(), input.size());
+  if (!input.empty()) std::memcpy(slot.inputs + me * Chain::kBytes, input.data(), input.size());
   const std::uint64_t base = generation * 4;
   seat.mark.store(base + Chain::kCame, std::memory_order_seq_cst);
   // Steps 0..me-1 done: this VP takes the chain on, unless the VP that did step me-1 saw it come
@@ -543,8 +544,8 @@ void Port::run_prefix_chain(const ChainSeat& place, std::uint64_t generation, in
   for (;;) {
     Chain::Seat& seat = slot.seats[i];
     check_seats(place, generation, 0, static_cast<int>(i), static_cast<int>(i) + 1);
-    step(context, static_cast<int>(i), place.size, seat.bytes, Chain::kBytes, slot.inputs.data(),
-         slot.folds.data(), seat.out);
+    step(context, static_cast<int>(i), place.size, seat.bytes, Chain::kBytes, slot.inputs,
+         slot.folds, seat.out);
     if (i + 1 == p) break;
     seat.mark.store(base + Chain::kDone, std::memory_order_release);
     slot.frontier.store(static_cast<std::uint32_t>(i + 1), std::memory_order_seq_cst);
@@ -599,18 +600,18 @@ bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, co
   Chain::Slot& slot = chain.slot(generation);
   const auto me = static_cast<std::size_t>(place.rank);
   const auto at = [&](int vp) {
-    return slot.inputs.data() + static_cast<std::size_t>(vp) * Chain::kBytes;
+    return slot.inputs + static_cast<std::size_t>(vp) * Chain::kBytes;
   };
   // The root's input of a flow from the root lies in the slot's root_input (a scatter's: all p
   // blocks), each VP's of a flow to the root at its own place in inputs.
-  const std::byte* const from_root = slot.root_input.data();
+  const std::byte* const from_root = slot.root_input;
   const std::size_t offset = uneven != nullptr            ? uneven->offset
                              : results == Results::per_vp ? me * n
                                                           : 0;  // what this VP takes
   if (flow == Flow::to_root && n != 0) std::memcpy(at(place.rank), input.data(), n);
   if (flow == Flow::from_root && is_root) {
     claim_root(place, generation, tag, op);
-    if (!input.empty()) std::memcpy(slot.root_input.data(), input.data(), input.size());
+    if (!input.empty()) std::memcpy(slot.root_input, input.data(), input.size());
   }
   const std::uint64_t came = generation * 4 + Chain::kCame;
   slot.seats[me].mark.store(came, std::memory_order_release);
