@@ -168,6 +168,10 @@ struct Meeting {
   alignas(kCacheLine) std::atomic<std::uint32_t> released{0};
   std::atomic<std::uint32_t> signal{0};  // futex word: bumped on release, abort and finish
   std::atomic<std::uint32_t> sleepers{0};
+  // The last arriver reads every seat's input (concluding); a VP that leaves unreleased on an
+  // error marks the meeting deserted for the rest of the run (Port::meet).
+  alignas(kCacheLine) std::atomic<std::uint32_t> concluding{0};
+  std::atomic<std::uint32_t> deserted{0};
   alignas(kCacheLine) std::vector<Seat> seats;
   // The last arriver's: the inputs it combines, the shared result (then the combine's
   // scratch), the clocks of a round.

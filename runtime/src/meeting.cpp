@@ -210,6 +210,20 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
   if (meeting.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == p) {
     me.status.store(detail::kRunning, std::memory_order_relaxed);  // the watchdog: it works
     meeting.arrived.store(0, std::memory_order_relaxed);
+    // Every member came, but one may have left since on an error (an abort: another group's
+    // member failed), its input gone with its frame: then nothing is read, and this VP waits
+    // for the run's end (its wait throws Aborted, or what it finds). Both sides seq_cst: the
+    // deserter sees this VP concluding and waits, or this VP sees the desertion.
+    meeting.concluding.store(1, std::memory_order_seq_cst);
+    if (meeting.deserted.load(std::memory_order_seq_cst) != 0) {
+      meeting.concluding.store(0, std::memory_order_seq_cst);
+      wait_in_meeting(
+          &tag, [] { return false; }, [] { return false; }, group);
+    }
+    struct Concluding {
+      std::atomic<std::uint32_t>& flag;
+      ~Concluding() { flag.store(0, std::memory_order_seq_cst); }
+    } concluding{meeting.concluding};
     conclude_meeting(place, rounds, combine, context,
                      result_bytes != 0 ? result_bytes : rounds.bytes, results);
     meeting.released.store(generation + 1, std::memory_order_seq_cst);
@@ -217,9 +231,16 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
     if (bell.sleepers.load(std::memory_order_seq_cst) != 0)
       detail::futex_wake(bell.signal, INT_MAX);
   } else {
-    wait_in_meeting(
-        &tag, [&] { return meeting.released.load(std::memory_order_acquire) != generation; },
-        [] { return false; }, group);
+    try {
+      wait_in_meeting(
+          &tag, [&] { return meeting.released.load(std::memory_order_acquire) != generation; },
+          [] { return false; }, group);
+    } catch (...) {
+      // Leaving unreleased: the last arriver must not read this VP's input from here on.
+      meeting.deserted.store(1, std::memory_order_seq_cst);
+      while (meeting.concluding.load(std::memory_order_seq_cst) != 0) detail::Waiter::give_core();
+      throw;
+    }
   }
 
   // Released: this VP's share of what the rounds would have done.
