@@ -370,7 +370,8 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("a VP that fails while other groups meet: they leave their meetings, nothing read after") {
+TEST_CASE(
+    "a VP that fails while other groups meet: they leave their meetings, nothing read after") {
   // Row 0's VP throws in the middle of a loop that the other rows run through meetings whose
   // last arriver reads every member's input (all_to_allv's counts, all_reduce's vector) or
   // writes their results (a scan's chain): the members that leave on the abort must not be read
@@ -387,8 +388,7 @@ TEST_CASE("a VP that fails while other groups meet: they leave their meetings, n
         std::vector<double> out(3 * static_cast<std::size_t>(n), 1.0), in(out.size());
         for (int i = 0;; ++i) {
           if (vp.id() == 1 && i == 20 + round % 7) throw std::runtime_error("VP 1 fails");
-          hc::all_to_allv(row, std::span<const double>(out), counts, std::span<double>(in),
-                          counts);
+          hc::all_to_allv(row, std::span<const double>(out), counts, std::span<double>(in), counts);
           (void)hc::scan(row, 1.0 * i, std::plus<>());
           (void)hc::all_reduce(row, 1.0, std::plus<>());
         }
