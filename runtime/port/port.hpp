@@ -277,7 +277,9 @@ class alignas(64) Port {
   void open_span(const char* name, const char* algo, std::uint64_t bytes,
                  std::uint32_t group) noexcept;
   void close_span() noexcept;
-  void post_send(int dest, std::span<const std::byte> data, const MessageTag& tag, double start);
+  // exchange: this VP has posted its receive from dest, whose own send comes at once (sendrecv).
+  void post_send(int dest, std::span<const std::byte> data, const MessageTag& tag, double start,
+                 bool exchange = false);
   void check_peer(int peer, const char* op, std::size_t bytes);
   [[noreturn, gnu::cold, gnu::noinline]] void throw_bad_peer(int peer, const char* op,
                                                              std::size_t bytes) const;

@@ -86,6 +86,16 @@ inline constexpr std::size_t kRendezvousBytes = 2 * 1024;
 // 1.31x slower and a scan 1.4-1.6x (the receiver combines: its sender ran ahead), and from 256 or
 // 512 B a broadcast, scatter or gather 1.1-1.5x.
 inline constexpr std::size_t kKeepingUpRendezvousBytes = 1024;
+// That from 1 KiB holds in an exchange (sendrecv: the sender has posted its own receive from the
+// receiver, which sends to it at once); a send alone waits from 1.5 KiB. On the 2-core AMD EPYC
+// above the wait led one-way too, but on two Intel Xeons (2 vCPUs, and 16 cores; 2026-11-29,
+// osu_hypercomm, two rounds, the ring's time over the wait's at 1 KiB) a sender that runs ahead
+// and fills the ring with seven such messages beats one held to its receiver: back to back
+// windowed bandwidth 0.69-0.84x, broadcast 0.47-0.71x, gather 0.54-1.01x, scatter 0.60-1.00x;
+// after a barrier the wait's single copy led, 0.94-1.30x (ping-pong 1.05-1.23x, 0.41-0.59 us). At
+// 1.5 KiB (four fill the ring) the wait led or tied both ways (bandwidth 1.02-1.09x, ping-pong
+// 1.06-1.43x).
+inline constexpr std::size_t kOneWayKeepingUpRendezvousBytes = 1536;
 inline constexpr std::size_t kRendezvousBytesShared = 64 * 1024;
 // A message of at least this many bytes handed to a posted receive is copied by both VPs, each
 // taking the next chunk in turn: one core's copy runs well below the memory's bandwidth

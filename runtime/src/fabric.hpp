@@ -547,9 +547,12 @@ class HYPERCOMM_INTERNAL Fabric {
   [[nodiscard]] std::chrono::nanoseconds yield_time() const noexcept { return yield_time_; }
   // A sender of this many bytes or more waits a while for its receiver to post (channel.hpp).
   [[nodiscard]] std::size_t rendezvous_bytes() const noexcept { return rendezvous_bytes_; }
-  // The same from this many bytes where the receiver keeps up (Link::receiver_keeps_up).
-  [[nodiscard]] std::size_t keeping_up_rendezvous_bytes() const noexcept {
-    return oversubscribed() ? rendezvous_bytes_ : kKeepingUpRendezvousBytes;
+  // The same from this many bytes where the receiver keeps up (Link::receiver_keeps_up), in an
+  // exchange (the sender has posted its own receive from the receiver) or not.
+  [[nodiscard]] std::size_t keeping_up_rendezvous_bytes(bool exchange) const noexcept {
+    return oversubscribed() ? rendezvous_bytes_
+           : exchange       ? kKeepingUpRendezvousBytes
+                            : kOneWayKeepingUpRendezvousBytes;
   }
   [[nodiscard]] bool oversubscribed() const noexcept { return core_share_ > 0; }
   // The cores the VPs share when they outnumber them, else 0: automatic then weighs the work of

@@ -356,11 +356,11 @@ bool await_receiver(detail::Fabric& fabric, int me, int dest, detail::Link& chan
 
 // Whether a sender whose receiver has not posted yet waits a while for it (the bounds in
 // channel.hpp): from rendezvous_bytes always, from keeping_up_rendezvous_bytes where the receiver
-// keeps up.
-bool awaits_receiver(const detail::Fabric& fabric, const detail::Link& channel,
-                     std::size_t bytes) noexcept {
+// keeps up (lower in an exchange, whose receiver posts at once).
+bool awaits_receiver(const detail::Fabric& fabric, const detail::Link& channel, std::size_t bytes,
+                     bool exchange) noexcept {
   return bytes >= fabric.rendezvous_bytes() ||
-         (bytes >= fabric.keeping_up_rendezvous_bytes() && channel.receiver_keeps_up());
+         (bytes >= fabric.keeping_up_rendezvous_bytes(exchange) && channel.receiver_keeps_up());
 }
 
 }  // namespace
@@ -401,8 +401,8 @@ Link& Port::channel_from(int src) {
   return *route.channel;
 }
 
-void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag& tag,
-                     double start) {
+void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag& tag, double start,
+                     bool exchange) {
   const CostModel& model = options().model;
   const auto m = static_cast<double>(data.size());
   // Meetings happen only when VPs outnumber cores: only then can dest be in one.
@@ -423,7 +423,7 @@ void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag
   } else {
     const bool delivered = data.size() >= detail::kHandOverBytes &&
                            (channel.try_hand_over(envelope, data) ||
-                            (awaits_receiver(*fabric_, channel, data.size()) &&
+                            (awaits_receiver(*fabric_, channel, data.size(), exchange) &&
                              await_receiver(*fabric_, id_, dest, channel, envelope, data)));
     if (!delivered) channel.push(envelope, data);
     fabric_->notify(dest);
@@ -703,7 +703,7 @@ void Port::sendrecv_into(int dest, std::span<const std::byte> out, int src, std:
   const bool posted = in.size() >= detail::kHandOverBytes && in_channel.front() == nullptr;
   if (posted) in_channel.post(in, tag, landing(fold, in.size()), combined);
   try {
-    post_send(dest, out, tag, start);
+    post_send(dest, out, tag, start, posted);
   } catch (...) {
     if (posted) fabric_->withdraw_post(id_, src);
     if (posted && !in_channel.cancel_post()) (void)in_channel.take_posted_arrival();
