@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -712,6 +713,57 @@ TEST_CASE("model time: scan and exscan equal their formulas") {
       for (int p : {3, 5}) {  // the ring pipeline: (ts + tw m)(p - 1)
         CHECK(scan_time<PlusInt>(Topology::ring(p), count, exclusive) ==
               doctest::Approx((ts + tw * m) * (p - 1)).epsilon(1e-12));
+      }
+    }
+  }
+}
+
+// The pipeline's last VP folds a large message as it lands (scan_ring.cpp), by whichever VP
+// delivers it, past the fold-on-landing bound and past the shared copy's (both VPs fold chunks):
+// the result must be the left fold in id order, in place or not, call after call. The operator
+// is neither commutative nor associative, so any other order or grouping shows; automatic takes
+// the pipeline on ring:2 and ring:3 (p - 1 messages a call, checked).
+TEST_CASE("scan: the pipeline's last VP folds large messages as they land") {
+  using T = std::uint64_t;
+  const auto op = [](T a, T b) { return a * 31 + b; };
+  const auto value = [](int vp, std::size_t i, int call) {
+    return static_cast<T>(vp + 1) * 1'000'003u + i * 7919u + static_cast<T>(call);
+  };
+  for (const int p : {2, 3}) {
+    for (const std::size_t count : {std::size_t{5000}, std::size_t{40'000}}) {  // 40, 320 KB
+      for (const bool in_place : {false, true}) {
+        INFO("ring:" << p << " count=" << count << (in_place ? " in place" : ""));
+        constexpr int kCalls = 3;
+        std::vector<std::vector<T>> got(static_cast<std::size_t>(p));
+        const hypercomm::Report r = hypercomm::run(
+            Topology::ring(p),
+            [&](Proc& vp) {
+              std::vector<T> in(count), out(count);
+              for (int call = 0; call < kCalls; ++call) {
+                for (std::size_t i = 0; i < count; ++i) in[i] = value(vp.id(), i, call);
+                if (in_place) {
+                  hypercomm::scan(vp, std::span<const T>(in), std::span<T>(in), op);
+                  out = in;
+                } else {
+                  hypercomm::scan(vp, std::span<const T>(in), std::span<T>(out), op);
+                }
+                const auto me = static_cast<std::size_t>(vp.id());
+                got[me].insert(got[me].end(), out.begin(), out.end());
+              }
+            },
+            options_for(Links::routed));
+        CHECK(r.messages == static_cast<std::uint64_t>(kCalls * (p - 1)));
+        std::size_t wrong = 0;
+        for (int vp = 0; vp < p; ++vp)
+          for (int call = 0; call < kCalls; ++call)
+            for (std::size_t i = 0; i < count; ++i) {
+              T fold = value(0, i, call);
+              for (int k = 1; k <= vp; ++k) fold = op(fold, value(k, i, call));
+              wrong +=
+                  got[static_cast<std::size_t>(vp)][static_cast<std::size_t>(call) * count + i] !=
+                  fold;
+            }
+        CHECK(wrong == 0);
       }
     }
   }

@@ -32,8 +32,10 @@ void scan_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool 
   const bool last = my_id == p - 1;
 
   if (my_id == 0) {
-    if (!exclusive) copy_bytes(out, in);
+    // Sent first: VP 1 need not wait for this copy (p = 2, 1 MiB: the copy alone is a third of
+    // the call).
     c.send(1, in);
+    if (!exclusive) copy_bytes(out, in);
     return;
   }
 
@@ -43,6 +45,14 @@ void scan_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool 
   if (in.data() == out.data() && m > 0) {
     own.assign(in.begin(), in.end());
     mine = own;
+  }
+  if (last && !exclusive) {
+    // The last VP sends nothing on: its sum is folded as the message lands, by whichever VP
+    // delivers it (Comm::recv_fold), rather than copied into out and folded again here, which
+    // brings every line of out back from the sender's cache (p = 2, 64 KiB back to back: 26 us
+    // a call received and folded, against a reduce's 3.1 folded as it lands).
+    c.recv_fold(my_id - 1, out, op, out, mine, /*message_left=*/true);
+    return;
   }
   c.recv_to_combine(my_id - 1, out);  // the fold of 0..my_id-1
   if (exclusive) {
