@@ -10,6 +10,8 @@
 // disagreements, failures and deadlocks are reported as typed errors, never a hang.
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <hypercomm/hypercomm.hpp>
@@ -488,6 +490,67 @@ TEST_CASE(
     }
   });
   for (long w : wrong) CHECK(w == 0);
+}
+
+// A VP's step of a prefix meeting may be run by the VP before it in the chain, which writes the
+// VP's result into its `out`. A VP that leaves the meeting on an abort must not have it written
+// after it is gone (its `out` may be gone with its frame): it waits for a step being run, and
+// takes back one not yet claimed. Here VP 1 comes first and VP 0, coming late, runs step 1 with
+// an operator that sleeps (or throws) while the last VP fails.
+TEST_CASE("a VP leaving a prefix meeting on an abort has its result written before, or never") {
+  const int d = meets(8) ? 3 : meets(32) ? 5 : 0;
+  if (d == 0) {
+    MESSAGE("skipped: 32 VPs do not outnumber this machine's cores, no prefix meetings");
+    return;
+  }
+  for (const bool operator_throws : {false, true}) {
+    CAPTURE(operator_throws);
+    const hc::Topology t = hc::Topology::hypercube(d);
+    const auto p = static_cast<std::size_t>(t.size());
+    std::vector<long> results(p, -1), at_leaving(p, -2);
+    std::vector<int> aborted(p, 0);
+    std::atomic<bool> first_call{true};
+    const auto op = [&](long a, long b) {
+      if (first_call.exchange(false)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        if (operator_throws) throw std::runtime_error("the operator fails");
+      }
+      return a + b;
+    };
+    try {
+      hc::run(
+          t,
+          [&](hc::Proc& vp) {
+            const auto me = static_cast<std::size_t>(vp.id());
+            if (me == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            if (me == p - 1) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(200));
+              throw std::runtime_error("the last VP gives up");
+            }
+            const long mine = static_cast<long>(me) + 1;
+            try {
+              hc::scan(vp, std::span<const long>(&mine, 1), std::span<long>(&results[me], 1), op);
+            } catch (const hc::Aborted&) {
+              aborted[me] = 1;
+              at_leaving[me] = results[me];
+              throw;
+            }
+          },
+          test_options());
+      FAIL("no error");
+    } catch (const hc::Error& e) {
+      FAIL("a hypercomm error instead of the body's: " << e.what());
+    } catch (const std::runtime_error& e) {
+      CHECK(std::string(e.what()) == "the last VP gives up");  // the first to fail
+    }
+    // What a VP held when it left is what it holds now: nothing was written after.
+    for (std::size_t i = 0; i < p; ++i)
+      if (aborted[i] != 0) {
+        CAPTURE(i);
+        CHECK(results[i] == at_leaving[i]);
+      }
+    if (!operator_throws) CHECK(aborted[1] == 1);  // it waited in the meeting
+  }
 }
 
 TEST_CASE("a VP waiting for a message after a scan it left early is a Deadlock, not a hang") {

@@ -199,7 +199,8 @@ struct PipelinedMeeting {
   static constexpr std::size_t kBytes = Port::kPipelinedBytes;  // the most a VP passes
   static constexpr std::uint32_t kMostSlots = 256;              // meetings a VP may run ahead
   static constexpr std::size_t kStorage = 6 << 20;  // bytes of inputs, folds, root inputs
-  // A seat's mark in meeting g: 4g + one of these (any other value: not come yet).
+  // A seat's mark in meeting g: 4g + one of these (any other value: not come yet; 4g: a VP that
+  // left unfinished took its step back, meeting.cpp's withdraw_from_chain).
   static constexpr std::uint64_t kCame = 1, kClaimed = 2, kDone = 3;
   struct alignas(kCacheLine) Seat {
     std::atomic<std::uint64_t> mark{0};

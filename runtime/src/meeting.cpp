@@ -64,6 +64,21 @@ bool concluded(const detail::PipelinedMeeting& chain, std::uint64_t generation) 
   return chain.concluded.load(std::memory_order_acquire) > generation;
 }
 
+// A VP leaving a prefix meeting unfinished (an abort, a disagreement) takes its step back, so
+// that no VP running the chain writes its result into an `out` that is gone; a step being run
+// now ends (done, or given back on the runner's error: run_prefix_chain) without waiting for
+// anything, so the VP waits for it.
+void withdraw_from_chain(detail::PipelinedMeeting::Seat& seat, std::uint64_t base) noexcept {
+  using Chain = detail::PipelinedMeeting;
+  for (;;) {
+    std::uint64_t mark = base + Chain::kCame;
+    if (seat.mark.compare_exchange_strong(mark, base, std::memory_order_acq_rel) ||
+        mark != base + Chain::kClaimed)
+      return;  // withdrawn (no runner can claim it now), or its step is done
+    detail::Waiter::give_core();
+  }
+}
+
 void wake_sleepers(detail::Meeting& meeting) noexcept {
   if (meeting.sleepers.load(std::memory_order_seq_cst) == 0) return;
   meeting.signal.fetch_add(1, std::memory_order_seq_cst);
@@ -546,10 +561,16 @@ bool Port::meet_prefix(const detail::GroupInfo* group, const MessageTag& tag, co
     if (seat.mark.compare_exchange_strong(came, base + Chain::kClaimed, std::memory_order_seq_cst))
       run_prefix_chain(place, generation, place.rank, step, context, rounds);
   }
-  if (seat.mark.load(std::memory_order_acquire) != base + Chain::kDone)
-    wait_in_meeting(
-        &tag, [&] { return seat.mark.load(std::memory_order_acquire) == base + Chain::kDone; },
-        [&] { return concluded(chain, generation); }, place.group);
+  if (seat.mark.load(std::memory_order_acquire) != base + Chain::kDone) {
+    try {
+      wait_in_meeting(
+          &tag, [&] { return seat.mark.load(std::memory_order_acquire) == base + Chain::kDone; },
+          [&] { return concluded(chain, generation); }, place.group);
+    } catch (...) {
+      withdraw_from_chain(seat, base);
+      throw;
+    }
+  }
   leave_pipelined(place, generation, rounds, op);
   return true;
 }
@@ -562,24 +583,32 @@ void Port::run_prefix_chain(const ChainSeat& place, std::uint64_t generation, in
   const std::uint64_t base = generation * 4;
   auto i = static_cast<std::size_t>(vp);
   const auto p = static_cast<std::size_t>(place.size);
-  for (;;) {
-    Chain::Seat& seat = slot.seats[i];
-    check_seats(place, generation, 0, static_cast<int>(i), static_cast<int>(i) + 1);
-    step(context, static_cast<int>(i), place.size, seat.bytes, Chain::kBytes, slot.inputs,
-         slot.folds, seat.out);
-    if (i + 1 == p) break;
-    seat.mark.store(base + Chain::kDone, std::memory_order_release);
-    slot.frontier.store(static_cast<std::uint32_t>(i + 1), std::memory_order_seq_cst);
-    std::uint64_t came = base + Chain::kCame;
-    if (!slot.seats[i + 1].mark.compare_exchange_strong(came, base + Chain::kClaimed,
-                                                        std::memory_order_seq_cst)) {
-      wake_sleepers(fabric_->meeting());  // VP i + 1 has not come, or takes the chain on itself
-      return;
+  try {
+    for (;;) {
+      Chain::Seat& seat = slot.seats[i];
+      check_seats(place, generation, 0, static_cast<int>(i), static_cast<int>(i) + 1);
+      step(context, static_cast<int>(i), place.size, seat.bytes, Chain::kBytes, slot.inputs,
+           slot.folds, seat.out);
+      if (i + 1 == p) break;
+      seat.mark.store(base + Chain::kDone, std::memory_order_release);
+      slot.frontier.store(static_cast<std::uint32_t>(i + 1), std::memory_order_seq_cst);
+      std::uint64_t came = base + Chain::kCame;
+      if (!slot.seats[i + 1].mark.compare_exchange_strong(came, base + Chain::kClaimed,
+                                                          std::memory_order_seq_cst)) {
+        wake_sleepers(fabric_->meeting());  // VP i + 1 has not come, or takes the chain on itself
+        return;
+      }
+      ++i;
     }
-    ++i;
+    // The last step: every VP came.
+    conclude_pipelined(place, generation, rounds);
+  } catch (...) {
+    // Another VP's step failed here (a disagreement found in it, the operator threw): the step
+    // goes back to its VP, which may be waiting to withdraw it (withdraw_from_chain).
+    if (i != static_cast<std::size_t>(vp))
+      slot.seats[i].mark.store(base + Chain::kCame, std::memory_order_release);
+    throw;
   }
-  // The last step: every VP came.
-  conclude_pipelined(place, generation, rounds);
   slot.seats[p - 1].mark.store(base + Chain::kDone, std::memory_order_release);
   slot.frontier.store(0, std::memory_order_relaxed);
   slot.generation.store(generation + chain.slot_count, std::memory_order_release);
