@@ -87,6 +87,14 @@ void Channel::publish(std::size_t slots) noexcept {
   slot_at(*producer_segment_, head_).sequence.store(head_ + 1, std::memory_order_release);
   head_ += slots;
   ++enqueued_;
+  // The slots of the message after the next one, if it is as long as this one, asked for now
+  // (kPrefetchSlots): where the receiver keeps up they were last read on its core, and a store
+  // to them would hold this VP's later stores for a line's trip. Not where the ring is nearly
+  // full: its receiver has yet to read them.
+  const std::size_t ahead = std::min(slots, kPrefetchSlots);
+  if (!room_for(slots + ahead)) return;
+  for (std::size_t k = 0; k < ahead; ++k)
+    prefetch_for_writing(&slot_at(*producer_segment_, head_ + slots + k));
 }
 
 void Channel::push(const Envelope& envelope, std::span<const std::byte> payload) {
