@@ -94,7 +94,7 @@ void Channel::publish(std::size_t slots) noexcept {
   const std::size_t ahead = std::min(slots, kPrefetchSlots);
   if (!room_for(slots + ahead)) return;
   for (std::size_t k = 0; k < ahead; ++k)
-    prefetch_for_writing(&slot_at(*producer_segment_, head_ + slots + k));
+    prefetch_for_writing(&slot_at(*producer_segment_, head_ + slots + k), kSlotSize);
 }
 
 void Channel::push(const Envelope& envelope, std::span<const std::byte> payload) {

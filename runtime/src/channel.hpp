@@ -67,17 +67,17 @@ static_assert(kSlotSize - kInlineBytes + 16 <= kCacheLine,
 // reduce and scan of 8-64 B 0.44-0.65, of 128-256 B 0.49-0.95; windowed bandwidth of 384-512 B
 // 0.75-0.83 with 8 slots against 2); 16 slots did no better than 8 at 1-2 KiB.
 inline constexpr std::size_t kPrefetchSlots = 8;
-// Asks for the cache lines of `slot` for writing (PREFETCHW, which CPUs without it run as a
-// no-op); nothing is read or written.
-inline void prefetch_for_writing(const Slot* slot) noexcept {
+// Asks for the cache lines of [p, p + bytes) for writing (PREFETCHW, which CPUs without it run as
+// a no-op); nothing is read or written.
+inline void prefetch_for_writing(const void* p, std::size_t bytes) noexcept {
+  const auto* first = static_cast<const char*>(p);
+  for (std::size_t at = 0; at < bytes; at += kCacheLine) {
 #if defined(__x86_64__) || defined(__i386__)
-  const auto* bytes = reinterpret_cast<const char*>(slot);
-  for (std::size_t line = 0; line < kSlotSize; line += kCacheLine)
-    asm volatile("prefetchw %0" : : "m"(bytes[line]));
+    asm volatile("prefetchw %0" : : "m"(first[at]));
 #else
-  __builtin_prefetch(slot, 1, 3);
-  __builtin_prefetch(reinterpret_cast<const char*>(slot) + kCacheLine, 1, 3);
+    __builtin_prefetch(first + at, 1, 3);
 #endif
+  }
 }
 
 // Messages of at least this many bytes are handed straight to a receiver already waiting.

@@ -454,6 +454,16 @@ void Port::take_seat(const ChainSeat& place, std::uint64_t generation, const Mes
         &tag, [&] { return slot.generation.load(std::memory_order_acquire) == generation; },
         [&] { return concluded(chain, generation - chain.slot_count); }, place.group);
   auto& seat = slot.seats[static_cast<std::size_t>(place.rank)];
+  // This VP's seat and input in the next meeting, asked for writing now: the VPs that read them
+  // there last ran on other cores, and the store that shows this VP has come waits for every
+  // store before it (8 VPs on 2 cores, 8 B back to back: gather and reduce 0.73-0.81 of the
+  // time without, broadcast 0.79-1.0, the scan unchanged).
+  detail::PipelinedMeeting::Slot& next = chain.slot(generation + 1);
+  detail::prefetch_for_writing(&next.seats[static_cast<std::size_t>(place.rank)], sizeof(seat));
+  if (bytes <= detail::PipelinedMeeting::kBytes)
+    detail::prefetch_for_writing(
+        next.inputs + static_cast<std::size_t>(place.rank) * detail::PipelinedMeeting::kBytes,
+        std::max<std::size_t>(bytes, 1));
   seat.clock = clock_;
   seat.pending = pending_ != 0;
   seat.tag = tag;
