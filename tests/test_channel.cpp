@@ -255,12 +255,15 @@ TEST_CASE(
     "large hand-overs copied by both sides arrive whole, and the sender's buffer is free after") {
   // Sizes at and around the shared copy's threshold and chunk: a last chunk of one byte, of a
   // chunk less one, several chunks. The sender overwrites its buffer as soon as the hand-over
-  // returns: a receiver still copying from it would take the wrong bytes.
+  // returns: a receiver still copying from it would take the wrong bytes. Every other message
+  // carries side work (a scatter root's own block), which runs once: in the channel while the
+  // receiver copies a shared copy, else left to the sender.
   const std::vector<std::size_t> sizes{kSharedCopyBytes, kSharedCopyBytes + 1,
                                        kSharedCopyBytes + kSharedCopyChunk - 1,
                                        3 * kSharedCopyBytes + 17, kSharedCopyBytes - 1};
   constexpr std::uint64_t kMessages = hctest::kSanitized ? 100 : 1500;
   Channel channel(8);
+  std::uint64_t side_work = 0, side_work_in_channel = 0, side_work_small = 0;
   std::thread producer([&] {
     std::vector<std::byte> buf;
     for (std::uint64_t i = 0; i < kMessages; ++i) {
@@ -270,7 +273,20 @@ TEST_CASE(
       // Wait for the post (most of the time), as a large sender does.
       for (int spin = 0; spin < 100000 && !channel.receiver_posted(); ++spin)
         hypercomm::detail::cpu_relax();
-      if (!channel.try_hand_over(e, buf)) channel.push(e, buf);
+      if (i % 2 == 0) {
+        if (!channel.try_hand_over(e, buf)) channel.push(e, buf);
+      } else {
+        hypercomm::detail::SideWork work{
+            [](void* count) noexcept { ++*static_cast<std::uint64_t*>(count); }, &side_work};
+        const bool handed = channel.try_hand_over_during(e, buf, work);
+        if (work.run == nullptr) {
+          ++side_work_in_channel;
+          side_work_small += buf.size() < kSharedCopyBytes || !handed;
+        }
+        if (!handed) channel.push(e, buf);
+        work();  // what the channel left
+        work();  // and never twice
+      }
       std::fill(buf.rbegin(), buf.rend(), std::byte{0xee});  // the last chunks first
     }
   });
@@ -320,6 +336,9 @@ TEST_CASE(
   CHECK(bad_payload == 0);
   CHECK(handed > 0);  // the shared copy ran
   CHECK(channel.front() == nullptr);
+  CHECK(side_work == kMessages / 2);
+  CHECK(side_work_in_channel > 0);
+  CHECK(side_work_small == 0);  // only a shared copy runs it
 }
 
 TEST_CASE("a posted receive takes a matching message directly and refuses others") {

@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <hypercomm/detail/core.hpp>
+#include <type_traits>
 
 #include "group_info.hpp"
 #include "port.hpp"
@@ -58,6 +59,15 @@ struct Comm {
   void recv(int src, Bytes data) const {
     if (receiving != nullptr) *receiving = src;
     port.recv_bytes(group.vp_of(src), data, tag);
+  }
+  // send, doing meanwhile() (work that leaves data alone and cannot throw) while the receiver
+  // copies a large message (or after the send).
+  template <class Work>
+  void send_during(int dest, ConstBytes data, Work meanwhile) const {
+    static_assert(std::is_nothrow_invocable_v<Work&>);
+    port.send_bytes_during(
+        group.vp_of(dest), data, tag, [](void* work) noexcept { (*static_cast<Work*>(work))(); },
+        &meanwhile);
   }
   // recv, doing meanwhile() (work that leaves data alone) while the message is on its way.
   template <class Work>

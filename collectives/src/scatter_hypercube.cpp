@@ -38,6 +38,15 @@ std::size_t partner_subcube_bytes(const void* member, int id, int round, int p) 
   return blocks.offset(first + bit) - blocks.offset(first);
 }
 
+// A large scatter's last message (step 0's), sent while this VP puts its own block in place:
+// the receiver copies the message meanwhile, so the two copies overlap. Apart from the loop
+// below, whose small messages run as they did (an 8-byte scatter back to back at p = 2 took
+// 0.077 us a call with the loop as it is and 0.11-0.12 with this inside it).
+[[gnu::noinline]] void send_last_during_own_copy(const Comm& c, int partner, ConstBytes theirs,
+                                                 Bytes out, ConstBytes own) {
+  c.send_during(partner, theirs, [&]() noexcept { copy_bytes(out, own); });
+}
+
 }  // namespace
 
 void scatter_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root) {
@@ -70,7 +79,10 @@ void scatter_hypercube(const Comm& c, ConstBytes in, Bytes out, const Blocks& bl
     if ((my_virtual_id & mask) != 0) continue;  // lower i bits not zero: not in this step
     const int partner = my_id ^ bit;            // = (my_virtual_id XOR 2^i) XOR root
     if ((my_virtual_id & bit) == 0) {
-      c.send(partner, held_range(partner & ~(bit - 1), bit));
+      const ConstBytes theirs = held_range(partner & ~(bit - 1), bit);
+      if (i == 0 && theirs.size() >= Port::kSideWorkBytes) [[unlikely]]
+        return send_last_during_own_copy(c, partner, theirs, out, held_range(my_id, 1));
+      c.send(partner, theirs);
     } else if (bit == 1) {
       c.recv(partner, out);  // a leaf: its own block is all it gets
       return;

@@ -25,6 +25,7 @@ namespace hypercomm::detail {
 
 class Fabric;
 class Link;
+struct SideWork;
 struct Envelope;
 struct PipelinedMeeting;
 struct Meeting;
@@ -60,6 +61,13 @@ class alignas(64) Port {
 
   // Byte-level point-to-point with a message header, used by the collectives.
   void send_bytes(int dest, std::span<const std::byte> data, const MessageTag& tag);
+  // send_bytes, running meanwhile(context) (work that leaves data alone) once: while the
+  // receiver copies a large message handed to it, else after the send.
+  // Only a message of at least kSideWorkBytes can be copied so (channel.hpp's
+  // kSharedCopyBytes).
+  static constexpr std::size_t kSideWorkBytes = 256 << 10;
+  void send_bytes_during(int dest, std::span<const std::byte> data, const MessageTag& tag,
+                         void (*meanwhile)(void*) noexcept, void* context);
   void recv_bytes(int src, std::span<std::byte> data, const MessageTag& tag);
   // recv_bytes, running meanwhile(context) once the receive is posted and before it is waited
   // for: a large message's sender copies it straight into data while this VP does work of its
@@ -278,8 +286,9 @@ class alignas(64) Port {
                  std::uint32_t group) noexcept;
   void close_span() noexcept;
   // exchange: this VP has posted its receive from dest, whose own send comes at once (sendrecv).
+  // work: done by the channel while the receiver copies (Link::try_hand_over_during), or left.
   void post_send(int dest, std::span<const std::byte> data, const MessageTag& tag, double start,
-                 bool exchange = false);
+                 bool exchange = false, detail::SideWork* work = nullptr);
   void check_peer(int peer, const char* op, std::size_t bytes);
   [[noreturn, gnu::cold, gnu::noinline]] void throw_bad_peer(int peer, const char* op,
                                                              std::size_t bytes) const;

@@ -139,6 +139,10 @@ class Channel final : public Link {
   // Copies the payload straight into a matching posted receive; false when there is none.
   bool try_hand_over(const Envelope& envelope,
                      std::span<const std::byte> payload) noexcept override;
+  // A payload copied by both sides (shared_copy_bytes on): the sender does `work` after offering
+  // the chunks and before taking what is left of them, so that its receiver copies meanwhile.
+  bool try_hand_over_during(const Envelope& envelope, std::span<const std::byte> payload,
+                            SideWork& work) noexcept override;
   // The same, where write(context, dest) writes the payload into the posted buffer itself (the
   // Remote receives a large message from MPI straight into it; a folding post folds it from
   // there); called only when it matches.
@@ -195,7 +199,7 @@ class Channel final : public Link {
   enum PostState : std::uint32_t { kIdle, kPosted, kClaimed, kDone, kCopying };
   // Copies the post's payload into its buffer in chunks with the other side (copy_chunks), and
   // returns once every chunk is copied, the other side's too.
-  void share_copy(std::span<const std::byte> payload) noexcept;
+  void share_copy(std::span<const std::byte> payload, SideWork* work = nullptr) noexcept;
   void copy_chunks() noexcept;
   // Bytes [at, at + n) of the message, from `from`, into the post: copied, or folded.
   void place(std::size_t at, const std::byte* from, std::size_t n) const noexcept {

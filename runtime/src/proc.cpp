@@ -315,6 +315,17 @@ void Port::throw_tag_mismatch(int src, const MessageTag& got, const MessageTag& 
 
 namespace {
 
+static_assert(Port::kSideWorkBytes <= detail::kSharedCopyBytes,
+              "a receiver may copy every message that a sender's side work waits for");
+
+// The message straight into the receiver's post, the sender doing its side work (if any) while
+// the receiver copies.
+bool hand_over(detail::Link& channel, const detail::Envelope& envelope,
+               std::span<const std::byte> data, detail::SideWork* work) noexcept {
+  return work != nullptr ? channel.try_hand_over_during(envelope, data, *work)
+                         : channel.try_hand_over(envelope, data);
+}
+
 // A large message whose receiver has not posted its receive yet: wait a while for it to, so
 // that the payload is copied once, into the receiver's buffer, rather than into a block and out
 // again (which also lets a sender in a loop run ahead and pile up blocks). Bounded by about the
@@ -326,7 +337,8 @@ namespace {
 // 470-2250 us a call against 118-560 waiting; gather of 1 MiB at p = 16 2200-3000 against
 // 910-970).
 bool await_receiver(detail::Fabric& fabric, int me, int dest, detail::Link& channel,
-                    const detail::Envelope& envelope, std::span<const std::byte> data) {
+                    const detail::Envelope& envelope, std::span<const std::byte> data,
+                    detail::SideWork* work) {
   detail::VpState& mine = fabric.state(me);
   const detail::VpState& peer = fabric.state(dest);
   // Stored before the chain is read, both seq_cst: of the VPs that close a cycle, the last to
@@ -351,7 +363,7 @@ bool await_receiver(detail::Fabric& fabric, int me, int dest, detail::Link& chan
   const auto no_audit = [] { return false; };
   const auto outcome =
       detail::Waiter{spin, wait - spin}.busy(poll, give_up, no_audit, detail::Waiter::give_core);
-  return outcome == detail::Waiter::Outcome::done && channel.try_hand_over(envelope, data);
+  return outcome == detail::Waiter::Outcome::done && hand_over(channel, envelope, data, work);
 }
 
 // Whether a sender whose receiver has not posted yet waits a while for it (the bounds in
@@ -402,7 +414,7 @@ Link& Port::channel_from(int src) {
 }
 
 void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag& tag, double start,
-                     bool exchange) {
+                     bool exchange, detail::SideWork* work) {
   const CostModel& model = options().model;
   const auto m = static_cast<double>(data.size());
   // Meetings happen only when VPs outnumber cores: only then can dest be in one.
@@ -422,9 +434,9 @@ void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag
     }
   } else {
     const bool delivered = data.size() >= detail::kHandOverBytes &&
-                           (channel.try_hand_over(envelope, data) ||
+                           (hand_over(channel, envelope, data, work) ||
                             (awaits_receiver(*fabric_, channel, data.size(), exchange) &&
-                             await_receiver(*fabric_, id_, dest, channel, envelope, data)));
+                             await_receiver(*fabric_, id_, dest, channel, envelope, data, work)));
     if (!delivered) channel.push(envelope, data);
     fabric_->notify(dest);
   }
@@ -473,12 +485,19 @@ void Port::throw_meeting_mismatch(int peer, const MessageTag& tag, const char* w
 }
 
 void Port::send_bytes(int dest, std::span<const std::byte> data, const MessageTag& tag) {
+  send_bytes_during(dest, data, tag, nullptr, nullptr);
+}
+
+void Port::send_bytes_during(int dest, std::span<const std::byte> data, const MessageTag& tag,
+                             void (*meanwhile)(void*) noexcept, void* context) {
   if (pending_ != 0) [[unlikely]]
     settle_clock();
   check_peer(dest, "send", data.size());
   const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
   const double start = departure(dest);
-  post_send(dest, data, tag, start);
+  detail::SideWork work{meanwhile, context};
+  post_send(dest, data, tag, start, false, meanwhile != nullptr ? &work : nullptr);
+  work();  // unless the channel did it
   sent(dest, start, data.size());
   if (recording_) operations_.push_back({CommOp::Kind::send, dest, -1, data.size(), 0});
   if (options().trace) record(Event::Kind::send, dest, data.size(), wall_begin, start, "send");

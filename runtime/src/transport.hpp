@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "message.hpp"
@@ -30,6 +31,18 @@ struct Envelope {
 };
 static_assert(sizeof(Envelope) == 32);
 
+// Work of a sender's own that it may do while its receiver copies a large message (a scatter
+// root's own block): whoever runs it clears `run`.
+struct SideWork {
+  void (*run)(void* context) noexcept = nullptr;
+  void* context = nullptr;
+  void operator()() noexcept {
+    if (run == nullptr) return;
+    auto* const work = std::exchange(run, nullptr);
+    work(context);
+  }
+};
+
 class Link {
  public:
   Link() = default;
@@ -42,6 +55,12 @@ class Link {
   // exactly this message and nothing is queued before it; false (nothing done) otherwise.
   virtual bool try_hand_over(const Envelope& envelope,
                              std::span<const std::byte> payload) noexcept = 0;
+  // try_hand_over, doing `work` once the receiver can copy on its own; this default does not
+  // (the caller does what is left).
+  virtual bool try_hand_over_during(const Envelope& envelope, std::span<const std::byte> payload,
+                                    SideWork& /*work*/) noexcept {
+    return try_hand_over(envelope, payload);
+  }
   // The same, the payload written by fill(context, buffer) (a message from another process that
   // is received straight into the buffer).
   using Fill = void (*)(void* context, std::span<std::byte> buffer);
