@@ -280,6 +280,59 @@ TEST_CASE("messages of 1-3 KiB arrive intact whether their receiver keeps up, la
   CHECK(good == std::vector<int>{60, 180});
 }
 
+TEST_CASE("exchanges of 200 B-1.1 KiB arrive intact and in order beside plain sends and recvs") {
+  // In a sendrecv a message of 256 B to 1 KiB goes through the ring (channel.hpp,
+  // kExchangeHandOverBytes), one sent alone or received by a plain recv may be handed over:
+  // a sendrecv meets a partner's sendrecv or its recv-then-send, now and then behind a message
+  // already queued, now and then late.
+  const std::vector<std::size_t> sizes{200, 255, 256, 300, 511, 512, 1000, 1023, 1024, 1100};
+  const auto value = [](int from, int k, std::size_t i) {
+    return static_cast<std::uint8_t>(from * 37 + k * 11 + static_cast<int>(i % 241));
+  };
+  const auto message = [&](int from, int k, std::size_t size) {
+    std::vector<std::uint8_t> v(size);
+    for (std::size_t i = 0; i < size; ++i) v[i] = value(from, k, i);
+    return v;
+  };
+  const auto intact = [&](const std::vector<std::uint8_t>& v, int from, int k) {
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (v[i] != value(from, k, i)) return false;
+    return true;
+  };
+  constexpr int kRounds = 400;
+  std::vector<int> good(2, 0);
+  hc::run(
+      hc::Topology::ring(2),
+      [&](hc::Proc& vp) {
+        const int me = vp.id(), other = 1 - me;
+        for (int k = 0; k < kRounds; ++k) {
+          const std::size_t size = sizes[static_cast<std::size_t>(k) % sizes.size()];
+          const std::size_t extra = sizes[static_cast<std::size_t>(k + 3) % sizes.size()];
+          std::vector<std::uint8_t> in(size);
+          if (k % 50 == 7 * me) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          if (me == 0) {
+            if (k % 3 == 0) vp.send(1, message(0, -k, extra));  // queued before the exchange
+            vp.sendrecv(1, message(0, k, size), in);
+          } else {
+            if (k % 3 == 0) {
+              std::vector<std::uint8_t> first(extra);
+              vp.recv(0, first);
+              good[1] += intact(first, 0, -k) ? 0 : -1000;
+            }
+            if (k % 2 == 0) {
+              vp.sendrecv(0, message(1, k, size), in);
+            } else {
+              vp.recv(0, in);
+              vp.send(0, message(1, k, size));
+            }
+          }
+          good[static_cast<std::size_t>(me)] += intact(in, other, k);
+        }
+      },
+      test_options());
+  CHECK(good == std::vector<int>{kRounds, kRounds});
+}
+
 TEST_CASE("a sender of many large messages to a slow receiver delivers them all in order") {
   constexpr std::size_t n = (128 << 10) / sizeof(std::uint64_t);
   std::vector<int> good(1, 0);

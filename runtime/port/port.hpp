@@ -285,7 +285,8 @@ class alignas(64) Port {
   void open_span(const char* name, const char* algo, std::uint64_t bytes,
                  std::uint32_t group) noexcept;
   void close_span() noexcept;
-  // exchange: this VP has posted its receive from dest, whose own send comes at once (sendrecv).
+  // exchange: in a sendrecv, this VP has posted its receive from dest, whose own send comes at
+  // once, or the message is below kExchangeHandOverBytes (channel.hpp): it goes through the ring.
   // work: done by the channel while the receiver copies (Link::try_hand_over_during), or left.
   void post_send(int dest, std::span<const std::byte> data, const MessageTag& tag, double start,
                  bool exchange = false, detail::SideWork* work = nullptr);
@@ -306,15 +307,17 @@ class alignas(64) Port {
                  void (*meanwhile)(void*), void* context, const Fold* fold, bool combined);
   void sendrecv_into(int dest, std::span<const std::byte> out, int src, std::span<std::byte> in,
                      const MessageTag& tag, const Fold* fold, bool combined);
+  // exchange: in a sendrecv, whose partner sends at once (smaller messages go through the ring:
+  // channel.hpp's kExchangeHandOverBytes).
   double receive(Link& channel, int src, std::span<std::byte> data, const MessageTag& tag,
-                 bool posted, const Fold* fold, bool combined);
+                 bool posted, const Fold* fold, bool combined, bool exchange = false);
   // The queued message `envelope` (checked against the receive) into data, folded with fold.
   double take_queued(Link& channel, const Envelope& envelope, std::span<std::byte> data,
                      const Fold* fold);
   // receive() when the message is not here yet (or is not the one expected): waits for it.
   [[gnu::noinline]] double wait_and_receive(Link& channel, int src, std::span<std::byte> data,
                                             const MessageTag& tag, bool posted, const Fold* fold,
-                                            bool combined);
+                                            bool combined, bool exchange);
   [[nodiscard]] const char* operation_name() const noexcept;
   void note_received() noexcept;
   void look() noexcept;  // a blocked VP is about to look at what it waits for (VpState::looks)

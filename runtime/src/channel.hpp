@@ -82,6 +82,15 @@ inline void prefetch_for_writing(const void* p, std::size_t bytes) noexcept {
 
 // Messages of at least this many bytes are handed straight to a receiver already waiting.
 inline constexpr std::size_t kHandOverBytes = 256;
+// The same in an exchange (Port::sendrecv_bytes), whose receive is posted before its send: below
+// this both messages go through the ring, where a sender writes lines it has asked for ahead and
+// its receiver reads them, rather than claim the partner's post and write into its buffer, and
+// its partner then read that back (p = 2, an Intel Xeon of 2 vCPUs, 2026-11-30, three rounds,
+// the time with 1 KiB over the time with 256 B: all_reduce, all_gather, all_to_all and
+// reduce_scatter of 256-768 B 0.70-0.86 after a barrier and 0.73-1.0 back to back; the one-way
+// calls, which post their receives as before, unchanged). Not above the exchange's rendezvous
+// (kKeepingUpRendezvousBytes): its sender waits for a post.
+inline constexpr std::size_t kExchangeHandOverBytes = 1024;
 // A folding receive (Port::recv_fold_bytes) of fewer bytes is received as it is and folded by
 // the receiver: the sender's fold would read and write the receiver's lines where a copy only
 // writes them (p = 2, 256 B-1 KiB: a reduce 0.26-0.31 us a call folding as it lands, 0.22-0.25
@@ -106,6 +115,8 @@ inline constexpr std::size_t kRendezvousBytes = 2 * 1024;
 // 1.31x slower and a scan 1.4-1.6x (the receiver combines: its sender ran ahead), and from 256 or
 // 512 B a broadcast, scatter or gather 1.1-1.5x.
 inline constexpr std::size_t kKeepingUpRendezvousBytes = 1024;
+static_assert(kExchangeHandOverBytes <= kKeepingUpRendezvousBytes,
+              "an exchange's sender that waits for a post finds one");
 // That from 1 KiB holds in an exchange (sendrecv: the sender has posted its own receive from the
 // receiver, which sends to it at once); a send alone waits from 1.5 KiB. On the 2-core AMD EPYC
 // above the wait led one-way too, but on two Intel Xeons (2 vCPUs, and 16 cores; 2026-11-29,

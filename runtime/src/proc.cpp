@@ -433,10 +433,11 @@ void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag
       fabric_->notify(dest);
     }
   } else {
-    const bool delivered = data.size() >= detail::kHandOverBytes &&
-                           (hand_over(channel, envelope, data, work) ||
-                            (awaits_receiver(*fabric_, channel, data.size(), exchange) &&
-                             await_receiver(*fabric_, id_, dest, channel, envelope, data, work)));
+    const bool delivered =
+        data.size() >= (exchange ? detail::kExchangeHandOverBytes : detail::kHandOverBytes) &&
+        (hand_over(channel, envelope, data, work) ||
+         (awaits_receiver(*fabric_, channel, data.size(), exchange) &&
+          await_receiver(*fabric_, id_, dest, channel, envelope, data, work)));
     if (!delivered) channel.push(envelope, data);
     fabric_->notify(dest);
   }
@@ -719,17 +720,18 @@ void Port::sendrecv_into(int dest, std::span<const std::byte> out, int src, std:
   Link& in_channel = channel_from(src);
   // Post the receive first, so that a partner sending at the same time copies its message
   // straight into `in`.
-  const bool posted = in.size() >= detail::kHandOverBytes && in_channel.front() == nullptr;
+  const bool posted = in.size() >= detail::kExchangeHandOverBytes && in_channel.front() == nullptr;
   if (posted) in_channel.post(in, tag, landing(fold, in.size()), combined);
   try {
-    post_send(dest, out, tag, start, posted);
+    // A message too small to hand over in an exchange counts as one (it goes through the ring).
+    post_send(dest, out, tag, start, posted || out.size() < detail::kExchangeHandOverBytes);
   } catch (...) {
     if (posted) fabric_->withdraw_post(id_, src);
     if (posted && !in_channel.cancel_post()) (void)in_channel.take_posted_arrival();
     throw;
   }
   if (tag.kind != 0) call_sources_.note(src);
-  const double arrival = receive(in_channel, src, in, tag, posted, fold, combined);
+  const double arrival = receive(in_channel, src, in, tag, posted, fold, combined, true);
   sent(dest, start, out.size());
   clock_ = std::max(clock_, arrival);
   if (recording_) operations_.push_back({CommOp::Kind::sendrecv, dest, src, out.size(), in.size()});
@@ -743,13 +745,13 @@ void Port::sendrecv_into(int dest, std::span<const std::byte> out, int src, std:
 // from the queue, or through a post without it (under kFoldLandingBytes), is copied into data
 // and folded here.
 double Port::receive(Link& channel, int src, std::span<std::byte> data, const MessageTag& tag,
-                     bool posted, const Fold* fold, bool combined) {
+                     bool posted, const Fold* fold, bool combined, bool exchange) {
   // The message is here already (a sender that runs ahead): taken without the wait's frame.
   if (!posted)
     if (const Envelope* envelope = channel.front();
         envelope != nullptr && envelope->tag == tag && envelope->size == data.size())
       return take_queued(channel, *envelope, data, fold);
-  return wait_and_receive(channel, src, data, tag, posted, fold, combined);
+  return wait_and_receive(channel, src, data, tag, posted, fold, combined, exchange);
 }
 
 double Port::take_queued(Link& channel, const Envelope& envelope, std::span<std::byte> data,
@@ -762,7 +764,8 @@ double Port::take_queued(Link& channel, const Envelope& envelope, std::span<std:
 }
 
 double Port::wait_and_receive(Link& channel, int src, std::span<std::byte> data,
-                              const MessageTag& tag, bool posted, const Fold* fold, bool combined) {
+                              const MessageTag& tag, bool posted, const Fold* fold, bool combined,
+                              bool exchange) {
   auto take = [&](const Envelope& envelope) {
     if (!(envelope.tag == tag)) throw_tag_mismatch(src, envelope.tag, tag);
     if (envelope.size != data.size())
@@ -779,7 +782,7 @@ double Port::wait_and_receive(Link& channel, int src, std::span<std::byte> data,
 
   if (!posted) {
     if (const Envelope* envelope = channel.front()) return take(*envelope);
-    if (data.size() >= detail::kHandOverBytes) {
+    if (data.size() >= (exchange ? detail::kExchangeHandOverBytes : detail::kHandOverBytes)) {
       channel.post(data, tag, landing(fold, data.size()), combined);
       posted = true;
     }
