@@ -132,16 +132,16 @@ void Channel::next_segment() {
 }
 
 bool Channel::try_hand_over(const Envelope& envelope, std::span<const std::byte> payload) noexcept {
-  if (payload.size() >= shared_copy_bytes_)
-    return hand_over(envelope, [&](std::span<std::byte>) { share_copy(payload); });
-  return hand_over(envelope,
-                   [&](std::span<std::byte>) { place(0, payload.data(), payload.size()); });
+  SideWork none;
+  return try_hand_over_during(envelope, payload, none);
 }
 
 bool Channel::try_hand_over_during(const Envelope& envelope, std::span<const std::byte> payload,
                                    SideWork& work) noexcept {
-  if (payload.size() < shared_copy_bytes_) return try_hand_over(envelope, payload);
-  return hand_over(envelope, [&](std::span<std::byte>) { share_copy(payload, &work); });
+  if (payload.size() >= shared_copy_bytes_)
+    return hand_over(envelope, [&](std::span<std::byte>) { share_copy(payload, work); });
+  return hand_over(envelope,
+                   [&](std::span<std::byte>) { place(0, payload.data(), payload.size()); });
 }
 
 bool Channel::try_hand_over_with(const Envelope& envelope, Fill write, void* context) {
@@ -151,12 +151,12 @@ bool Channel::try_hand_over_with(const Envelope& envelope, Fill write, void* con
   });
 }
 
-void Channel::share_copy(std::span<const std::byte> payload, SideWork* work) noexcept {
+void Channel::share_copy(std::span<const std::byte> payload, SideWork& work) noexcept {
   posted_.source = payload.data();
   posted_.next_chunk.store(0, std::memory_order_relaxed);
   posted_.chunks_done.store(0, std::memory_order_relaxed);
   posted_.state.store(kCopying, std::memory_order_release);  // publishes source and the counts
-  if (work != nullptr) (*work)();                            // the receiver takes chunks meanwhile
+  work();                                                    // the receiver takes chunks meanwhile
   copy_chunks();
   // The receiver may still copy a chunk it took: payload must stay valid until it is done. A
   // chunk takes microseconds; past that the receiver may share this core (VPs outnumbering

@@ -209,8 +209,9 @@ class Channel final : public Link {
   // some (copy_chunks); the sender sets kDone once every chunk is copied.
   enum PostState : std::uint32_t { kIdle, kPosted, kClaimed, kDone, kCopying };
   // Copies the post's payload into its buffer in chunks with the other side (copy_chunks), and
-  // returns once every chunk is copied, the other side's too.
-  void share_copy(std::span<const std::byte> payload, SideWork* work = nullptr) noexcept;
+  // returns once every chunk is copied, the other side's too; the sender does `work` after
+  // offering the chunks.
+  void share_copy(std::span<const std::byte> payload, SideWork& work) noexcept;
   void copy_chunks() noexcept;
   // Bytes [at, at + n) of the message, from `from`, into the post: copied, or folded.
   void place(std::size_t at, const std::byte* from, std::size_t n) const noexcept {

@@ -318,14 +318,6 @@ namespace {
 static_assert(Port::kSideWorkBytes <= detail::kSharedCopyBytes,
               "a receiver may copy every message that a sender's side work waits for");
 
-// The message straight into the receiver's post, the sender doing its side work (if any) while
-// the receiver copies.
-bool hand_over(detail::Link& channel, const detail::Envelope& envelope,
-               std::span<const std::byte> data, detail::SideWork* work) noexcept {
-  return work != nullptr ? channel.try_hand_over_during(envelope, data, *work)
-                         : channel.try_hand_over(envelope, data);
-}
-
 // A large message whose receiver has not posted its receive yet: wait a while for it to, so
 // that the payload is copied once, into the receiver's buffer, rather than into a block and out
 // again (which also lets a sender in a loop run ahead and pile up blocks). Bounded by about the
@@ -338,7 +330,7 @@ bool hand_over(detail::Link& channel, const detail::Envelope& envelope,
 // 910-970).
 bool await_receiver(detail::Fabric& fabric, int me, int dest, detail::Link& channel,
                     const detail::Envelope& envelope, std::span<const std::byte> data,
-                    detail::SideWork* work) {
+                    detail::SideWork& work) {
   detail::VpState& mine = fabric.state(me);
   const detail::VpState& peer = fabric.state(dest);
   // Stored before the chain is read, both seq_cst: of the VPs that close a cycle, the last to
@@ -363,7 +355,8 @@ bool await_receiver(detail::Fabric& fabric, int me, int dest, detail::Link& chan
   const auto no_audit = [] { return false; };
   const auto outcome =
       detail::Waiter{spin, wait - spin}.busy(poll, give_up, no_audit, detail::Waiter::give_core);
-  return outcome == detail::Waiter::Outcome::done && hand_over(channel, envelope, data, work);
+  return outcome == detail::Waiter::Outcome::done &&
+         channel.try_hand_over_during(envelope, data, work);
 }
 
 // Whether a sender whose receiver has not posted yet waits a while for it (the bounds in
@@ -433,11 +426,13 @@ void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag
       fabric_->notify(dest);
     }
   } else {
+    detail::SideWork none;
+    detail::SideWork& side = work != nullptr ? *work : none;
     const bool delivered =
         data.size() >= (exchange ? detail::kExchangeHandOverBytes : detail::kHandOverBytes) &&
-        (hand_over(channel, envelope, data, work) ||
+        (channel.try_hand_over_during(envelope, data, side) ||
          (awaits_receiver(*fabric_, channel, data.size(), exchange) &&
-          await_receiver(*fabric_, id_, dest, channel, envelope, data, work)));
+          await_receiver(*fabric_, id_, dest, channel, envelope, data, side)));
     if (!delivered) channel.push(envelope, data);
     fabric_->notify(dest);
   }
