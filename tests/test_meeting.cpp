@@ -270,6 +270,137 @@ TEST_CASE("gathers, scatters and all-to-alls too large for one VP to move meet, 
   }
 }
 
+namespace {
+
+// The Heisenberg group's product on integer triples: associative, not commutative, exact, a
+// 24-byte element (shares of whole cache lines hold 8 of them), and it cannot throw.
+struct Triple {
+  long a, b, c;
+  bool operator==(const Triple&) const = default;
+};
+struct HeisenbergProduct {
+  Triple operator()(const Triple& x, const Triple& y) const noexcept {
+    return {x.a + y.a, x.b + y.b + x.a * y.c, x.c + y.c};
+  }
+};
+// The same product, but an operator that may throw (not noexcept): it sends the messages.
+struct MayThrowProduct {
+  Triple operator()(const Triple& x, const Triple& y) const { return HeisenbergProduct{}(x, y); }
+};
+Triple triple_of(int vp, std::size_t k) {
+  return {vp + static_cast<long>(k % 7), 2 * vp - static_cast<long>(k % 5), (vp * 3 + 1) % 4 + 1};
+}
+
+}  // namespace
+
+TEST_CASE("a scan too large for one VP to fold meets, each VP folding its share of every result") {
+  // Past 4 KiB a VP, with an operator that cannot throw, the pipeline's scan (VP i passes the
+  // fold of 0..i to i + 1) meets in shared memory where VPs outnumber cores: each VP folds its
+  // share of the elements for every VP, straight from the ins into the outs. Its results are
+  // the pipeline's bit for bit (doubles whose sums depend on the order), its clocks, counts and
+  // link traffic the messages'; in place, exclusive, shares of lines (24-byte elements), of
+  // nothing (fewer lines than VPs), a group's.
+  std::vector<hc::Topology> topologies{hc::Topology::hypercube(1), hc::Topology::hypercube(3),
+                                       hc::Topology::hypercube(4), hc::Topology::ring(3),
+                                       hc::Topology::ring(7),      hc::Topology::mesh(4, 4)};
+  for (const auto& t : topologies) {
+    CAPTURE(t.name());
+    const auto body = [&t](hc::Proc& vp, auto& keep) {
+      for (std::size_t n :
+           {std::size_t{513}, std::size_t{1000}, std::size_t{8192}, std::size_t{70001}}) {
+        std::vector<double> x(n), y(n, -7.0), z(n, -7.0);
+        for (std::size_t k = 0; k < n; ++k) x[k] = tricky(vp.id(), k);
+        hc::scan(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
+        keep(y);
+        hc::exscan(vp, std::span<const double>(x), std::span<double>(z), std::plus<>());
+        keep(z);
+        hc::scan(vp, std::span<const double>(x), std::span<double>(x), std::plus<>());
+        keep(x);  // in place
+        for (std::size_t k = 0; k < n; ++k) x[k] = tricky(vp.id() + 1, k);
+        hc::exscan(vp, std::span<const double>(x), std::span<double>(x), std::plus<>());
+        keep(x);  // in place, exclusive
+      }
+      for (std::size_t n : {std::size_t{171}, std::size_t{3001}}) {
+        std::vector<Triple> x(n), y(n), z(n), want(n), below(n);
+        for (std::size_t k = 0; k < n; ++k) x[k] = triple_of(vp.id(), k);
+        hc::scan(vp, std::span<const Triple>(x), std::span<Triple>(y), HeisenbergProduct{});
+        hc::scan(vp, std::span<const Triple>(x), std::span<Triple>(z), MayThrowProduct{});
+        // The left fold over ids 0..me, whatever the algorithm (exact integers).
+        long wrong = 0;
+        for (std::size_t k = 0; k < n; ++k) {
+          Triple fold = triple_of(0, k);
+          for (int j = 1; j <= vp.id(); ++j) fold = HeisenbergProduct{}(fold, triple_of(j, k));
+          wrong += !(y[k] == fold) + !(z[k] == fold);
+        }
+        CHECK(wrong == 0);
+        keep(y);
+        hc::exscan(vp, std::span<const Triple>(x), std::span<Triple>(x), HeisenbergProduct{});
+        keep(x);
+      }
+      if (t.kind() == hc::Topology::Kind::mesh) {
+        for (const hc::Group& g : {vp.row(), vp.column()}) {
+          std::vector<double> x(6000), y(6000, -7.0);
+          for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(vp.id(), k);
+          hc::scan(g, std::span<const double>(x), std::span<double>(y), std::plus<>());
+          keep(y);
+        }
+      }
+    };
+    (void)meeting_as_messages(t, body);
+  }
+}
+
+TEST_CASE("VPs that pass a large scan different lengths get CollectiveMismatch in its meeting") {
+  const auto t = hc::Topology::hypercube(3);
+  const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+    std::vector<double> x(vp.id() == 5 ? 8193 : 8192, 1.0), y(x.size());
+    hc::scan(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
+  });
+  CAPTURE(what);
+  CHECK(what.find("VP 5") != std::string::npos);
+  CHECK(what.find("deadlock") == std::string::npos);
+  if (meets(t.size())) CHECK(what.find("(they met in shared memory)") != std::string::npos);
+}
+
+TEST_CASE("a VP that fails while a group folds its shares aborts it once they are done") {
+  // Half the VPs scan large vectors in their group's meetings, where each member writes into
+  // the others' outs; a VP of the other half fails meanwhile. A member aborted while it waits
+  // for the others' shares leaves only once they are done (no share writes into an out that
+  // is gone: the sanitizers' builds would see it), the body's error comes out, and the machine
+  // runs on.
+  hc::Machine machine(hc::Topology::hypercube(4), test_options());
+  for (int attempt = 0; attempt < (kSanitized ? 3 : 20); ++attempt) {
+    try {
+      machine.run([attempt](hc::Proc& vp) {
+        const hc::Group half = vp.subcube(0b0111);  // VPs 0-7, VPs 8-15
+        if (vp.id() >= 8) {
+          for (int i = 0; i < attempt; ++i) hc::barrier(half);
+          if (vp.id() == 12) throw std::runtime_error("VP 12 gives up");
+          hc::barrier(half);
+          return;
+        }
+        for (int i = 0; i < 1000; ++i) {
+          std::vector<double> x(16384, 1.0 + vp.id()), y(x.size());
+          hc::scan(half, std::span<const double>(x), std::span<double>(y), std::plus<>());
+        }
+      });
+      FAIL("no error");
+    } catch (const hc::Error& e) {
+      FAIL("a hypercomm error instead of the body's: " << e.what());
+    } catch (const std::runtime_error& e) {
+      CHECK(std::string(e.what()) == "VP 12 gives up");
+    }
+  }
+  std::vector<double> last(static_cast<std::size_t>(machine.topology().size()));
+  machine.run([&](hc::Proc& vp) {
+    std::vector<double> x(16384, 1.0 + vp.id()), y(x.size());
+    hc::scan(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
+    last[static_cast<std::size_t>(vp.id())] = y.back();
+  });
+  for (std::size_t i = 0; i < last.size(); ++i)
+    CHECK(last[i] == static_cast<double>((i + 1) * (i + 2) / 2));
+}
+
 TEST_CASE("1024 VPs meet in a barrier and an all_reduce as their messages would") {
   // Under a sanitizer, 256 and 200 VPs: a thousand threads there take minutes.
   for (const auto& t : {hc::Topology::hypercube(kSanitized ? 8 : 10),

@@ -27,25 +27,14 @@ void place_blocks(const void* context, std::span<const void* const> inputs, Byte
   return largest;
 }
 
-// The last arriver's part of meet_blocks (its own context: every member's header agreed).
-struct Conclusion {
-  MoveBlocks move;
-  bool by_one;
-};
-
-// What the meeting tells every VP: whether the blocks have moved (a 64-bit flag), then where
-// every member's are (p pointers to BlocksMember).
-[[nodiscard]] constexpr std::size_t told_bytes(int p) noexcept {
-  return sizeof(std::uint64_t) + static_cast<std::size_t>(p) * sizeof(const void*);
+// meet_blocks' moves: every member's blocks by the last arriver (context: the MoveBlocks), or
+// each member's own in its part.
+void move_every_block(const void* context, std::span<const void* const> inputs, Bytes /*result*/,
+                      Bytes /*scratch*/) {
+  (*static_cast<const MoveBlocks*>(context))(inputs, -1);
 }
-
-void conclude(const void* context, std::span<const void* const> inputs, Bytes result,
-              Bytes /*scratch*/) {
-  const auto& [move, by_one] = *static_cast<const Conclusion*>(context);
-  if (by_one) move(inputs, -1);
-  const std::uint64_t flag = by_one ? 1 : 0;
-  std::memcpy(result.data(), &flag, sizeof flag);
-  std::memcpy(result.data() + sizeof flag, inputs.data(), inputs.size() * sizeof(const void*));
+void move_own_blocks(const void* context, std::span<const void* const> inputs, int rank) {
+  (*static_cast<const MoveBlocks*>(context))(inputs, rank);
 }
 
 // An all_to_all's blocks: block i of VP j's out is block j of VP i's in (every VP's, or VP
@@ -84,22 +73,10 @@ bool meet_rooted_blocks(const Comm& c, const Port::Rounds& rounds, Port::Flow fl
 
 bool meet_blocks(const Comm& c, const Port::Rounds& rounds, const BlocksMember& mine,
                  std::size_t moved, MoveBlocks move) {
-  const int p = c.p();
-  const Conclusion context{move, moved <= kBlocksMovedByOne};
-  Buffer told(told_bytes(p));
-  if (!c.meet(rounds, &mine, conclude, &context, told, Port::Results::shared, told.size()))
-    return false;
-  std::uint64_t flag = 0;
-  std::memcpy(&flag, told.data(), sizeof flag);
-  if (flag != 0) return true;
-  // Too much for one VP: what this member receives, straight from the others' buffers; then
+  if (moved <= kBlocksMovedByOne) return c.meet(rounds, &mine, move_every_block, &move);
+  // Too much for one VP: each copies what it receives straight from the others' buffers, and
   // nobody leaves (and reuses a buffer) before every member has copied.
-  std::vector<const void*> members(static_cast<std::size_t>(p));
-  std::memcpy(members.data(), told.data() + sizeof flag, members.size() * sizeof(const void*));
-  move(members, c.id());
-  const bool met = c.meet({0, 0, rounds.to, rounds.from, nullptr, rounds.root});
-  (void)met;  // it met above, and every meeting of a run may
-  return true;
+  return c.meet_in_parts(rounds, &mine, move_own_blocks, &move);
 }
 
 }  // namespace hypercomm::detail

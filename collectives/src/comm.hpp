@@ -146,6 +146,14 @@ struct Comm {
     if (!port.may_meet()) return false;
     return port.meet(tag, rounds, input, combine, context, out, results, result_bytes, member_of());
   }
+  // The whole collective as one meeting whose work every member shares (Port::meet's part):
+  // once all have come, each calls part(context, inputs, rank) with every member's input.
+  [[nodiscard]] bool meet_in_parts(const Port::Rounds& rounds, const void* input, Port::Part part,
+                                   const void* context) const {
+    if (!port.may_meet()) return false;
+    return port.meet(tag, rounds, input, nullptr, context, {}, Port::Results::shared, 0,
+                     member_of(), part);
+  }
   // The group whose members meet, for the port: null for the whole machine.
   [[nodiscard]] const GroupInfo* member_of() const noexcept {
     return group.shape == GroupInfo::Shape::world ? nullptr : &group;

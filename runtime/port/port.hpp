@@ -177,6 +177,9 @@ class alignas(64) Port {
   // p * n.
   using Combine = void (*)(const void* context, std::span<const void* const> inputs,
                            std::span<std::byte> result, std::span<std::byte> scratch);
+  // A member's share of a meeting's work (meet's `part`): inputs[i] is member i's input, as for
+  // Combine; `rank` is the member's.
+  using Part = void (*)(const void* context, std::span<const void* const> inputs, int rank);
   // Whether this run's VPs may meet in shared memory (meet's conditions below; fixed for a run).
   [[nodiscard]] bool may_meet() const noexcept { return may_meet_; }
   // The cores the machine's VPs share, or 0 (Machine::shared_core_count; fixed for its life).
@@ -192,10 +195,15 @@ class alignas(64) Port {
   // it may not: one VP per core (messages are cheaper there), or a run that records operations or
   // traces (they show the book's messages). Every VP of a run decides alike.
   // `group`: a group's members meet (the rounds' ids are their ranks); null: the whole machine.
+  // `part`: work too large for the last arriver alone (a large scan, an all-to-all's copies) that
+  // every member shares: once released, each calls part(context, inputs, rank) with every
+  // member's input, which its part may read and write through, and none leaves before every
+  // member's part is done (an abort meanwhile is thrown once they are: parts never block). part
+  // must not throw. Every member passes a part or none (else CollectiveMismatch).
   [[nodiscard]] bool meet(const MessageTag& tag, const Rounds& rounds, const void* input,
                           Combine combine, const void* context, std::span<std::byte> out,
                           Results results = Results::shared, std::size_t result_bytes = 0,
-                          const GroupInfo* group = nullptr);
+                          const GroupInfo* group = nullptr, Part part = nullptr);
 
   // A prefix (scan, exscan) of up to kPipelinedBytes a VP as a meeting in shared memory, when
   // meet() may run: VP i's result needs only the inputs of VPs 0..i, so VP i leaves once they are
@@ -354,6 +362,8 @@ class alignas(64) Port {
   };
   void conclude_meeting(const MeetingPlace& place, const Rounds& rounds, Combine combine,
                         const void* context, std::size_t out_bytes, Results results);
+  // A released member's part of meeting `tag` (meet's `part`), then its wait for every other's.
+  void do_part(const MeetingPlace& place, const MessageTag& tag, Part part, const void* context);
   // A member of `group` that has finished this run, or -1.
   [[nodiscard]] int finished_member(const GroupInfo& group) const noexcept;
   // Waits, as a VP in a meeting, until done(); `tag`: the call it waits in, for the mismatch

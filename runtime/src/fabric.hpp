@@ -163,6 +163,7 @@ struct Meeting {
     MessageTag tag{};
     const char* operation = nullptr;  // the collective's name, for mismatch reports
     const void* input = nullptr;
+    bool has_part = false;  // comes with a part (Port::meet)
   };
   alignas(kCacheLine) std::atomic<std::uint32_t> arrived{0};
   alignas(kCacheLine) std::atomic<std::uint32_t> released{0};
@@ -172,6 +173,8 @@ struct Meeting {
   // error marks the meeting deserted for the rest of the run (Port::meet).
   alignas(kCacheLine) std::atomic<std::uint32_t> concluding{0};
   std::atomic<std::uint32_t> deserted{0};
+  // Members whose part (Port::meet) is not done yet: set by the last arriver, counted down by each.
+  alignas(kCacheLine) std::atomic<std::uint32_t> parts_left{0};
   alignas(kCacheLine) std::vector<Seat> seats;
   // The last arriver's: the inputs it combines, the shared result (then the combine's
   // scratch), the clocks of a round.

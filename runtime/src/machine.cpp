@@ -501,6 +501,7 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
     for (LinkCounter& c : links_[i].counters) c.clear();
   meeting_.arrived.store(0, std::memory_order_relaxed);  // an aborted run may leave arrivals
   meeting_.deserted.store(0, std::memory_order_relaxed);
+  meeting_.parts_left.store(0, std::memory_order_relaxed);
   group_meetings_.clear();  // the groups are this run's (GroupTable::reset)
   group_chains_.clear();
   group_chain_bytes_ = 0;

@@ -15,6 +15,7 @@
 #include <bit>
 #include <climits>
 #include <cstring>
+#include <exception>
 #include <hypercomm/errors.hpp>
 #include <string>
 #include <vector>
@@ -194,7 +195,7 @@ double Port::clock() noexcept {
 
 bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, Combine combine,
                 const void* context, std::span<std::byte> out, Results results,
-                std::size_t result_bytes, const detail::GroupInfo* group) {
+                std::size_t result_bytes, const detail::GroupInfo* group, Part part) {
   // A meeting plays the one-port rules (all ports send the messages), and is in one process's
   // memory (a machine over several processes sends its messages).
   if (!may_meet()) return false;
@@ -218,6 +219,7 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
   seat.tag = tag;
   seat.operation = op;
   seat.input = input;
+  seat.has_part = part != nullptr;
   const InMeeting in_meeting(me, op, group == nullptr ? tag.sequence : 0);
 
   const std::uint32_t generation = meeting.released.load(std::memory_order_acquire);
@@ -241,6 +243,7 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
     } concluding{meeting.concluding};
     conclude_meeting(place, rounds, combine, context,
                      result_bytes != 0 ? result_bytes : rounds.bytes, results);
+    if (part != nullptr) meeting.parts_left.store(p, std::memory_order_relaxed);
     meeting.released.store(generation + 1, std::memory_order_seq_cst);
     bell.signal.fetch_add(1, std::memory_order_seq_cst);
     if (bell.sleepers.load(std::memory_order_seq_cst) != 0)
@@ -265,8 +268,45 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
     std::memcpy(out.data(), meeting.result.data() + mine * out.size(), out.size());
   }
   tally_meeting(rounds, input, group);
+  if (part != nullptr) do_part(place, tag, part, context);
   note_received();  // the watchdog's sign of progress
   return true;
+}
+
+void Port::do_part(const MeetingPlace& place, const MessageTag& tag, Part part,
+                   const void* context) {
+  detail::Meeting& meeting = place.meeting;
+  detail::Meeting& bell = fabric_->meeting();
+  detail::VpState& me = fabric_->state(id_);
+  me.status.store(detail::kRunning, std::memory_order_relaxed);  // the watchdog: it works
+  // A part must not throw; if one does all the same, its VP still waits for the others' (which
+  // may write into its out) before the error leaves.
+  std::exception_ptr failed;
+  try {
+    part(context,
+         std::span<const void* const>(meeting.inputs).first(static_cast<std::size_t>(place.size)),
+         place.rank);
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  me.status.store(detail::kBlocked, std::memory_order_release);
+  const auto parts_done = [&] { return meeting.parts_left.load(std::memory_order_acquire) == 0; };
+  if (meeting.parts_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    bell.signal.fetch_add(1, std::memory_order_seq_cst);
+    if (bell.sleepers.load(std::memory_order_seq_cst) != 0)
+      detail::futex_wake(bell.signal, INT_MAX);
+  } else {
+    try {
+      wait_in_meeting(
+          &tag, parts_done, [] { return false; }, place.group);
+    } catch (...) {
+      // Another member may still read or write what this VP's input points to: its part ends
+      // without waiting for anything.
+      while (!parts_done()) detail::Waiter::give_core();
+      throw;
+    }
+  }
+  if (failed) std::rethrow_exception(failed);
 }
 
 void Port::tally_meeting(const Rounds& rounds, const void* input, const detail::GroupInfo* group) {
@@ -336,8 +376,25 @@ void Port::conclude_meeting(const MeetingPlace& place, const Rounds& rounds, Com
   detail::Meeting& meeting = place.meeting;
   const int size = place.size;
   const std::span<detail::Meeting::Seat> seats(meeting.seats);
-  bool agree = true;
-  for (const auto& theirs : seats) agree = agree && theirs.tag == seats.front().tag;
+  bool agree = true, parts_agree = true;
+  for (const auto& theirs : seats) {
+    agree = agree && theirs.tag == seats.front().tag;
+    parts_agree = parts_agree && theirs.has_part == seats.front().has_part;
+  }
+  if (agree && !parts_agree) {
+    // The same call, but members that decided otherwise whether to share its work: none may
+    // wait for the others' parts.
+    std::string sharing, alone;
+    for (int i = 0; i < size; ++i) {
+      std::string& list = seats[static_cast<std::size_t>(i)].has_part ? sharing : alone;
+      list +=
+          (list.empty() ? "" : ", ") + vp_name(place.group == nullptr ? i : place.group->vp_of(i));
+    }
+    throw CollectiveMismatch(vp_name(id_) + ": " +
+                             seats[static_cast<std::size_t>(place.rank)].operation +
+                             ": the members met in shared memory, but some would share its work (" +
+                             sharing + ") and some would not (" + alone + ")");
+  }
   if (!agree) {
     std::vector<detail::TagHolders> seen;
     for (int i = 0; i < size; ++i) {
