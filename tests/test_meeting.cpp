@@ -350,6 +350,50 @@ TEST_CASE("a scan too large for one VP to fold meets, each VP folding its share 
   }
 }
 
+TEST_CASE("a reduce of 32 KiB or more meets, each VP folding its share into the root's out") {
+  // From 32 KiB a VP, with an operator that cannot throw, the hypercube reduce meets in shared
+  // memory where VPs outnumber cores: each VP folds its share of the elements of every VP's
+  // input, in the tree of aligned blocks that the rounds fold (lower ids on the left), straight
+  // into the root's out. Results bit for bit, clocks, counts and link traffic: the messages'.
+  for (const auto& t : {hc::Topology::hypercube(1), hc::Topology::hypercube(2),
+                        hc::Topology::hypercube(3), hc::Topology::hypercube(4)}) {
+    CAPTURE(t.name());
+    const int p = t.size();
+    const auto body = [p](hc::Proc& vp, auto& keep) {
+      for (int root : {0, p - 1, p / 2 + 1 < p ? p / 2 + 1 : 0}) {
+        for (std::size_t n : {std::size_t{4096}, std::size_t{8193}, std::size_t{70001}}) {
+          std::vector<double> x(n), y(vp.id() == root ? n : 0, -7.0);
+          for (std::size_t k = 0; k < n; ++k) x[k] = tricky(vp.id() + root, k);
+          hc::reduce(vp, std::span<const double>(x), std::span<double>(y), std::plus<>(), root);
+          keep(y);
+          if (vp.id() == root) {  // in place at the root
+            hc::reduce(vp, std::span<const double>(x), std::span<double>(x), std::plus<>(), root);
+            keep(x);
+          } else {
+            hc::reduce(vp, std::span<const double>(x), std::span<double>(), std::plus<>(), root);
+          }
+        }
+        for (std::size_t n : {std::size_t{1366}, std::size_t{3001}}) {  // 32 784 B, 72 024 B
+          std::vector<Triple> x(n), y(vp.id() == root ? n : 0), z(y.size());
+          for (std::size_t k = 0; k < n; ++k) x[k] = triple_of(vp.id(), k);
+          hc::reduce(vp, std::span<const Triple>(x), std::span<Triple>(y), HeisenbergProduct{},
+                     root);
+          hc::reduce(vp, std::span<const Triple>(x), std::span<Triple>(z), MayThrowProduct{}, root);
+          long wrong = 0;
+          for (std::size_t k = 0; k < y.size(); ++k) {  // the left fold over ids 0..p-1
+            Triple fold = triple_of(0, k);
+            for (int j = 1; j < vp.size(); ++j) fold = HeisenbergProduct{}(fold, triple_of(j, k));
+            wrong += !(y[k] == fold) + !(z[k] == fold);
+          }
+          CHECK(wrong == 0);
+          keep(y);
+        }
+      }
+    };
+    (void)meeting_as_messages(t, body);
+  }
+}
+
 TEST_CASE("VPs that pass a large scan different lengths get CollectiveMismatch in its meeting") {
   const auto t = hc::Topology::hypercube(3);
   const std::string what = mismatch_text(t, [](hc::Proc& vp) {

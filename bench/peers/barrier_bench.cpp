@@ -8,12 +8,17 @@
 //               thread has copied the previous result.
 //   memcpy      one thread, memcpy of `bytes` between two buffers (impl "memcpy", p = 1): the
 //               bandwidth a 64 MiB broadcast is compared with.
+//   transpose   one thread, the copies of an all_to_all of p ranks, `bytes` a block: block j
+//               of each rank i's in into block i of rank j's out, p (p - 1) memcpys from p ins
+//               of p blocks into p outs (impl "memcpy"): the floor of a meeting that copies
+//               each block once, when its copies are spread over c cores, this time / c.
 // Threads are pinned like hypercomm's Pinning::compact (thread i on the (i mod n)-th allowed
 // CPU); --bind none leaves them to the scheduler. libstdc++'s std::barrier spins briefly, then
 // sleeps on a futex (atomic wait).
 // Command line and output: peer_common.hpp.  Example:
 //   barrier_bench --op barrier,all_reduce --p 2,8,64 --bytes 8
 //   barrier_bench --op memcpy --bytes 64M
+//   barrier_bench --op transpose --p 8,16 --bytes 64K
 
 #include <barrier>
 #include <chrono>
@@ -106,13 +111,11 @@ void measure(const std::string& op, int p, std::size_t bytes, const peer::Args& 
   peer::print_line(args.impl, op, p, bytes, peer::median(batch), reps, args.batches);
 }
 
-void measure_memcpy(std::size_t bytes, const peer::Args& args) {
+// One thread calling once() as the peers' calls are timed; printed as impl "memcpy".
+template <class Once>
+void measure_one_thread(const std::string& op, int p, std::size_t bytes, const peer::Args& args,
+                        Once&& once) {
   pin(allowed_cpus()[0]);
-  std::vector<char> a(bytes, 1), b(bytes, 0);
-  auto once = [&] {
-    std::memcpy(b.data(), a.data(), bytes);
-    asm volatile("" : : "r"(b.data()) : "memory");
-  };
   once();
   long reps = 1;
   for (;; reps *= 4) {
@@ -130,8 +133,28 @@ void measure_memcpy(std::size_t bytes, const peer::Args& args) {
     for (long k = 0; k < reps; ++k) once();
     t = std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(reps);
   }
-  peer::print_line(args.impl == "std-barrier" ? "memcpy" : args.impl, "memcpy", 1, bytes,
+  peer::print_line(args.impl == "std-barrier" ? "memcpy" : args.impl, op, p, bytes,
                    peer::median(batch), reps, args.batches);
+}
+
+void measure_memcpy(std::size_t bytes, const peer::Args& args) {
+  std::vector<char> a(bytes, 1), b(bytes, 0);
+  measure_one_thread("memcpy", 1, bytes, args, [&] {
+    std::memcpy(b.data(), a.data(), bytes);
+    asm volatile("" : : "r"(b.data()) : "memory");
+  });
+}
+
+void measure_transpose(int p, std::size_t bytes, const peer::Args& args) {
+  const auto ranks = static_cast<std::size_t>(p);
+  std::vector<std::vector<char>> ins(ranks, std::vector<char>(ranks * bytes, 1));
+  std::vector<std::vector<char>> outs(ranks, std::vector<char>(ranks * bytes, 0));
+  measure_one_thread("transpose", p, bytes, args, [&] {
+    for (std::size_t j = 0; j < ranks; ++j)
+      for (std::size_t i = 0; i < ranks; ++i)
+        if (i != j) std::memcpy(outs[j].data() + i * bytes, ins[i].data() + j * bytes, bytes);
+    asm volatile("" : : "r"(outs.data()) : "memory");
+  });
 }
 
 }  // namespace
@@ -141,11 +164,17 @@ int main(int argc, char** argv) {
     peer::Args args = peer::parse(argc, argv, "std-barrier");
     if (args.ps.empty()) args.ps = {static_cast<int>(std::thread::hardware_concurrency())};
     for (const std::string& op : args.ops)
-      if (op != "barrier" && op != "all_reduce" && op != "memcpy")
-        throw std::invalid_argument("no operation " + op + " (it has barrier, all_reduce, memcpy)");
+      if (op != "barrier" && op != "all_reduce" && op != "memcpy" && op != "transpose")
+        throw std::invalid_argument("no operation " + op +
+                                    " (it has barrier, all_reduce, memcpy, transpose)");
     for (const std::string& op : args.ops) {
       if (op == "memcpy") {
         for (std::size_t b : args.bytes) measure_memcpy(b, args);
+        continue;
+      }
+      if (op == "transpose") {
+        for (int p : args.ps)
+          for (std::size_t b : args.bytes) measure_transpose(p, b, args);
         continue;
       }
       for (int p : args.ps)
