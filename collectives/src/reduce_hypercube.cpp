@@ -23,11 +23,11 @@
 // cores and no VP waits for a message.
 #include <algorithm>
 #include <bit>
-#include <numeric>
 #include <vector>
 
 #include "card.hpp"
 #include "rooted.hpp"
+#include "shares.hpp"
 #include "symmetric.hpp"
 
 namespace hypercomm::detail {
@@ -45,48 +45,37 @@ struct ReduceShare {
   const Reducer* op;
   std::size_t bytes;
   int root;
-  std::byte* room;
+  std::span<const void*> at;
+  Bytes scratch;
 };
 // The bytes of every VP's input a share folds at a time: the tree's partial folds stay in L1.
-constexpr std::size_t kReduceChunkBytes = 4 * 1024;
+[[nodiscard]] std::size_t chunk_bytes(const Reducer& op) noexcept {
+  return share_chunk(op.elem_size, 4 * 1024);
+}
+[[nodiscard]] std::size_t tree_levels(int p) noexcept {
+  return static_cast<std::size_t>(std::bit_width(static_cast<unsigned>(p - 1)));
+}
 // The least a VP passes to a shared meeting: below, each VP's second turn on its core (its share,
 // after every VP has come) costs more than the messages (8 VPs on 2 cores after a barrier: 8 KiB
 // 9.9 us against 5.8, 32 KiB 13.4 against 12.4, 64 KiB 16.6 against 22.6; back to back the
 // meeting leads from 8 KiB, 10.5 against 15.0).
 constexpr std::size_t kSharedReduceBytes = 32 * 1024;
 
-[[nodiscard]] std::size_t share_unit(const Reducer& op) noexcept {
-  return std::lcm(op.elem_size, std::size_t{64});  // whole cache lines where the elements allow
-}
-[[nodiscard]] std::size_t chunk_bytes(const Reducer& op) noexcept {
-  const std::size_t unit = share_unit(op);
-  return std::max<std::size_t>(1, kReduceChunkBytes / unit) * unit;
-}
-// The room a VP keeps for its share (ReduceShare::room).
-[[nodiscard]] std::size_t room_bytes(const Reducer& op, int p) noexcept {
-  const auto levels = static_cast<std::size_t>(std::bit_width(static_cast<unsigned>(p - 1)));
-  return static_cast<std::size_t>(p) * sizeof(const void*) + levels * chunk_bytes(op);
-}
-
-// VP `rank`'s share: its elements of the root's result (shares of share_unit bytes, the last
-// VP's up to the end), a chunk at a time, folded by fold_butterfly_tree as the rounds fold them.
+// VP `rank`'s share (shares.hpp): its elements of the root's result, a chunk at a time, folded
+// by fold_butterfly_tree as the rounds fold them.
 void reduce_share(const void* context, std::span<const void* const> inputs, int rank) {
-  const auto& [op, m, root, room] = *static_cast<const ReduceShare*>(context);
-  const std::size_t p = inputs.size(), me = static_cast<std::size_t>(rank);
+  const auto& [op, m, root, at, scratch] = *static_cast<const ReduceShare*>(context);
+  const std::size_t p = inputs.size();
   const auto member = [&](std::size_t i) -> const ReduceMember& {
     return *static_cast<const ReduceMember*>(inputs[i]);
   };
-  const std::size_t unit = share_unit(*op), units = m / unit, chunk = chunk_bytes(*op);
-  const std::size_t first = units * me / p * unit;
-  const std::size_t last = me + 1 == p ? m : units * (me + 1) / p * unit;
+  const auto [first, last] = share_of(m, op->elem_size, p, static_cast<std::size_t>(rank));
+  const std::size_t chunk = chunk_bytes(*op), levels = tree_levels(static_cast<int>(p));
   const ReduceMember& to = member(static_cast<std::size_t>(root));
-  const std::span<const void*> at(reinterpret_cast<const void**>(room), p);
-  std::byte* const scratch = room + p * sizeof(const void*);
-  const auto levels = static_cast<std::size_t>(std::bit_width(p - 1));
   for (std::size_t from = first; from < last; from += chunk) {
     const std::size_t n = std::min(chunk, last - from);
     for (std::size_t i = 0; i < p; ++i) at[i] = member(i).in + from;
-    fold_butterfly_tree(op, at, Bytes(to.out + from, n), Bytes(scratch, levels * n));
+    fold_butterfly_tree(op, at, Bytes(to.out + from, n), scratch.first(levels * n));
   }
 }
 
@@ -104,8 +93,9 @@ void reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op
   // A share must not throw (Port::meet's part).
   if (c.is_call(Collective::reduce) && m >= kSharedReduceBytes && op.never_throws) {
     const ReduceMember member{in.data(), out.data()};
-    Buffer room(room_bytes(op, c.p()));
-    const ReduceShare share{&op, m, root, room.data()};
+    std::vector<const void*, ScratchAllocator<const void*>> at(static_cast<std::size_t>(c.p()));
+    Buffer scratch(tree_levels(c.p()) * chunk_bytes(op));
+    const ReduceShare share{&op, m, root, at, scratch};
     if (c.meet_in_parts({d, m, tree_up_to, tree_up_from, nullptr, root}, &member, reduce_share,
                         &share))
       return;

@@ -28,10 +28,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 #include <vector>
 
 #include "card.hpp"
+#include "shares.hpp"
 #include "symmetric.hpp"
 
 namespace hypercomm::detail {
@@ -54,30 +54,20 @@ struct ScanShare {
   std::byte* folds;  // exclusive: 2 * chunk_bytes(op) bytes of the VP's own, else null
 };
 // The bytes of every VP's vector a share folds at a time: the fold so far stays in L1.
-constexpr std::size_t kScanChunkBytes = 8 * 1024;
-
-// A share is whole cache lines where the elements allow (lcm of the element's size and a
-// line); a chunk is whole shares' units.
-[[nodiscard]] std::size_t share_unit(const Reducer& op) noexcept {
-  return std::lcm(op.elem_size, std::size_t{64});
-}
 [[nodiscard]] std::size_t chunk_bytes(const Reducer& op) noexcept {
-  const std::size_t unit = share_unit(op);
-  return std::max<std::size_t>(1, kScanChunkBytes / unit) * unit;
+  return share_chunk(op.elem_size, 8 * 1024);
 }
 
-// VP `rank`'s share of the meeting: its elements of every VP's result, VP 0 to p - 1 as the
-// pipeline folds them, a chunk at a time; shares of share_unit bytes, the last VP's up to the
-// end. (Its context is its own VP's: its folds are that VP's.)
+// VP `rank`'s share of the meeting (shares.hpp): its elements of every VP's result, VP 0 to
+// p - 1 as the pipeline folds them, a chunk at a time. (Its context is its own VP's: its folds
+// are that VP's.)
 void scan_share(const void* context, std::span<const void* const> inputs, int rank) {
   const auto& [op, exclusive, m, folds] = *static_cast<const ScanShare*>(context);
   const std::size_t p = inputs.size(), me = static_cast<std::size_t>(rank);
   const auto member = [&](std::size_t i) -> const ScanMember& {
     return *static_cast<const ScanMember*>(inputs[i]);
   };
-  const std::size_t unit = share_unit(*op), units = m / unit;
-  const std::size_t first = units * me / p * unit;
-  const std::size_t last = me + 1 == p ? m : units * (me + 1) / p * unit;
+  const auto [first, last] = share_of(m, op->elem_size, p, me);
   const std::size_t chunk = chunk_bytes(*op);
   for (std::size_t at = first; at < last; at += chunk) {
     const std::size_t n = std::min(chunk, last - at);

@@ -1,0 +1,31 @@
+// How a meeting whose work every member shares (Comm::meet_in_parts) divides a vector of m
+// bytes: each member folds or copies its share for every member.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <numeric>
+
+namespace hypercomm::detail {
+
+// A share's unit: whole cache lines where the element's size allows (lcm of it and a line), so
+// that no two members write one line.
+[[nodiscard]] inline std::size_t share_unit(std::size_t elem_size) noexcept {
+  return std::lcm(elem_size, std::size_t{64});
+}
+// About `bytes` a piece, in whole units: what a member works on at a time.
+[[nodiscard]] inline std::size_t share_chunk(std::size_t elem_size, std::size_t bytes) noexcept {
+  const std::size_t unit = share_unit(elem_size);
+  return std::max<std::size_t>(1, bytes / unit) * unit;
+}
+// Member `rank` of p's bytes [first, last) of m: whole units, the last member's up to the end.
+struct Share {
+  std::size_t first, last;
+};
+[[nodiscard]] inline Share share_of(std::size_t m, std::size_t elem_size, std::size_t p,
+                                    std::size_t rank) noexcept {
+  const std::size_t unit = share_unit(elem_size), units = m / unit;
+  return {units * rank / p * unit, rank + 1 == p ? m : units * (rank + 1) / p * unit};
+}
+
+}  // namespace hypercomm::detail
