@@ -141,6 +141,34 @@ TEST_CASE("scans back to back as prefix meetings give the messages' results and 
   });
 }
 
+TEST_CASE("scans back to back with no pause run whole chains of slots ahead, and none is lost") {
+  // VP 0 never waits in a prefix meeting, so it runs as many meetings ahead as the chain has
+  // slots (256; a group's 64) and then waits for a slot that the slowest VP's meeting frees; a
+  // slot is reused once its meeting concluded, which may be before a VP whose step was done
+  // there saw it, and that VP must still find its step done (the next meeting in the slot may
+  // already have marked its seat).
+  const long iterations = kSanitized ? 3000 : 30000;
+  for (const auto& t : {hc::Topology::hypercube(3), hc::Topology::hypercube(4)}) {
+    CAPTURE(t.name());
+    std::vector<long> wrong(static_cast<std::size_t>(t.size()), 0);
+    hc::run(
+        t,
+        [&](hc::Proc& vp) {
+          const long me = vp.id();
+          long& bad = wrong[static_cast<std::size_t>(me)];
+          for (long i = 0; i < iterations; ++i)
+            bad += hc::scan(vp, me + i, std::plus<>()) != me * (me + 1) / 2 + (me + 1) * i;
+          const hc::Group half = vp.subcube(static_cast<unsigned>(vp.size() / 2 - 1));
+          const long rank = half.rank();
+          for (long i = 0; i < iterations / 4; ++i)
+            bad +=
+                hc::scan(half, rank + i, std::plus<>()) != rank * (rank + 1) / 2 + (rank + 1) * i;
+        },
+        test_options());
+    for (long w : wrong) CHECK(w == 0);
+  }
+}
+
 TEST_CASE("scans, broadcasts, reductions, scatters and gathers in a long loop, every root") {
   const int iterations = kSanitized ? 2000 : 20000;
   for (const auto& t : {hc::Topology::hypercube(3), hc::Topology::hypercube(4)}) {

@@ -195,16 +195,28 @@ struct Meeting {
 // meetings, the way MPI's linear scan and rooted trees pipeline. Meeting g uses slot g mod
 // slot_count. A prefix's results are computed in id order, step i (VP i's) once VP i has come,
 // by whichever VP holds the chain: VP i itself when it arrives to find steps 0..i-1 done, else
-// the VP that did step i-1 and finds VP i there (each claims the step with a compare-and-swap on
-// VP i's mark, so exactly one does it); the VP that does the last step plays the rounds on the
+// the VP that did step i-1 and finds VP i there. Both sides change VP i's mark, one word, with
+// read-modify-writes: the VP that did step i-1 claims VP i's step if it has come, else marks it
+// ready, and VP i, coming, finds it ready (then takes the chain on) or not (then waits for its
+// step), so exactly one does it; the VP that does the last step plays the rounds on the
 // clocks and frees the slot for meeting g + slot_count. A rooted meeting's last VP to leave does.
 struct PipelinedMeeting {
   static constexpr std::size_t kBytes = Port::kPipelinedBytes;  // the most a VP passes
   static constexpr std::uint32_t kMostSlots = 256;              // meetings a VP may run ahead
   static constexpr std::size_t kStorage = 6 << 20;  // bytes of inputs, folds, root inputs
-  // A seat's mark in meeting g: 4g + one of these (any other value: not come yet; 4g: a VP that
-  // left unfinished took its step back, meeting.cpp's withdraw_from_chain).
-  static constexpr std::uint64_t kCame = 1, kClaimed = 2, kDone = 3;
+  // A seat's mark in meeting g: base(g) + one of these (any other value: not come yet; base(g):
+  // a VP that left unfinished took its step back, meeting.cpp's withdraw_from_chain; kReady: not
+  // come yet, but a prefix's steps below it are done, and it takes the chain on when it comes).
+  // Marks start at 0, below every meeting's base.
+  static constexpr std::uint64_t kStates = 8;
+  static constexpr std::uint64_t kCame = 1, kClaimed = 2, kDone = 3, kReady = 4;
+  [[nodiscard]] static constexpr std::uint64_t base(std::uint64_t g) noexcept {
+    return (g + 1) * kStates;
+  }
+  // Whether a seat's VP has come to meeting g (its mark `mark`).
+  [[nodiscard]] static constexpr bool came_to(std::uint64_t mark, std::uint64_t g) noexcept {
+    return mark / kStates == g + 1 && mark % kStates != 0 && mark % kStates != kReady;
+  }
   struct alignas(kCacheLine) Seat {
     std::atomic<std::uint64_t> mark{0};
     double clock = 0;      // the VP's model clock on arrival (when not pending)
@@ -217,7 +229,6 @@ struct PipelinedMeeting {
   };
   struct Slot {
     alignas(kCacheLine) std::atomic<std::uint64_t> generation{0};  // the meeting it serves
-    alignas(kCacheLine) std::atomic<std::uint32_t> frontier{0};    // steps [0, frontier) done
     alignas(kCacheLine) std::atomic<std::uint32_t> left{0};        // VPs gone (a rooted meeting)
     // From the root: 1 + the VP that left its input as the root; to the root: kRootCheckedAll
     // (meeting.cpp) once the root has checked every seat; else 0.

@@ -80,6 +80,22 @@ void withdraw_from_chain(detail::PipelinedMeeting::Seat& seat, std::uint64_t bas
   }
 }
 
+// After a prefix step: claims the next VP's step (true) when that VP has come (its mark
+// `next`, in the meeting whose marks start at `base`), else marks it ready, for the VP to take the
+// chain on when it comes (false); a VP coming meanwhile makes the compare-and-swap fail and see it.
+// A VP that came and withdrew (mark: base) is left alone (false).
+bool claim_next_step(std::atomic<std::uint64_t>& next, std::uint64_t base) noexcept {
+  using Chain = detail::PipelinedMeeting;
+  std::uint64_t mark = next.load(std::memory_order_acquire);
+  for (;;) {
+    const bool come = mark == base + Chain::kCame;
+    if (!come && mark / Chain::kStates == base / Chain::kStates) return false;  // withdrawn
+    if (next.compare_exchange_weak(mark, base + (come ? Chain::kClaimed : Chain::kReady),
+                                   std::memory_order_acq_rel, std::memory_order_acquire))
+      return come;
+  }
+}
+
 void wake_sleepers(detail::Meeting& meeting) noexcept {
   if (meeting.sleepers.load(std::memory_order_seq_cst) == 0) return;
   meeting.signal.fetch_add(1, std::memory_order_seq_cst);
@@ -166,7 +182,6 @@ void PipelinedMeeting::reset() noexcept {
   for (std::uint32_t s = 0; s < slot_count; ++s) {
     Slot& slot = slots[s];
     slot.generation.store(s, std::memory_order_relaxed);
-    slot.frontier.store(0, std::memory_order_relaxed);
     slot.left.store(0, std::memory_order_relaxed);
     slot.root.store(0, std::memory_order_relaxed);
     slot.unchecked.store(0, std::memory_order_relaxed);
@@ -543,7 +558,7 @@ void Port::check_seats(const ChainSeat& place, std::uint64_t generation, int fir
     for (int j = 0; j < to; ++j) {
       const auto& other = slot.seats[static_cast<std::size_t>(j)];
       const std::uint64_t mark = other.mark.load(std::memory_order_acquire);
-      if (j == first || mark / 4 != generation || mark % 4 == 0) continue;
+      if (j == first || !detail::PipelinedMeeting::came_to(mark, generation)) continue;
       auto it = std::find_if(seen.begin(), seen.end(),
                              [&](const auto& entry) { return entry.first == other.tag; });
       if (it == seen.end()) it = seen.insert(seen.end(), {other.tag, {}});
@@ -619,20 +634,26 @@ bool Port::meet_prefix(const detail::GroupInfo* group, const MessageTag& tag, co
   const auto me = static_cast<std::size_t>(place.rank);
   Chain::Seat& seat = slot.seats[me];
   if (!input.empty()) std::memcpy(slot.inputs + me * Chain::kBytes, input.data(), input.size());
-  const std::uint64_t base = generation * 4;
-  seat.mark.store(base + Chain::kCame, std::memory_order_seq_cst);
-  // Steps 0..me-1 done: this VP takes the chain on, unless the VP that did step me-1 saw it come
-  // and claimed its step first (both sides seq_cst: at least one of them sees the other).
-  if (slot.frontier.load(std::memory_order_seq_cst) == me) {
-    std::uint64_t came = base + Chain::kCame;
-    if (seat.mark.compare_exchange_strong(came, base + Chain::kClaimed, std::memory_order_seq_cst))
-      run_prefix_chain(place, generation, place.rank, step, context, rounds);
+  const std::uint64_t base = Chain::base(generation);
+  // Steps 0..me-1 done (VP 0: none to do): this VP takes the chain on. Else the VP that does
+  // step me-1 finds it come and claims its step, or marks it ready first, which this exchange
+  // then finds (one word, read-modified by both: exactly one of them runs the step).
+  if (me == 0 ||
+      seat.mark.exchange(base + Chain::kCame, std::memory_order_acq_rel) == base + Chain::kReady) {
+    seat.mark.store(base + Chain::kClaimed, std::memory_order_release);
+    run_prefix_chain(place, generation, place.rank, step, context, rounds);
   }
-  if (seat.mark.load(std::memory_order_acquire) != base + Chain::kDone) {
+  // This VP's step is done: its mark says so, or already belongs to a later meeting in this
+  // slot (once this one concluded, the VP that did the step below in that one may have marked
+  // it ready before this VP saw it done).
+  const auto step_done = [&] {
+    const std::uint64_t mark = seat.mark.load(std::memory_order_acquire);
+    return mark == base + Chain::kDone || mark >= base + Chain::kStates;
+  };
+  if (!step_done()) {
     try {
       wait_in_meeting(
-          &tag, [&] { return seat.mark.load(std::memory_order_acquire) == base + Chain::kDone; },
-          [&] { return concluded(chain, generation); }, place.group);
+          &tag, step_done, [&] { return concluded(chain, generation); }, place.group);
     } catch (...) {
       withdraw_from_chain(seat, base);
       throw;
@@ -647,7 +668,7 @@ void Port::run_prefix_chain(const ChainSeat& place, std::uint64_t generation, in
   using Chain = detail::PipelinedMeeting;
   Chain& chain = place.chain;
   Chain::Slot& slot = chain.slot(generation);
-  const std::uint64_t base = generation * 4;
+  const std::uint64_t base = Chain::base(generation);
   auto i = static_cast<std::size_t>(vp);
   const auto p = static_cast<std::size_t>(place.size);
   try {
@@ -658,11 +679,8 @@ void Port::run_prefix_chain(const ChainSeat& place, std::uint64_t generation, in
            slot.folds, seat.out);
       if (i + 1 == p) break;
       seat.mark.store(base + Chain::kDone, std::memory_order_release);
-      slot.frontier.store(static_cast<std::uint32_t>(i + 1), std::memory_order_seq_cst);
-      std::uint64_t came = base + Chain::kCame;
-      if (!slot.seats[i + 1].mark.compare_exchange_strong(came, base + Chain::kClaimed,
-                                                          std::memory_order_seq_cst)) {
-        wake_sleepers(fabric_->meeting());  // VP i + 1 has not come, or takes the chain on itself
+      if (!claim_next_step(slot.seats[i + 1].mark, base)) {
+        wake_sleepers(fabric_->meeting());  // VP i + 1 has not come: it takes the chain on
         return;
       }
       ++i;
@@ -677,7 +695,6 @@ void Port::run_prefix_chain(const ChainSeat& place, std::uint64_t generation, in
     throw;
   }
   slot.seats[p - 1].mark.store(base + Chain::kDone, std::memory_order_release);
-  slot.frontier.store(0, std::memory_order_relaxed);
   slot.generation.store(generation + chain.slot_count, std::memory_order_release);
   wake_sleepers(fabric_->meeting());
 }
@@ -730,14 +747,14 @@ bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, co
     claim_root(place, generation, tag, op);
     if (!input.empty()) std::memcpy(slot.root_input, input.data(), input.size());
   }
-  const std::uint64_t came = generation * 4 + Chain::kCame;
+  const std::uint64_t came = Chain::base(generation) + Chain::kCame;
   slot.seats[me].mark.store(came, std::memory_order_release);
   if (flow == Flow::to_root && !is_root) {
     // A root that came to this meeting with another collective (a scan's chain that passed it
     // by before this VP came, say) would never check this seat: check it against the root's.
     const std::uint64_t theirs =
         slot.seats[static_cast<std::size_t>(root)].mark.load(std::memory_order_acquire);
-    if (theirs / 4 == generation && theirs % 4 != 0)
+    if (Chain::came_to(theirs, generation))
       check_seats(place, generation, root, place.rank, place.rank + 1);
     else
       slot.unchecked.store(1, std::memory_order_relaxed);  // published by `left`
@@ -859,7 +876,7 @@ bool Port::meet_rooted_by_reference(const ChainSeat& place, const MessageTag& ta
   Chain::Seat& seat = slot.seats[me];
   seat.in = input.data();
   if (place.rank == root) claim_root(place, generation, tag, op);
-  const std::uint64_t base = generation * 4;
+  const std::uint64_t base = Chain::base(generation);
   seat.mark.store(base + Chain::kCame, std::memory_order_seq_cst);
   // This VP's part: block `me` (Results::per_vp) of the root's input or out, or all of it.
   const std::size_t offset = uneven != nullptr            ? uneven->offset
