@@ -16,9 +16,10 @@
 // member that decided from counts that differ from another's would send messages to a VP
 // waiting in a meeting); the last VP to arrive finds members whose headers, and so counts,
 // differ before it reads a block. It moves every block itself when they total at most
-// kBlocksMovedByOne bytes; beyond, each VP copies the blocks it receives straight from the
-// other members' buffers, and the VPs meet once more before any leaves (a buffer must stay
-// until the others have read it). An all_to_all past 4 KiB a VP meets so (meet_all_to_all),
+// kBlocksMovedByOne bytes; beyond, the meeting's work is shared (Comm::meet_in_parts): each VP
+// copies the blocks it receives straight from the other members' buffers, and none leaves
+// before all have (a buffer must stay until the others have read it). An all_to_all past 4 KiB
+// a VP meets so (meet_all_to_all),
 // each VP copying its blocks from their senders' ins.
 #pragma once
 
