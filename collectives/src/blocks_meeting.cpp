@@ -2,11 +2,7 @@
 #include "blocks_meeting.hpp"
 
 #include <algorithm>
-#include <cstdint>
 #include <cstring>
-#include <vector>
-
-#include "scratch.hpp"
 
 namespace hypercomm::detail {
 

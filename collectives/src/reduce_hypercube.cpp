@@ -91,7 +91,8 @@ void reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op
                     Port::Results::shared, fold_butterfly_tree, &op))
     return;
   // A share must not throw (Port::meet's part).
-  if (c.is_call(Collective::reduce) && m >= kSharedReduceBytes && op.never_throws) {
+  if (c.is_call(Collective::reduce) && m >= kSharedReduceBytes && op.never_throws &&
+      c.port.may_meet()) {
     const ReduceMember member{in.data(), out.data()};
     std::vector<const void*, ScratchAllocator<const void*>> at(static_cast<std::size_t>(c.p()));
     Buffer scratch(tree_levels(c.p()) * chunk_bytes(op));

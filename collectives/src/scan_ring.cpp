@@ -104,7 +104,7 @@ void scan_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, bool 
   const bool last = my_id == p - 1;
 
   // A share must not throw (Port::meet's part).
-  if (m > kMeetingBytes && op.never_throws &&
+  if (m > kMeetingBytes && op.never_throws && c.port.may_meet() &&
       c.is_call(exclusive ? Collective::exscan : Collective::scan)) {
     const ScanMember member{in.data(), exclusive && my_id == 0 ? nullptr : out.data()};
     Buffer folds(exclusive ? 2 * chunk_bytes(op) : 0);  // here, not in the share: it cannot throw

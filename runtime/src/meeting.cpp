@@ -291,7 +291,6 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
 void Port::do_part(const MeetingPlace& place, const MessageTag& tag, Part part,
                    const void* context) {
   detail::Meeting& meeting = place.meeting;
-  detail::Meeting& bell = fabric_->meeting();
   detail::VpState& me = fabric_->state(id_);
   me.status.store(detail::kRunning, std::memory_order_relaxed);  // the watchdog: it works
   // A part must not throw; if one does all the same, its VP still waits for the others' (which
@@ -307,9 +306,7 @@ void Port::do_part(const MeetingPlace& place, const MessageTag& tag, Part part,
   me.status.store(detail::kBlocked, std::memory_order_release);
   const auto parts_done = [&] { return meeting.parts_left.load(std::memory_order_acquire) == 0; };
   if (meeting.parts_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    bell.signal.fetch_add(1, std::memory_order_seq_cst);
-    if (bell.sleepers.load(std::memory_order_seq_cst) != 0)
-      detail::futex_wake(bell.signal, INT_MAX);
+    wake_sleepers(fabric_->meeting());  // every meeting's sleepers wait on the machine's
   } else {
     try {
       wait_in_meeting(
