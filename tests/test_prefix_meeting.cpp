@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "fabric.hpp"
 #include "meeting_support.hpp"
 #include "port.hpp"
 
@@ -27,6 +28,9 @@ namespace hc = hypercomm;
 // The large broadcasts, scatters and gathers below (40000 bytes and more at the root) meet by
 // reference where VPs share cores.
 static_assert(hc::detail::Port::kByReferenceBytes <= 40000);
+// The scans below of 6 doubles keep their inputs in the seats, of 7 in the slot's inputs.
+static_assert(hc::detail::PipelinedMeeting::kSmallBytes >= 6 * sizeof(double) &&
+              hc::detail::PipelinedMeeting::kSmallBytes < 7 * sizeof(double));
 using hctest::check_same;
 using hctest::kSanitized;
 using hctest::meets;
@@ -62,7 +66,11 @@ hctest::MeetingResults run_scans(const hc::Topology& t, hc::Options o, int itera
     const int me = vp.id();
     for (int i = 0; i < iterations; ++i) {
       if ((i * 7 + me * 3) % 11 == 0) std::this_thread::yield();
-      const std::size_t n = i % 5 == 4 ? 32 : i % 5 == 3 ? 33 : 1 + static_cast<std::size_t>(i % 3);
+      // 1-3, 6 and 7 doubles: in the seats (up to PipelinedMeeting::kSmallBytes) and just past.
+      const std::size_t n = i % 5 == 4   ? 32
+                            : i % 5 == 3 ? 33
+                            : i % 5 == 2 ? 6 + static_cast<std::size_t>(i / 5 % 2)
+                                         : 1 + static_cast<std::size_t>(i % 3);
       std::vector<double> x(n), y(n, -7.0);
       for (std::size_t k = 0; k < n; ++k) x[k] = tricky(me + i, k);
       if (i % 2 == 0)
@@ -75,7 +83,7 @@ hctest::MeetingResults run_scans(const hc::Topology& t, hc::Options o, int itera
         keep(x);  // in place
       }
       if (i % 9 == 2) {
-        std::vector<hctest::Mat> m(3), mout(3);
+        std::vector<hctest::Mat> m(1 + static_cast<std::size_t>(i / 9 % 3)), mout(m.size());
         for (std::size_t k = 0; k < m.size(); ++k) m[k] = hctest::mat_of(me + i, k);
         hc::scan(vp, std::span<const hctest::Mat>(m), std::span<hctest::Mat>(mout),
                  hctest::MatMul{});
@@ -92,7 +100,7 @@ hctest::MeetingResults run_scans(const hc::Topology& t, hc::Options o, int itera
         const int root = (i / 3) % vp.size();
         const std::size_t bytes = i % 7 == 0   ? 257
                                   : i % 7 == 1 ? 256
-                                               : 1 + static_cast<std::size_t>(i % 40);
+                                               : 1 + static_cast<std::size_t>(i % 60);
         std::vector<char> buf(bytes, static_cast<char>(me == root ? 'a' + i % 26 : '?'));
         hc::broadcast(vp, std::span<char>(buf), root);
         keep(buf);

@@ -529,7 +529,7 @@ void Port::take_seat(const ChainSeat& place, std::uint64_t generation, const Mes
   // time without, broadcast 0.79-1.0, the scan unchanged).
   detail::PipelinedMeeting::Slot& next = chain.slot(generation + 1);
   detail::prefetch_for_writing(&next.seats[static_cast<std::size_t>(place.rank)], sizeof(seat));
-  if (bytes <= detail::PipelinedMeeting::kBytes)
+  if (bytes > detail::PipelinedMeeting::kSmallBytes && bytes <= detail::PipelinedMeeting::kBytes)
     detail::prefetch_for_writing(
         next.inputs + static_cast<std::size_t>(place.rank) * detail::PipelinedMeeting::kBytes,
         std::max<std::size_t>(bytes, 1));
@@ -630,7 +630,8 @@ bool Port::meet_prefix(const detail::GroupInfo* group, const MessageTag& tag, co
   Chain::Slot& slot = chain.slot(generation);
   const auto me = static_cast<std::size_t>(place.rank);
   Chain::Seat& seat = slot.seats[me];
-  if (!input.empty()) std::memcpy(slot.inputs + me * Chain::kBytes, input.data(), input.size());
+  const Chain::Inputs inputs = slot.inputs_of(input.size());
+  if (!input.empty()) std::memcpy(inputs.base + me * inputs.stride, input.data(), input.size());
   const std::uint64_t base = Chain::base(generation);
   // Steps 0..me-1 done (VP 0: none to do): this VP takes the chain on. Else the VP that does
   // step me-1 finds it come and claims its step, or marks it ready first, which this exchange
@@ -672,7 +673,8 @@ void Port::run_prefix_chain(const ChainSeat& place, std::uint64_t generation, in
     for (;;) {
       Chain::Seat& seat = slot.seats[i];
       check_seats(place, generation, 0, static_cast<int>(i), static_cast<int>(i) + 1);
-      step(context, static_cast<int>(i), place.size, seat.bytes, Chain::kBytes, slot.inputs,
+      const Chain::Inputs inputs = slot.inputs_of(seat.bytes);
+      step(context, static_cast<int>(i), place.size, seat.bytes, inputs.stride, inputs.base,
            slot.folds, seat.out);
       if (i + 1 == p) break;
       seat.mark.store(base + Chain::kDone, std::memory_order_release);
@@ -730,19 +732,25 @@ bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, co
   take_seat(place, generation, tag, uneven != nullptr ? uneven->seat : n, out);
   Chain::Slot& slot = chain.slot(generation);
   const auto me = static_cast<std::size_t>(place.rank);
+  const Chain::Inputs inputs =
+      uneven != nullptr ? Chain::Inputs{slot.inputs, Chain::kBytes} : slot.inputs_of(n);
   const auto at = [&](int vp) {
-    return slot.inputs + static_cast<std::size_t>(vp) * Chain::kBytes;
+    return inputs.base + static_cast<std::size_t>(vp) * inputs.stride;
   };
   // The root's input of a flow from the root lies in the slot's root_input (a scatter's: all p
-  // blocks), each VP's of a flow to the root at its own place in inputs.
-  const std::byte* const from_root = slot.root_input;
+  // blocks; a small one in the root's seat), each VP's of a flow to the root at its own place in
+  // inputs.
+  std::byte* const from_root = flow == Flow::from_root && results != Results::per_vp &&
+                                       uneven == nullptr && n <= Chain::kSmallBytes
+                                   ? at(root)
+                                   : slot.root_input;
   const std::size_t offset = uneven != nullptr            ? uneven->offset
                              : results == Results::per_vp ? me * n
                                                           : 0;  // what this VP takes
   if (flow == Flow::to_root && n != 0) std::memcpy(at(place.rank), input.data(), n);
   if (flow == Flow::from_root && is_root) {
     claim_root(place, generation, tag, op);
-    if (!input.empty()) std::memcpy(slot.root_input, input.data(), input.size());
+    if (!input.empty()) std::memcpy(from_root, input.data(), input.size());
   }
   const std::uint64_t came = Chain::base(generation) + Chain::kCame;
   slot.seats[me].mark.store(came, std::memory_order_release);
