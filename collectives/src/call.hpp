@@ -102,12 +102,9 @@ class Call {
         choice_(select(op, group_, port_.options().links, bytes, requested, port_.id(),
                        port_.options().model, total, op == Collective::circular_shift ? root : 0,
                        op_traits, port_.shared_core_count())) {
-    tag_.sequence = ++group_.sequence;
-    tag_.group = group_.id;
-    tag_.root = static_cast<std::uint16_t>(root);
-    tag_.kind = static_cast<std::uint8_t>(op);
-    tag_.algo = static_cast<std::uint8_t>(choice_.algo());
-    tag_.count = tag_count;
+    tag_ = make_tag(++group_.sequence, group_.id, static_cast<std::uint16_t>(root),
+                    static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(choice_.algo()),
+                    tag_count);
     port_.begin_span(to_string(op), port_.tracing() ? to_string(choice_.algo()) : nullptr,
                      span_bytes, group_.id);
     try {

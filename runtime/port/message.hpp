@@ -4,6 +4,8 @@
 // wrong data).
 #pragma once
 
+#include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -23,6 +25,24 @@ struct MessageTag {
   bool operator==(const MessageTag&) const = default;
 };
 static_assert(sizeof(MessageTag) == 16);
+
+// A header made in two 8-byte words: written field by field, six narrower stores, a header
+// read back whole (its copy, begin_call's two words) waits until they, and every store before
+// them, have reached the cache, for the CPU cannot forward several stores to one load (p = 2,
+// 8 B back to back: broadcast, gather, reduce and scatter 3-8% faster with this and begin_call
+// taking the header in registers).
+[[nodiscard]] inline MessageTag make_tag(std::uint32_t sequence, std::uint32_t group,
+                                         std::uint16_t root, std::uint8_t kind, std::uint8_t algo,
+                                         std::uint32_t count) noexcept {
+  if constexpr (std::endian::native == std::endian::little) {
+    const std::array<std::uint64_t, 2> words{
+        sequence | std::uint64_t{group} << 32,
+        root | std::uint64_t{kind} << 16 | std::uint64_t{algo} << 24 | std::uint64_t{count} << 32};
+    return std::bit_cast<MessageTag>(words);
+  } else {
+    return MessageTag{sequence, group, root, kind, algo, count};
+  }
+}
 
 namespace detail {
 // How error messages describe a header: the collectives, which know what its numbers mean,

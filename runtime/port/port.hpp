@@ -110,8 +110,9 @@ class alignas(64) Port {
   // wait in the same call compare theirs with it and raise CollectiveMismatch at once rather
   // than after the deadlock timeout (with the call before it). Once per collective call, never
   // per message.
-  // begin_call throws only what a test's fault hook throws (runtime/src/faults.hpp).
-  void begin_call(const MessageTag& tag);
+  // begin_call throws only what a test's fault hook throws (runtime/src/faults.hpp). The header
+  // comes by value, in two registers, not read back from the caller's fresh stores (make_tag).
+  void begin_call(MessageTag tag);
   void end_call() noexcept;
   // After a collective call's algorithm has returned on this VP, where it sent or took messages:
   // a VP it sent to, or a neighbour, that it took no message from, whose own message of the same

@@ -113,9 +113,10 @@ void Port::attend(std::uint32_t attention, const char* op) {
   }
 }
 
-void Port::begin_call(const MessageTag& tag) {
+void Port::begin_call(MessageTag tag) {
   detail::publish_calls(fabric_->state(id_), {tag, entered_});
-  call_ = entered_ = tag;
+  call_ = tag;  // each from the registers the header came in, not one from the other
+  entered_ = tag;
   call_destinations_.count = 0;
   call_sources_.count = 0;
   if (const detail::FaultHook hook = fault_hook.load(std::memory_order_relaxed)) [[unlikely]] {
