@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cstddef>
 #include <cstring>
 #include <hypercomm/detail/core.hpp>
@@ -64,22 +63,15 @@ class Offsets {
   std::size_t size_ = 0;
 };
 
-// a / b, b > 0; a shift where b is a power of two (every call of a small collective makes its
-// Blocks, and a 64-bit division costs tens of cycles: 4% of a gather of 8 B at p = 2).
-[[nodiscard]] inline std::size_t quotient(std::size_t a, std::size_t b) noexcept {
-  return std::has_single_bit(b) ? a >> std::countr_zero(b) : a / b;
-}
-
 class Blocks {
  public:
   using Offsets = detail::Offsets;
   // `total_bytes` of `elem_size`-byte elements split into p blocks as evenly as possible: block
   // i has n/p elements, one more for i < n mod p. A p-block collective's blocks are all equal.
   Blocks(std::size_t total_bytes, std::size_t elem_size, int p) noexcept : elem_(elem_size), p_(p) {
-    const std::size_t n = elem_size == 0 ? 0 : quotient(total_bytes, elem_size);
-    const auto parts = static_cast<std::size_t>(p);
-    base_ = quotient(n, parts);
-    extra_ = n - base_ * parts;
+    const std::size_t n = elem_size == 0 ? 0 : total_bytes / elem_size;
+    base_ = n / static_cast<std::size_t>(p);
+    extra_ = n % static_cast<std::size_t>(p);
   }
   // Parts of any sizes, given by their count + 1 byte offsets (the irregular collectives).
   explicit Blocks(Offsets offsets) noexcept
