@@ -151,10 +151,10 @@ TEST_CASE("scans back to back as prefix meetings give the messages' results and 
 
 TEST_CASE("scans back to back with no pause run whole chains of slots ahead, and none is lost") {
   // VP 0 never waits in a prefix meeting, so it runs as many meetings ahead as the chain has
-  // slots (kMostSlots, 512 at 8 and 16 VPs; a group's 64) and then waits for a slot that the slowest VP's meeting frees; a
-  // slot is reused once its meeting concluded, which may be before a VP whose step was done
-  // there saw it, and that VP must still find its step done (the next meeting in the slot may
-  // already have marked its seat).
+  // slots (kMostSlots, 512 at 8 and 16 VPs; a group's 64) and then waits for a slot that the
+  // slowest VP's meeting frees; a slot is reused once its meeting concluded, which may be before a
+  // VP whose step was done there saw it, and that VP must still find its step done (the next
+  // meeting in the slot may already have marked its seat).
   const long iterations = kSanitized ? 3000 : 30000;
   for (const auto& t : {hc::Topology::hypercube(3), hc::Topology::hypercube(4)}) {
     CAPTURE(t.name());
