@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <hypercomm/hypercomm.hpp>
+#include <new>
 #include <numeric>
 #include <span>
 #include <vector>
@@ -24,10 +25,39 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// Each VP's buffers on cache lines of their own, as MPI ranks' are (a process each). Made one
+// after another by the main thread, small buffers lay side by side on the heap, so a VP's stores
+// into its own (a scatter's block, a broadcast's message) evicted lines its neighbour was reading
+// (false sharing that ranks in separate processes cannot have): p = 2, 8 B back to back, a
+// third of a scatter root's samples were a load of its own Buffers. Alternated with the heap's
+// layout (2026-11-30, an Intel Xeon of 2 vCPUs, 4-6 rounds, fastest / third fastest): back to
+// back gather of 2 KiB 0.77 / 0.87x the time, all_to_all of 1-2 KiB 0.70-0.84x, the other cells
+// 0.9-1.1x, within their rounds' spread.
+template <class T>
+struct OwnLines {
+  using value_type = T;
+  static constexpr std::size_t kAlign = 128;  // two lines: the CPU's adjacent-line prefetch
+  OwnLines() noexcept = default;
+  template <class U>
+  explicit(false) OwnLines(const OwnLines<U>& /*other*/) noexcept {}
+  [[nodiscard]] static std::size_t rounded(std::size_t n) noexcept {
+    return (n * sizeof(T) + kAlign - 1) / kAlign * kAlign;
+  }
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new (rounded(n), std::align_val_t{kAlign}));
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    ::operator delete (p, rounded(n), std::align_val_t{kAlign});
+  }
+  friend bool operator==(const OwnLines& /*a*/, const OwnLines& /*b*/) noexcept { return true; }
+};
+template <class T>
+using LineVector = std::vector<T, OwnLines<T>>;
+
 // One VP's buffers: bytes for the collectives that move data, floats for the reductions.
-struct Buffers {
-  std::vector<char> in, out;
-  std::vector<float> fin, fout;
+struct alignas(OwnLines<char>::kAlign) Buffers {
+  LineVector<char> in, out;
+  LineVector<float> fin, fout;
 };
 
 Buffers buffers_for(const std::string& bench, std::size_t m, std::size_t p) {
