@@ -61,7 +61,7 @@ void all_gather(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size,
   Buffer storage;
   in = separate(in, out, storage);
   const Call call(g, Collective::all_gather, algo, in.size(), elem_size);
-  const Blocks blocks(out.size(), elem_size, p);
+  const Blocks blocks = Blocks::equal(in.size(), p);
   copy_bytes(blocks.block(out, g.rank()), in);  // received blocks land in place around it
   if (call.alone()) return;
   call.run({.in = in, .out = out, .blocks = &blocks, .elem_size = elem_size});
@@ -79,7 +79,7 @@ void reduce_scatter(const Group& g, ConstBytes in, Bytes out, const Reducer& op,
   in = separate(in, out, storage);
   const Call call(g, Collective::reduce_scatter, algo, out.size(), op.elem_size, 0, traits_of(op));
   if (call.alone()) return copy_bytes(out, in);
-  const Blocks blocks(in.size(), op.elem_size, p);
+  const Blocks blocks = Blocks::equal(out.size(), p);
   call.run({.in = in, .out = out, .blocks = &blocks, .op = &op, .elem_size = op.elem_size});
 }
 
@@ -113,7 +113,7 @@ void scatter(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, in
   if (g.rank() == root) in = separate(in, out, storage);
   const Call call(g, Collective::scatter, Algo::automatic, out.size(), elem_size, root);
   if (call.alone()) return copy_bytes(out, in);
-  const Blocks blocks(out.size() * static_cast<std::size_t>(p), elem_size, p);
+  const Blocks blocks = Blocks::equal(out.size(), p);
   call.run({.in = in, .out = out, .blocks = &blocks, .root = root, .elem_size = elem_size});
 }
 
@@ -130,7 +130,7 @@ void gather(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, int
   if (g.rank() == root) in = separate(in, out, storage);
   const Call call(g, Collective::gather, Algo::automatic, in.size(), elem_size, root);
   if (call.alone()) return copy_bytes(out, in);
-  const Blocks blocks(in.size() * static_cast<std::size_t>(p), elem_size, p);
+  const Blocks blocks = Blocks::equal(in.size(), p);
   call.run({.in = in, .out = out, .blocks = &blocks, .root = root, .elem_size = elem_size});
 }
 
