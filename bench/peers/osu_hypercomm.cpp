@@ -28,11 +28,11 @@ double seconds_since(Clock::time_point t0) {
 // Each VP's buffers on cache lines of their own, as MPI ranks' are (a process each). Made one
 // after another by the main thread, small buffers lay side by side on the heap, so a VP's stores
 // into its own (a scatter's block, a broadcast's message) evicted lines its neighbour was reading
-// (false sharing that ranks in separate processes cannot have): p = 2, 8 B back to back, a
-// third of a scatter root's samples were a load of its own Buffers. Alternated with the heap's
-// layout (2026-11-30, an Intel Xeon of 2 vCPUs, 4-6 rounds, fastest / third fastest): back to
-// back gather of 2 KiB 0.77 / 0.87x the time, all_to_all of 1-2 KiB 0.70-0.84x, the other cells
-// 0.9-1.1x, within their rounds' spread.
+// (false sharing that ranks in separate processes cannot have): p = 2, 8 B back to back, 8% of
+// a scatter's samples sat on the root's load of its own Buffers. Alternated with the heap's
+// layout (2026-11-30, an Intel Xeon of 2 vCPUs, 4-9 rounds, fastest / third fastest): back to
+// back gather of 2 KiB 0.80 / 0.91x the time, all_to_all of 1-2 KiB 0.70-0.84x, the other cells
+// 0.87-1.11x, within their rounds' spread.
 template <class T>
 struct OwnLines {
   using value_type = T;
