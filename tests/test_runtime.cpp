@@ -641,6 +641,26 @@ TEST_CASE("a message untaken by a neighbour that sends it nothing is caught ther
   }
 }
 
+// Calls that only send, one after another, none of them a group's first or a multiple of
+// Port::kUntakenEvery after it: the look at the call's end that comes next finds the other's
+// message of an earlier call untaken, and names it.
+TEST_CASE("a message untaken since an earlier call is caught by a later call's look") {
+  hc::Options o = test_options();
+  o.meetings = false;
+  for (const char* name : {"ring:2", "hypercube:1"}) {
+    CAPTURE(name);
+    const Mismatch m = run_mismatched(name, o, [](hc::Proc& vp) {
+      std::vector<double> data(2);
+      hc::barrier(vp);  // call 1, which looks and finds nothing
+      for (int call = 2; call <= 16; ++call) hc::broadcast(vp, std::span(data), vp.id());
+    });
+    CAPTURE(m.what);
+    CHECK(m.in_calls >= 1);
+    CHECK(m.what.find("broadcast") != std::string::npos);
+    CHECK(m.what.find("untaken") != std::string::npos);
+  }
+}
+
 TEST_CASE("a deadlock raises Deadlock naming who waits for whom") {
   hc::Options o = test_options();
   o.deadlock_timeout = std::chrono::milliseconds(200);

@@ -147,9 +147,15 @@ void Port::check_untaken() {
   const auto look_from = [&](int vp) {
     detail::Link* channel = incoming_if_any(vp);
     const Envelope* envelope = channel != nullptr ? channel->front() : nullptr;
-    if (envelope != nullptr && envelope->tag.kind != 0 && envelope->tag.group == call_.group &&
-        envelope->tag.sequence == call_.sequence && !(envelope->tag == call_))
+    if (envelope == nullptr || envelope->tag.kind == 0 || envelope->tag.group != call_.group)
+      return;
+    if (envelope->tag.sequence == call_.sequence && !(envelope->tag == call_))
       throw_untaken(vp, envelope->tag);
+    // A message of one of this group's earlier calls (counted mod 2^32): that call of this VP
+    // has ended without taking it.
+    if (const std::uint32_t behind = call_.sequence - envelope->tag.sequence;
+        behind != 0 && behind < (std::uint32_t{1} << 31))
+      throw_untaken_earlier(vp, envelope->tag);
   };
   // The VPs this call sent to, and the machine neighbours (where the book's algorithms send),
   // unless this call took a message from them (whose header was checked then).
@@ -157,6 +163,15 @@ void Port::check_untaken() {
     if (!call_sources_.holds(call_destinations_.ids[i])) look_from(call_destinations_.ids[i]);
   for (const int vp : neighbours_)
     if (!call_sources_.holds(vp) && !call_destinations_.holds(vp)) look_from(vp);
+}
+
+void Port::throw_untaken_earlier(int dest, const MessageTag& theirs) const {
+  throw CollectiveMismatch("VP " + std::to_string(id_) + ": " + operation_name() + ": VP " +
+                           std::to_string(dest) + "'s message of " +
+                           detail::describe_tag(theirs, topology()) + " waits at VP " +
+                           std::to_string(id_) +
+                           " untaken, though this VP's call of that number has ended: the VPs "
+                           "disagree on the collective, its root, count or algorithm");
 }
 
 void Port::throw_untaken(int dest, const MessageTag& theirs) const {
