@@ -641,9 +641,9 @@ TEST_CASE("a message untaken by a neighbour that sends it nothing is caught ther
   }
 }
 
-// Calls that only send, one after another, none of them a group's first or a multiple of
-// Port::kUntakenEvery after it: the look at the call's end that comes next finds the other's
-// message of an earlier call untaken, and names it.
+// Calls that only send, one after another: calls 2-8 do not look (only a group's first call and
+// every Port::kUntakenEvery-th after it do), so the look at call 9's end finds the other's
+// message of call 2 untaken, and names it.
 TEST_CASE("a message untaken since an earlier call is caught by a later call's look") {
   hc::Options o = test_options();
   o.meetings = false;
@@ -651,7 +651,7 @@ TEST_CASE("a message untaken since an earlier call is caught by a later call's l
     CAPTURE(name);
     const Mismatch m = run_mismatched(name, o, [](hc::Proc& vp) {
       std::vector<double> data(2);
-      hc::barrier(vp);  // call 1, which looks and finds nothing
+      hc::barrier(vp);  // call 1: it takes a message from its neighbour, nothing to look at
       for (int call = 2; call <= 16; ++call) hc::broadcast(vp, std::span(data), vp.id());
     });
     CAPTURE(m.what);
