@@ -35,6 +35,17 @@ Channel::~Channel() {
   while (returned_blocks_.pop(block)) std::unique_ptr<Block>(block).reset();
 }
 
+std::size_t one_way_keeping_up_rendezvous_bytes() noexcept {
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+  static const bool amd = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_is("amd") != 0;
+  }();
+  if (amd) return kOneWayKeepingUpRendezvousBytesAmd;
+#endif
+  return kOneWayKeepingUpRendezvousBytes;
+}
+
 // ---------------------------------------------------------------- producer side
 
 Block* Channel::acquire_block(std::size_t size) {

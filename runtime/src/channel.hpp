@@ -118,15 +118,23 @@ inline constexpr std::size_t kKeepingUpRendezvousBytes = 1024;
 static_assert(kExchangeHandOverBytes <= kKeepingUpRendezvousBytes,
               "an exchange's sender that waits for a post finds one");
 // That from 1 KiB holds in an exchange (sendrecv: the sender has posted its own receive from the
-// receiver, which sends to it at once); a send alone waits from 1.5 KiB. On the 2-core AMD EPYC
-// above the wait led one-way too, but on two Intel Xeons (2 vCPUs, and 16 cores; 2026-11-29,
-// osu_hypercomm, two rounds, the ring's time over the wait's at 1 KiB) a sender that runs ahead
-// and fills the ring with seven such messages beats one held to its receiver: back to back
-// windowed bandwidth 0.69-0.84x, broadcast 0.47-0.71x, gather 0.54-1.01x, scatter 0.60-1.00x;
-// after a barrier the wait's single copy led, 0.94-1.30x (ping-pong 1.05-1.23x, 0.41-0.59 us). At
-// 1.5 KiB (four fill the ring) the wait led or tied both ways (bandwidth 1.02-1.09x, ping-pong
-// 1.06-1.43x).
+// receiver, which sends to it at once); a send alone waits from 1.5 KiB on an Intel CPU (from 1 KiB
+// on AMD's: below). On the 2-core AMD EPYC above the wait led one-way too, but on two Intel Xeons
+// (2 vCPUs, and 16 cores; 2026-11-29, osu_hypercomm, two rounds, the ring's time over the wait's
+// at 1 KiB) a sender that runs ahead and fills the ring with seven such messages beats one held
+// to its receiver: back to back windowed bandwidth 0.69-0.84x, broadcast 0.47-0.71x, gather
+// 0.54-1.01x, scatter 0.60-1.00x; after a barrier the wait's single copy led, 0.94-1.30x
+// (ping-pong 1.05-1.23x, 0.41-0.59 us). At 1.5 KiB (four fill the ring) the wait led or tied both
+// ways (bandwidth 1.02-1.09x, ping-pong 1.06-1.43x).
 inline constexpr std::size_t kOneWayKeepingUpRendezvousBytes = 1536;
+// On AMD CPUs a send alone waits from 1 KiB, as an exchange does: on the 2-vCPU AMD EPYC (p = 2,
+// 2026-11-30, 12 rounds alternated, median of the paired ratios, the time waiting from 1 KiB over
+// the time waiting from 1.5 KiB, at 1 KiB and 1.25 KiB): windowed bandwidth 0.90 / 0.78, broadcast
+// 0.82 / 0.77 after a barrier and 0.89 / 0.73 back to back, gather 0.81 / 0.83 and 0.95 / 0.79,
+// scatter 0.82 / 0.77 and 0.87 / 0.71; ping-pong, reduce, scan and all_gather 0.98-1.03.
+inline constexpr std::size_t kOneWayKeepingUpRendezvousBytesAmd = kKeepingUpRendezvousBytes;
+// The one of the two for the CPU this runs on.
+[[nodiscard]] std::size_t one_way_keeping_up_rendezvous_bytes() noexcept;
 inline constexpr std::size_t kRendezvousBytesShared = 64 * 1024;
 // A message of at least this many bytes handed to a posted receive is copied by both VPs, each
 // taking the next chunk in turn: one core's copy runs well below the memory's bandwidth

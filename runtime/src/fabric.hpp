@@ -589,7 +589,7 @@ class HYPERCOMM_INTERNAL Fabric {
   [[nodiscard]] std::size_t keeping_up_rendezvous_bytes(bool exchange) const noexcept {
     return oversubscribed() ? rendezvous_bytes_
            : exchange       ? kKeepingUpRendezvousBytes
-                            : kOneWayKeepingUpRendezvousBytes;
+                            : one_way_rendezvous_bytes_;
   }
   [[nodiscard]] bool oversubscribed() const noexcept { return core_share_ > 0; }
   // The cores the VPs share when they outnumber them, else 0: automatic then weighs the work of
@@ -633,6 +633,8 @@ class HYPERCOMM_INTERNAL Fabric {
   bool node_crowded_ = false;
   std::chrono::nanoseconds yield_time_;
   std::size_t rendezvous_bytes_;
+  // A send alone to a receiver that keeps up waits from this many bytes (channel.hpp).
+  std::size_t one_way_rendezvous_bytes_ = one_way_keeping_up_rendezvous_bytes();
   std::size_t shared_copy_bytes_;  // the channels' (channel.hpp), chosen with the wait policy
   int core_share_ = 0;             // oversubscribed: VPs per core (else 0)
   int shared_core_count_ = 0;      // shared_core_count()
