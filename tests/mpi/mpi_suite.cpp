@@ -7,6 +7,7 @@
 // Every process runs every case in the same order. A failed check is counted, not thrown; at the
 // end the counts are summed over the processes and process 0 prints the summary.
 #include <mpi.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -487,6 +488,56 @@ void flood_suite() {
       quick());
 }
 
+// ---------------------------------------------------------------- placement
+
+// Where each VP runs (Pinning::compact, the default; runtime/src/machine.cpp): the node's j-th
+// VP on the (j mod n)-th of the n CPUs its process may use, or, where the node's VPs outnumber
+// the node's CPUs and every process may use them all (mpirun --bind-to none), on the
+// (j * n / VPs)-th: the node's VPs in blocks of consecutive ids. Every process of a test runs on
+// one node, its VPs after those of the lower ranks. Each VP reads its own affinity mask in the
+// body, so a VP pinned elsewhere, or not at all, fails here.
+void placement() {
+  cpu_set_t mine, node;
+  CPU_ZERO(&mine);
+  CHECK(sched_getaffinity(0, sizeof mine, &mine) == 0);
+  CPU_ZERO(&node);
+  MPI_Allreduce(&mine, &node, static_cast<int>(sizeof(cpu_set_t)), MPI_BYTE, MPI_BOR,
+                MPI_COMM_WORLD);
+  int whole = CPU_EQUAL(&mine, &node) ? 1 : 0, all_whole = 0;
+  MPI_Allreduce(&whole, &all_whole, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &mine)) cpus.push_back(c);
+  const auto n = cpus.size();
+  for (const char* name : {"hypercube:1", "hypercube:2", "hypercube:3", "hypercube:4", "ring:6"}) {
+    const hc::Topology t = hc::Topology::parse(name);
+    if (t.size() < processes_) continue;
+    const auto p = static_cast<std::size_t>(t.size());
+    std::vector<int> seen(p, -1);
+    hc::mpi::Machine machine(MPI_COMM_WORLD, t, quick());
+    machine.run([&](hc::Proc& vp) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) != 1) return;
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) seen[static_cast<std::size_t>(vp.id())] = c;
+    });
+    const bool blocks = processes_ > 1 && all_whole == 1 && p > n;
+    for (int j = machine.first_vp(); j < machine.last_vp(); ++j) {
+      const auto k = static_cast<std::size_t>(j);
+      const int expected = all_whole == 1 ? cpus[blocks ? k * n / p : k % n] : -1;
+      if (expected >= 0) {
+        CHECK(seen[k] == expected);
+      } else {
+        CHECK(seen[k] >= 0 && CPU_ISSET(seen[k], &mine));
+      }
+      if (seen[k] != expected && expected >= 0)
+        std::fprintf(stderr, "process %d: %s: VP %d runs on CPU %d, expected %d (%zu CPUs, %s)\n",
+                     rank_, name, j, seen[k], expected, n, blocks ? "in blocks" : "round robin");
+    }
+  }
+}
+
 // ---------------------------------------------------------------- against MPI's own collectives
 
 // One VP per process: hypercomm over MPI and MPI itself on the same inputs.
@@ -775,7 +826,8 @@ int main(int argc, char** argv) {
   for (const Stage& stage :
        {Stage{"collective suites", run_suites}, Stage{"floods", flood_suite},
         Stage{"random traffic", random_traffic}, Stage{"against MPI's collectives", against_mpi},
-        Stage{"failures across processes", failures_suite}, Stage{"misuse", misuse}}) {
+        Stage{"placement", placement}, Stage{"failures across processes", failures_suite},
+        Stage{"misuse", misuse}}) {
     // MPI_SUITE_ONLY=name: that stage alone (by hand, as with MPI_SUITE_SEEDS).
     if (only != nullptr && std::strcmp(only, stage.name) != 0) continue;
     const double t0 = MPI_Wtime();
