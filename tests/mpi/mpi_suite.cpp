@@ -526,12 +526,12 @@ void placement() {
     for (int j = machine.first_vp(); j < machine.last_vp(); ++j) {
       const auto k = static_cast<std::size_t>(j);
       const int expected = all_whole == 1 ? cpus[blocks ? k * n / p : k % n] : -1;
-      if (expected >= 0) {
-        CHECK(seen[k] == expected);
-      } else {
+      if (expected < 0) {
         CHECK(seen[k] >= 0 && CPU_ISSET(seen[k], &mine));
+        continue;
       }
-      if (seen[k] != expected && expected >= 0)
+      CHECK(seen[k] == expected);
+      if (seen[k] != expected)
         std::fprintf(stderr, "process %d: %s: VP %d runs on CPU %d, expected %d (%zu CPUs, %s)\n",
                      rank_, name, j, seen[k], expected, n, blocks ? "in blocks" : "round robin");
     }
