@@ -243,6 +243,9 @@ class MpiRemote final : public hypercomm::detail::Remote {
   // reach the other processes now; says so and calls MPI_Abort.
   [[noreturn]] void abort_all(const std::exception& error) const noexcept;
   void wake_server() noexcept;
+  // Wakes the server only from a long nap (kQuietNap), cheap enough for every look of a VP: a
+  // missed wake-up costs a nap, never a message.
+  void call_server() noexcept;
   // Whether a VP of this process sleeps waiting for a VP of another process (the server then
   // polls MPI for it rather than nap).
   [[nodiscard]] bool remote_sleeper(const Fabric& fabric) const noexcept;
@@ -291,9 +294,11 @@ class MpiRemote final : public hypercomm::detail::Remote {
   const bool vps_drive_;
   const std::unique_ptr<NodeRings> rings_;  // null where the node has no rings
 
-  // The VPs wake the serving thread when they queue for another process and it sleeps.
+  // The VPs wake the serving thread when they queue for another process and it sleeps, and from
+  // its long naps where the VPs move their messages (kQuietNap) when they need it again.
   std::atomic<std::uint32_t> outbox_{0};
-  std::atomic<std::uint32_t> sleeping_{0};
+  enum Sleep : std::uint32_t { kAwake = 0, kNapping = 1, kQuietNapping = 2 };
+  std::atomic<std::uint32_t> sleeping_{kAwake};
 
   // Passes run one at a time, under mutex_; everything below is touched only under it (or by the
   // server before it sets serving_ and after it clears it).
@@ -370,8 +375,10 @@ class MpiRemote final : public hypercomm::detail::Remote {
   std::vector<int> finished_of_;  // process 0: how many VPs of each process have finished
   std::chrono::steady_clock::time_point quiet_since_{};
   std::chrono::steady_clock::time_point arrivals_looked_{};  // the server's last receive_all
-  // When a message left in place was last read (steady_clock ticks), for the server's naps.
+  // When a message left in place was last read, or one of this process's left in place
+  // (steady_clock ticks), for the server's naps.
   std::atomic<std::chrono::steady_clock::rep> large_read_at_{0};
+  std::atomic<std::chrono::steady_clock::rep> large_sent_at_{0};
 };
 
 }  // namespace hypercomm::mpi::detail
