@@ -98,7 +98,7 @@ constexpr std::chrono::microseconds kQuietLook{100};
 // but for a broadcast of 1 MiB over 8 processes, within its noise (1.09-2.70 against 1.53-2.11
 // in one run, 1.21-1.81 against 0.96-1.21 in another).
 // Napping 20 ms through large messages too, woken by each read, a broadcast of 1 MiB over 8
-// processes took 1.9-3.7x Open MPI's time against 1.1-1.9x. (Naps of 200 us against 1 ms before:
+// processes took 1.4-3.7x Open MPI's time against 1.0-1.4x. (Naps of 200 us against 1 ms before:
 // 4 processes, an all-reduce of 8 B 1.64-1.83x against 1.35-1.46x.)
 constexpr std::chrono::milliseconds kQuietAfterLarge{1};
 constexpr std::chrono::milliseconds kLargePhase{100};
