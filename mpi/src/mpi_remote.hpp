@@ -20,7 +20,8 @@
 // (node_rings.hpp): the sender writes its message there under its process's mutex, the
 // receiver's pass (or the VP that waits for it, even where the server moves the MPI traffic)
 // takes it, neither calls MPI; where the server moves the MPI traffic and every message the VPs
-// wait for comes on a ring, it naps (vps_take_their_own), so as not to take their cores. A
+// wait for comes on a ring, it naps (vps_take_their_own; 20 ms, woken when a VP needs it, 1 ms
+// amid large messages: kQuietNap), so as not to take their cores. A
 // channel's messages take one way at a time, so they stay in order: onto the ring only when every
 // message sent to that process over MPI has been delivered, over MPI (a message too long for the
 // ring, or one behind such) only when the ring is empty. The protocol messages stay on MPI; a VP's
