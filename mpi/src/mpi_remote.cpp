@@ -244,8 +244,10 @@ bool MpiRemote::vps_take_their_own(const Fabric& fabric) const noexcept {
 
 void MpiRemote::progress(int vp, int src) noexcept {
   if (board_) publish_post(vp, src);
+  const int from = blocks_.owner(src);
+  Ring* const ring = ring_to_look_at(from);
   // A message that comes over MPI: the server, if it naps long, receives it only once woken.
-  if (ring_to_look_at(blocks_.owner(src)) == nullptr) call_server();
+  if (ring == nullptr) call_server();
   if (!vps_drive_ && !fabric_->node_crowded()) return take_from_rings(vp);
   // A VP whose message comes on a ring looks at that ring alone, and takes the mutex only when a
   // record is there: a whole pass at every look (this process's finished VPs, its queued
@@ -255,8 +257,7 @@ void MpiRemote::progress(int vp, int src) noexcept {
   // for MPI's arrivals (an abort, a message that went over MPI) and what waits queued, or where
   // the server moves the MPI traffic, a look at every ring (take_from_rings).
   static thread_local unsigned looks = 0;
-  const int from = blocks_.owner(src);
-  if (Ring* ring = ring_to_look_at(from); ring != nullptr && (++looks & 15) != 0) {
+  if (ring != nullptr && (++looks & 15) != 0) {
     if (!ring->ready()) return;
     {
       const std::unique_lock lock(mutex_, std::try_to_lock);
@@ -1337,15 +1338,19 @@ void MpiRemote::nap(const Fabric& fabric, bool quiet) noexcept {
   vp_passes_seen_ = passes;
   const std::uint32_t seen = outbox_.load(std::memory_order_seq_cst);
   microseconds length = vps_pass ? microseconds(20000) : microseconds(200);
+  bool long_quiet = false;  // a VP that needs this thread wakes it (call_server)
   if (quiet && !vps_pass) {
     const Clock::time_point large_moved{
         Clock::duration(std::max(large_read_at_.load(std::memory_order_relaxed),
                                  large_sent_at_.load(std::memory_order_relaxed)))};
-    length = Clock::now() - large_moved < kLargePhase ? kQuietNapAmidLarge : kQuietNap;
+    long_quiet = Clock::now() - large_moved >= kLargePhase;
+    length = long_quiet ? kQuietNap : kQuietNapAmidLarge;
   }
-  if (remote_sleeper(fabric)) length = microseconds(20);
-  sleeping_.store(length == kQuietNap && !vps_pass ? kQuietNapping : kNapping,
-                  std::memory_order_seq_cst);
+  if (remote_sleeper(fabric)) {
+    length = microseconds(20);
+    long_quiet = false;
+  }
+  sleeping_.store(long_quiet ? kQuietNapping : kNapping, std::memory_order_seq_cst);
   hypercomm::detail::futex_wait(outbox_, seen, length);
   sleeping_.store(kAwake, std::memory_order_relaxed);
 }
