@@ -49,6 +49,10 @@ constexpr std::size_t kSentAtOnceBytes = 1024;
 // broadcast called back to back sends the next call's message before the receiver has taken the
 // last one (two in three of 1 MiB were copied so).
 constexpr std::chrono::microseconds kHoldLarge{100};
+// A message left in place whose copy the two processes share (shared_chunk_bytes) goes in this
+// many chunks, of at least this many bytes.
+constexpr std::size_t kSharedChunks = 4;
+constexpr std::size_t kLeastSharedChunk = 64 * 1024;
 // The same for a message of at least this many bytes on a ring (a crowded node's rings take up
 // to 128 KiB), and, where the node is crowded, a VP whose message of at least kWaitForRoomBytes
 // finds the ring full waits for room (moving the others' messages) instead of queueing it: a
@@ -116,18 +120,66 @@ bool about_to_post(const Fabric& fabric, int receiver, int sender) noexcept {
           state.waiting_for.load(std::memory_order_relaxed) == sender);
 }
 
-// A message left in place (MpiRemote::read_in_place): in which process, where, how long.
+// A message left in place (MpiRemote::read_in_place): in which process, where, how long; and,
+// where its sender shares the copy, the ring's share and the chunk.
 struct Place {
   pid_t pid;
   std::uint64_t address;
   int process;
   std::size_t size;
+  Ring::InPlaceShare* share = nullptr;
+  std::uint64_t sequence = 0;
+  std::size_t chunk = 0;
 };
 
-// A Link::Fill: reads the message at *context (a Place) into `to`.
+// Copies the chunks of a shared message (Ring::InPlaceShare) that this side claims, while they
+// are the message `sequence`'s, with copy(offset, bytes) (false: it failed, errno says why).
+template <class Copy>
+bool copy_claimed(Ring::InPlaceShare& share, std::uint64_t sequence, Copy&& copy) {
+  const std::uint64_t mine = (sequence & 0xffffffffu) << 32;
+  auto claim = std::atomic_ref(share.claim);
+  for (std::uint64_t now = claim.load(std::memory_order_acquire);
+       (now & ~std::uint64_t{0xffffffffu}) == mine;) {
+    const auto chunk = static_cast<std::uint32_t>(now);
+    if (chunk >= std::atomic_ref(share.chunks).load(std::memory_order_relaxed)) break;
+    if (!claim.compare_exchange_weak(now, now + 1, std::memory_order_acquire,
+                                     std::memory_order_acquire))
+      continue;
+    // Claimed: the fields stay this message's until its last chunk is counted.
+    const std::size_t offset = chunk * share.chunk_bytes;
+    if (!copy(offset, std::min<std::size_t>(share.chunk_bytes, share.size - offset))) return false;
+    std::atomic_ref(share.done).fetch_add(1, std::memory_order_release);
+    now = claim.load(std::memory_order_acquire);
+  }
+  return true;
+}
+
+// A Link::Fill: reads the message at *context (a Place) into `to`, whole, or in chunks of which
+// its sender writes some.
 void read_from(void* context, std::span<std::byte> to) {
   const Place& place = *static_cast<const Place*>(context);
-  if (read_process(place.pid, place.address, to)) return;
+  const auto read = [&](std::size_t offset, std::size_t bytes) {
+    return read_process(place.pid, place.address + offset, to.subspan(offset, bytes));
+  };
+  bool read_all = true;
+  if (place.share == nullptr) {
+    read_all = read(0, to.size());
+  } else {
+    Ring::InPlaceShare& share = *place.share;
+    share.destination = reinterpret_cast<std::uintptr_t>(to.data());
+    share.chunk_bytes = place.chunk;
+    share.size = to.size();
+    const auto chunks = static_cast<std::uint32_t>((to.size() + place.chunk - 1) / place.chunk);
+    std::atomic_ref(share.chunks).store(chunks, std::memory_order_relaxed);
+    std::atomic_ref(share.done).store(0, std::memory_order_relaxed);
+    std::atomic_ref(share.claim)
+        .store((place.sequence & 0xffffffffu) << 32, std::memory_order_release);
+    read_all = copy_claimed(share, place.sequence, read);
+    // The sender's last chunks: copies under way, which nothing else holds up.
+    while (read_all && std::atomic_ref(share.done).load(std::memory_order_acquire) < chunks)
+      sched_yield();
+  }
+  if (read_all) return;
   throw Error("hypercomm::mpi: reading a message of " + std::to_string(place.size) +
               " bytes left in place by process " + std::to_string(place.process) + " (pid " +
               std::to_string(place.pid) + ") failed: " + std::strerror(errno));
@@ -562,7 +614,27 @@ bool MpiRemote::send_in_place(int src, int dst, int process, const Envelope& env
   large_sent_at_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   // Even after an abort: the receiving process reads or drops every record before its run ends
   // (it serves until every VP everywhere has finished), and this buffer must stay until then.
-  wait_moving_others(lock, [&] { return ring.read_in_place() >= sequence; });
+  // Where the receiving process shares the copy with this one, this VP writes the chunks it
+  // claims meanwhile (without the mutex).
+  const bool shared = shared_chunk_bytes(src, dst, payload.size()) != 0;
+  const auto write = [&](std::size_t offset, std::size_t bytes) {
+    const Ring::InPlaceShare& share = ring.in_place_share();
+    return write_process(rings_->pid(process), share.destination + offset,
+                         payload.subspan(offset, bytes));
+  };
+  wait_moving_others(lock, [&] {
+    if (shared && ring.read_in_place() < sequence) {
+      lock.unlock();
+      const bool written = copy_claimed(ring.in_place_share(), sequence, write);
+      lock.lock();
+      if (!written)
+        abort_all(Error("hypercomm::mpi: VP " + std::to_string(src) +
+                        " could not write a chunk of its message of " +
+                        std::to_string(payload.size()) + " bytes into VP " + std::to_string(dst) +
+                        " in process " + std::to_string(process) + ": " + std::strerror(errno)));
+    }
+    return ring.read_in_place() >= sequence;
+  });
   waiting_for_read = -1;
   return true;
 }
@@ -579,6 +651,14 @@ MpiRemote::Large MpiRemote::read_in_place(Fabric& fabric, int from, const Header
   // nap (4 processes on 2 cores, a broadcast of 1 MiB took 6x Open MPI's time napping through).
   call_server();
   Place place{rings_->pid(from), where.address, from, header.envelope.size};
+  // Not where the receiver's own message to the sender waits for the sender's process to read
+  // it: an exchange, whose two copies keep both cores busy already.
+  if (const std::size_t chunk = shared_chunk_bytes(header.src, header.dst, place.size);
+      chunk != 0 && in_place_to_[static_cast<std::size_t>(header.dst - first_)] != header.src) {
+    place.share = &rings_->from(from)->in_place_share();
+    place.sequence = where.sequence;
+    place.chunk = chunk;
+  }
   Link& channel = fabric.channel(header.src, header.dst);
   const bool straight = channel.try_hand_over_with(header.envelope, read_from, &place);
   if (!straight) {
@@ -765,6 +845,19 @@ MpiRemote::Large MpiRemote::take_written(Fabric& fabric, Ring& ring, int from, c
   }
   ++delivered_;
   return Large::straight;
+}
+
+// The chunks in which the copy of a message of `bytes` left in place by VP src for VP dst is
+// shared between the two processes (read_from, send_in_place): where src and dst run on cores
+// of their own, two different ones, the sender, which would wait idle for the read, writes
+// some. 0: not shared (on a core that others share, the copy takes the core's time either way).
+std::size_t MpiRemote::shared_chunk_bytes(int src, int dst, std::size_t bytes) const noexcept {
+  if (bytes < 2 * kLeastSharedChunk || fabric_->oversubscribed()) return 0;
+  const std::span<const int> cpus = fabric_->vp_cpus();
+  const int mine = cpus[static_cast<std::size_t>(src)];
+  const int theirs = cpus[static_cast<std::size_t>(dst)];
+  if (mine < 0 || theirs < 0 || mine == theirs) return 0;
+  return std::max(kLeastSharedChunk, (bytes / kSharedChunks + 4095) & ~std::size_t{4095});
 }
 
 void MpiRemote::drive() noexcept {

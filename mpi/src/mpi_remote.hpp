@@ -202,6 +202,8 @@ class MpiRemote final : public hypercomm::detail::Remote {
                                    const hypercomm::detail::Envelope& envelope,
                                    std::span<const std::byte> payload,
                                    std::unique_lock<std::mutex>& lock);
+  // The chunks in which a message left in place is copied by both processes (0: by the reader).
+  [[nodiscard]] std::size_t shared_chunk_bytes(int src, int dst, std::size_t bytes) const noexcept;
   // The in_place record at the front of the ring from `from`: read into the receiver's post, or
   // held there (its ring waits) for a receiver about to post (unless `may_hold` is false), or
   // read onto the channel (Large says which; dropped: the run has aborted, it is not read).

@@ -83,6 +83,19 @@ class Ring {
   [[nodiscard]] std::uint64_t read_in_place() const noexcept {
     return std::atomic_ref(control().in_place_read).load(std::memory_order_acquire);
   }
+  // The message left in place that the consumer reads now, in chunks that its producer may
+  // share (MpiRemote::read_in_place): `claim` is (sequence << 32) | the next chunk, for the
+  // producer's sequence of that message (its low 32 bits), so that a producer late for one
+  // message takes no chunk of the next; the other fields are the consumer's, set before `claim`.
+  struct InPlaceShare {
+    std::uint64_t claim;
+    std::uint64_t destination;  // in the consumer's memory
+    std::uint64_t chunk_bytes;
+    std::uint64_t size;
+    std::uint32_t chunks;
+    std::uint32_t done;  // chunks copied, by either side
+  };
+  [[nodiscard]] InPlaceShare& in_place_share() const noexcept { return control().share; }
   void note_read_in_place(std::uint64_t sequence) noexcept {  // the consumer
     std::atomic_ref(control().in_place_read).store(sequence, std::memory_order_release);
   }
@@ -108,6 +121,7 @@ class Ring {
     alignas(64) std::uint64_t tail;  // bytes taken (the consumer's)
     alignas(64) std::uint64_t mpi_delivered;
     alignas(64) std::uint64_t in_place_read;
+    alignas(64) InPlaceShare share;
   };
   static constexpr std::uint64_t kLine = 64;
   static constexpr std::uint64_t kSkip =

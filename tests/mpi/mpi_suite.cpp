@@ -411,6 +411,75 @@ void large_messages() {
   }
 }
 
+// Large messages between the two VPs of hypercube:1 over 2 processes, each VP on a core of its
+// own: the copy of a message left in place is shared by the two processes, chunk by chunk
+// (mpi_remote.cpp, shared_chunk_bytes), where the receiver's own message to the sender does not
+// wait for it (an exchange is copied whole by each side). Sizes at and around the least shared
+// (two chunks of 64 KiB), not a whole number of chunks or pages; one way with the receive
+// posted first or after the message came (read onto the channel then), both ways at once, and
+// the rooted collectives back to back. Every byte must arrive.
+void shared_copies() {
+  if (processes_ != 2) return;
+  // Byte k of VP from's message in a round: no two chunks (nor pages) alike.
+  const auto byte_of = [](std::size_t k, int from, int round) {
+    return static_cast<unsigned char>((k * 131 + k / 4096 + static_cast<std::size_t>(from) * 7 +
+                                       static_cast<std::size_t>(round) * 29) &
+                                      0xff);
+  };
+  const auto fill = [&](std::vector<unsigned char>& x, int from, int round) {
+    for (std::size_t k = 0; k < x.size(); ++k) x[k] = byte_of(k, from, round);
+  };
+  const auto whole = [&](const std::vector<unsigned char>& x, int from, int round) {
+    for (std::size_t k = 0; k < x.size(); ++k)
+      if (x[k] != byte_of(k, from, round)) return false;
+    return true;
+  };
+  hc::mpi::Machine machine(MPI_COMM_WORLD, hc::Topology::hypercube(1), quick());
+  for (const std::size_t bytes :
+       {std::size_t{128} << 10, (std::size_t{128} << 10) - 1, (std::size_t{128} << 10) + 1,
+        (std::size_t{256} << 10) + 4093, std::size_t{1} << 20, (std::size_t{5} << 20) + 17}) {
+    (void)machine.run([&](hc::Proc& vp) {
+      const int me = vp.id(), other = 1 - me;
+      std::vector<unsigned char> out(bytes), in(bytes);
+      for (int round = 0; round < 4; ++round) {
+        fill(out, me, round);
+        if (me == round % 2) {
+          vp.send(other, out);
+        } else {
+          if (round >= 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          vp.recv(other, in);
+          CHECK(whole(in, other, round));
+        }
+        fill(out, me, round + 10);
+        vp.sendrecv(other, out, in);
+        CHECK(whole(in, other, round + 10));
+        const int root = round % 2;
+        if (me == root) fill(out, me, round + 20);
+        hc::broadcast(vp, std::span<unsigned char>(out), root);
+        CHECK(whole(out, root, round + 20));
+        std::vector<unsigned char> halves(2 * bytes);
+        if (me == root) {
+          std::vector<unsigned char> half(bytes);
+          for (int v = 0; v < 2; ++v) {
+            fill(half, v, round + 30);
+            std::copy(half.begin(), half.end(), halves.begin() + static_cast<long>(v * bytes));
+          }
+        }
+        hc::scatter(vp, std::span<const unsigned char>(halves), std::span<unsigned char>(in), root);
+        CHECK(whole(in, me, round + 30));
+        fill(out, me, round + 40);
+        hc::gather(vp, std::span<const unsigned char>(out), std::span<unsigned char>(halves), root);
+        if (me == root)
+          for (int v = 0; v < 2; ++v)
+            CHECK(whole(
+                std::vector<unsigned char>(halves.begin() + static_cast<long>(v * bytes),
+                                           halves.begin() + static_cast<long>((v + 1) * bytes)),
+                v, round + 40));
+      }
+    });
+  }
+}
+
 // Random traffic between processes (tests/traffic.hpp), over the sizes where a message changes
 // its way from one process to another, in longs: 2048 (16 KiB: a record held at the ring's
 // front for a receiver about to post), 4096 (32 KiB: written into a post offered on the board)
@@ -475,6 +544,7 @@ void flood_suite() {
   CHECK(r.messages == static_cast<std::uint64_t>(t.size() / 2) * messages);
   mixed_sizes();
   large_messages();
+  shared_copies();
   (void)hc::mpi::run(
       MPI_COMM_WORLD, t,
       [](hc::Proc& vp) {
