@@ -132,11 +132,16 @@ struct Place {
   std::size_t chunk = 0;
 };
 
+// A shared message's claim word before its first chunk is taken (Ring::InPlaceShare).
+constexpr std::uint64_t first_claim(std::uint64_t sequence) noexcept {
+  return (sequence & 0xffffffffu) << 32;
+}
+
 // Copies the chunks of a shared message (Ring::InPlaceShare) that this side claims, while they
 // are the message `sequence`'s, with copy(offset, bytes) (false: it failed, errno says why).
 template <class Copy>
 bool copy_claimed(Ring::InPlaceShare& share, std::uint64_t sequence, Copy&& copy) {
-  const std::uint64_t mine = (sequence & 0xffffffffu) << 32;
+  const std::uint64_t mine = first_claim(sequence);
   auto claim = std::atomic_ref(share.claim);
   for (std::uint64_t now = claim.load(std::memory_order_acquire);
        (now & ~std::uint64_t{0xffffffffu}) == mine;) {
@@ -172,8 +177,7 @@ void read_from(void* context, std::span<std::byte> to) {
     const auto chunks = static_cast<std::uint32_t>((to.size() + place.chunk - 1) / place.chunk);
     std::atomic_ref(share.chunks).store(chunks, std::memory_order_relaxed);
     std::atomic_ref(share.done).store(0, std::memory_order_relaxed);
-    std::atomic_ref(share.claim)
-        .store((place.sequence & 0xffffffffu) << 32, std::memory_order_release);
+    std::atomic_ref(share.claim).store(first_claim(place.sequence), std::memory_order_release);
     read_all = copy_claimed(share, place.sequence, read);
     // The sender's last chunks: copies under way, which nothing else holds up.
     while (read_all && std::atomic_ref(share.done).load(std::memory_order_acquire) < chunks)

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <numeric>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -426,10 +427,10 @@ void shared_copies() {
                                        static_cast<std::size_t>(round) * 29) &
                                       0xff);
   };
-  const auto fill = [&](std::vector<unsigned char>& x, int from, int round) {
+  const auto fill = [&](std::span<unsigned char> x, int from, int round) {
     for (std::size_t k = 0; k < x.size(); ++k) x[k] = byte_of(k, from, round);
   };
-  const auto whole = [&](const std::vector<unsigned char>& x, int from, int round) {
+  const auto whole = [&](std::span<const unsigned char> x, int from, int round) {
     for (std::size_t k = 0; k < x.size(); ++k)
       if (x[k] != byte_of(k, from, round)) return false;
     return true;
@@ -458,23 +459,15 @@ void shared_copies() {
         hc::broadcast(vp, std::span<unsigned char>(out), root);
         CHECK(whole(out, root, round + 20));
         std::vector<unsigned char> halves(2 * bytes);
-        if (me == root) {
-          std::vector<unsigned char> half(bytes);
-          for (int v = 0; v < 2; ++v) {
-            fill(half, v, round + 30);
-            std::copy(half.begin(), half.end(), halves.begin() + static_cast<long>(v * bytes));
-          }
-        }
+        const auto half = [&](int v) { return std::span(halves).subspan(v * bytes, bytes); };
+        if (me == root)
+          for (int v = 0; v < 2; ++v) fill(half(v), v, round + 30);
         hc::scatter(vp, std::span<const unsigned char>(halves), std::span<unsigned char>(in), root);
         CHECK(whole(in, me, round + 30));
         fill(out, me, round + 40);
         hc::gather(vp, std::span<const unsigned char>(out), std::span<unsigned char>(halves), root);
         if (me == root)
-          for (int v = 0; v < 2; ++v)
-            CHECK(whole(
-                std::vector<unsigned char>(halves.begin() + static_cast<long>(v * bytes),
-                                           halves.begin() + static_cast<long>((v + 1) * bytes)),
-                v, round + 40));
+          for (int v = 0; v < 2; ++v) CHECK(whole(half(v), v, round + 40));
       }
     });
   }
