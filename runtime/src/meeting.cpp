@@ -940,19 +940,22 @@ bool Port::meet_rooted_by_reference(const ChainSeat& place, const MessageTag& ta
       }
       return ready == place.size;
     };
-    if (!all_copied()) try {
+    // (The first look too: it throws on a VP that came with another header, and a VP that
+    // claimed its copy before may be writing into this root's buffers then.)
+    try {
+      if (!all_copied())
         wait_in_meeting(
             &tag, all_copied, [] { return false; }, place.group);
-      } catch (...) {
-        // Leaving on an error: the copies under way end before the buffers can go (their VPs
-        // may wait for this core).
-        slot.closed.store(1, std::memory_order_seq_cst);
-        for (int j = 0; j < place.size; ++j)
-          while (slot.seats[static_cast<std::size_t>(j)].mark.load(std::memory_order_seq_cst) ==
-                 base + Chain::kClaimed)
-            detail::Waiter::give_core();
-        throw;
-      }
+    } catch (...) {
+      // Leaving on an error: the copies under way end before the buffers can go (their VPs
+      // may wait for this core).
+      slot.closed.store(1, std::memory_order_seq_cst);
+      for (int j = 0; j < place.size; ++j)
+        while (slot.seats[static_cast<std::size_t>(j)].mark.load(std::memory_order_seq_cst) ==
+               base + Chain::kClaimed)
+          detail::Waiter::give_core();
+      throw;
+    }
   }
   leave_rooted(
       place, generation, rounds, op, [] {}, uneven != nullptr ? uneven->sizes : nullptr);
