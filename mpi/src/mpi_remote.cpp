@@ -552,9 +552,9 @@ bool MpiRemote::send(int src, int dst, Link& channel, const Envelope& envelope,
   // one VP a process), the time of a broadcast of 1 MiB over 4 processes 0.68-0.85 of that
   // before, over 8 0.89 (one set); an all-gather of 1 MiB over 4 1.08-1.21, though its sends
   // found a message queued before them 0-2 times in 1,200 (counted: the rounds' drift). Not
-  // where VPs that call MPI share cores (HYPERCOMM_MPI_PROGRESS=vps on an oversubscribed node): the
-  // sender's wait, a pass into MPI at every look, made MPICH's suite of 4 processes on 2 cores 4-5x
-  // slower (its collective suites 50-67 s, 13 s with the message queued).
+  // where VPs that call MPI share cores (HYPERCOMM_MPI_PROGRESS=vps on an oversubscribed
+  // node): the sender's wait, a pass into MPI at every look, made MPICH's suite of 4 processes
+  // on 2 cores 4-5x slower (its collective suites 50-67 s, 13 s with the message queued).
   if (in_place && !(vps_drive_ && fabric_->oversubscribed()) &&
       (channel.front() == nullptr || ring_queued(Outgoing{src, dst, process, &channel})) &&
       way_to(process, sizeof(Header) + sizeof(InPlace)) == Way::ring)
