@@ -79,6 +79,11 @@ inline void prefetch_for_writing(const void* p, std::size_t bytes) noexcept {
 #endif
   }
 }
+// Asks for the cache lines of [p, p + bytes) for reading.
+inline void prefetch_for_reading(const void* p, std::size_t bytes) noexcept {
+  const auto* first = static_cast<const char*>(p);
+  for (std::size_t at = 0; at < bytes; at += kCacheLine) __builtin_prefetch(first + at, 0, 3);
+}
 
 // Messages of at least this many bytes are handed straight to a receiver already waiting.
 inline constexpr std::size_t kHandOverBytes = 256;

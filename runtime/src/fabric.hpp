@@ -255,7 +255,9 @@ struct PipelinedMeeting {
     // A rooted meeting by reference whose root leaves on an error: no VP may start to copy
     // from or into its buffers any more (Port::meet_rooted).
     std::atomic<std::uint32_t> closed{0};
-    std::unique_ptr<Seat[]> seats;
+    // What follows is set once (allocate) and read by every VP at every meeting: on a line of its
+    // own, away from the counters above that the VPs of both cores write.
+    alignas(kCacheLine) std::unique_ptr<Seat[]> seats;
     // p * kBytes each, in the chain's storage: every byte read is written first in the same
     // meeting, so the storage is left unwritten (its pages come on first use, not all at once
     // when a group first meets).

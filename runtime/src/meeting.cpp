@@ -96,6 +96,21 @@ bool claim_next_step(std::atomic<std::uint64_t>& next, std::uint64_t base) noexc
   }
 }
 
+// Asks for the lines a VP's chain writes first in its next prefix meeting (meet_prefix): the next
+// VP's mark, which it claims, and the slot's partial folds (up to kFoldsAhead of them). Called
+// back to back, they were last written on the other core (VP i and i + 1 sit on different
+// cores, and the steps' writers change from meeting to meeting); asked for one meeting ahead,
+// this call's work hides the trip.
+constexpr std::size_t kFoldsAhead = 16;
+void prefetch_next_chain(const detail::PipelinedMeeting::Slot& next, std::size_t me, int p,
+                         std::size_t bytes) noexcept {
+  using Chain = detail::PipelinedMeeting;
+  const auto vps = static_cast<std::size_t>(p);
+  if (me + 1 < vps) detail::prefetch_for_writing(&next.seats[me + 1].mark, sizeof(std::uint64_t));
+  for (std::size_t j = 0; j < std::min(vps, kFoldsAhead); ++j)
+    detail::prefetch_for_writing(next.folds + j * Chain::kBytes, std::max<std::size_t>(bytes, 1));
+}
+
 void wake_sleepers(detail::Meeting& meeting) noexcept {
   if (meeting.sleepers.load(std::memory_order_seq_cst) == 0) return;
   meeting.signal.fetch_add(1, std::memory_order_seq_cst);
@@ -629,6 +644,7 @@ bool Port::meet_prefix(const detail::GroupInfo* group, const MessageTag& tag, co
   take_seat(place, generation, tag, input.size(), out);
   Chain::Slot& slot = chain.slot(generation);
   const auto me = static_cast<std::size_t>(place.rank);
+  prefetch_next_chain(chain.slot(generation + 1), me, place.size, input.size());
   Chain::Seat& seat = slot.seats[me];
   const Chain::Inputs inputs = slot.inputs_of(input.size());
   if (!input.empty()) std::memcpy(inputs.base + me * inputs.stride, input.data(), input.size());
@@ -732,6 +748,12 @@ bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, co
   take_seat(place, generation, tag, uneven != nullptr ? uneven->seat : n, out);
   Chain::Slot& slot = chain.slot(generation);
   const auto me = static_cast<std::size_t>(place.rank);
+  // The next meeting's counter of the VPs gone, and a root's seat that a VP takes from, asked for
+  // now (the VPs of the other core wrote them last; this call's work hides the trip).
+  const Chain::Slot& next = chain.slot(generation + 1);
+  detail::prefetch_for_writing(&next.left, sizeof(next.left));
+  if (!is_root && flow == Flow::from_root)
+    detail::prefetch_for_reading(&next.seats[static_cast<std::size_t>(root)], sizeof(Chain::Seat));
   const Chain::Inputs inputs =
       uneven != nullptr ? Chain::Inputs{slot.inputs, Chain::kBytes} : slot.inputs_of(n);
   const auto at = [&](int vp) {
