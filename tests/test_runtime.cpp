@@ -616,7 +616,9 @@ TEST_CASE("calls that only send are caught by a VP that finds the other's messag
 // mesh reduce's last VP against a broadcast: it sends along its row, where the broadcast runs
 // down the columns): the neighbour finds the message untaken at its call's end. Unless the
 // message comes after that end (the sender's thread started late), and then the run's end
-// reports it: so most runs, not all.
+// reports it: so most runs, not all. The broadcasting VPs start 20 ms late, so that a sender
+// kept off the cores for a while (a sanitizer, a loaded CI machine: 14 of 20 under TSan without
+// the wait) still sends first.
 TEST_CASE("a message untaken by a neighbour that sends it nothing is caught there") {
   hc::Options o = test_options();
   o.meetings = false;
@@ -626,10 +628,12 @@ TEST_CASE("a message untaken by a neighbour that sends it nothing is caught ther
     for (int run = 0; run < runs; ++run) {
       const Mismatch m = run_mismatched(name, o, [](hc::Proc& vp) {
         std::vector<double> in(3), out(3);
-        if (vp.id() == vp.size() - 1)
+        if (vp.id() == vp.size() - 1) {
           hc::reduce(vp, std::span<const double>(in), std::span(out), std::plus<>(), 0);
-        else
+        } else {
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
           hc::broadcast(vp, std::span(out), 0);
+        }
       });
       CAPTURE(m.what);
       CHECK(m.what.find("reduce") != std::string::npos);
