@@ -399,7 +399,7 @@ class alignas(64) Port {
   // rounds, then the slot is free for the meeting slot_count later. `sizes`: Uneven::sizes.
   void conclude_pipelined(const ChainSeat& place, std::uint64_t generation, const Rounds& rounds,
                           const void* sizes = nullptr);
-  // A VP leaving a pipelined meeting: its clock (now, or pending) and its counts.
+  // A VP leaving a pipelined meeting: its clock (pending: settle_clock) and its counts.
   void leave_pipelined(const ChainSeat& place, std::uint64_t generation, const Rounds& rounds,
                        const char* op, const void* sizes = nullptr);
   // Waits until this VP's clock is settled (meet_prefix) and takes it.

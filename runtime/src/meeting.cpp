@@ -608,17 +608,17 @@ void Port::conclude_pipelined(const ChainSeat& place, std::uint64_t generation,
 
 void Port::leave_pipelined(const ChainSeat& place, std::uint64_t generation, const Rounds& rounds,
                            const char* op, const void* sizes) {
-  // The clock now if every VP has come, else when this VP next needs it.
-  if (concluded(place.chain, generation)) {
-    clock_ = place.chain.final_clocks[static_cast<std::size_t>(place.rank)];
-    pending_ = 0;
-  } else {
-    pending_ = generation + 1;
-    pending_operation_ = op;
-    pending_chain_ = &place.chain;
-    pending_seat_ = place.rank;
-    pending_group_ = place.group;
-  }
+  // The clock is left pending, to be taken when this VP next needs it (its next meeting in this
+  // chain, whose concluder takes it from final_clocks; settle_clock), even where the meeting
+  // concluded: asking `concluded` now reads a line the concluder, on the other core, just
+  // wrote (8 and 16 VPs on 2 cores, 8 B back to back, two sets of 8 rounds: broadcast
+  // 0.78-0.92 of the time, reduce 0.82-0.91, gather 0.83-0.85, scatter 0.92-0.94, scan
+  // 0.92-1.01; docs/performance.md).
+  pending_ = generation + 1;
+  pending_operation_ = op;
+  pending_chain_ = &place.chain;
+  pending_seat_ = place.rank;
+  pending_group_ = place.group;
   tally_meeting(rounds, sizes, place.group);
   note_received();  // the watchdog's sign of progress
 }
