@@ -84,25 +84,28 @@ void fold_prefixes(const void* context, std::span<const void* const> inputs, Byt
 
 // Port::PrefixStep: VP f's result, as the rounds below compute it, from the inputs of VPs 0..f
 // and the tree's blocks below f, which earlier steps left in folds; then the blocks that end at
-// f (level k's block b, of ids [b*2^k, (b+1)*2^k), at folds[(p - p/2^(k-1) + b) * stride],
-// k >= 1). The same operations on the same operands as fold_prefixes, VP by VP.
+// f (level k's block b, of ids [b*2^k, (b+1)*2^k), k >= 1). A later VP reads only the even
+// blocks (the one below its own at each level), and the even block that ends at id g is the
+// highest level g closes (its trailing ones): each step leaves the one block others read in its
+// own place, folds[f * stride], built up level by level there (Port::meet_prefix asks for that
+// place ahead). The same operations on the same operands as fold_prefixes, VP by VP.
 void prefix_step(const void* context, int f, int p, std::size_t m, std::size_t stride,
                  const std::byte* inputs, std::byte* folds, std::byte* result) {
   const auto& [op, exclusive] = *static_cast<const ScanMeeting*>(context);
   if (m == 0) return;
   const int d = std::countr_zero(static_cast<unsigned>(p));
-  const auto vps = static_cast<std::size_t>(p);
-  auto fold = [&](int k, std::size_t b) { return folds + (vps - (vps >> (k - 1)) + b) * stride; };
-  auto block = [&](int k, std::size_t b) -> const std::byte* {
-    return k == 0 ? inputs + b * stride : fold(k, b);
+  // The block of level k that ends at id g, where g closes no higher level but the last: an
+  // input (k = 0), else what step g left in its place.
+  auto ending_at = [&](int k, std::size_t g) -> const std::byte* {
+    return (k == 0 ? inputs : folds) + g * stride;
   };
   const auto me = static_cast<std::size_t>(f);
   if (result != nullptr) {
     bool has_result = !exclusive;
-    if (has_result) std::memcpy(result, block(0, me), m);
+    if (has_result) std::memcpy(result, ending_at(0, me), m);
     for (int k = 0; k < d; ++k) {
       if ((me >> k & 1) == 0) continue;
-      const std::byte* below = block(k, (me >> k) ^ 1);
+      const std::byte* below = ending_at(k, ((me >> k) << k) - 1);  // level k's block (me>>k)^1
       if (has_result) {
         (*op)(result, below, result, m);
       } else {
@@ -111,10 +114,12 @@ void prefix_step(const void* context, int f, int p, std::size_t m, std::size_t s
       }
     }
   }
-  // Level k's block ending at f, for k = 1 .. d-1 while f closes one (the last level is unused).
+  // Level k's block ending at f, for k = 1 .. d-1 while f closes one (the last level is unused):
+  // the block below it (ending at f - 2^(k-1)) on the left, level k-1's ending at f on the right.
+  std::byte* mine = folds + me * stride;
   for (int k = 1; k < d && ((me + 1) & ((std::size_t{1} << k) - 1)) == 0; ++k) {
-    const std::size_t b = me >> k;
-    (*op)(fold(k, b), block(k - 1, 2 * b), block(k - 1, 2 * b + 1), m);
+    const std::byte* right = k == 1 ? ending_at(0, me) : mine;
+    (*op)(mine, ending_at(k - 1, me - (std::size_t{1} << (k - 1))), right, m);
   }
 }
 

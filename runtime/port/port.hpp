@@ -222,8 +222,9 @@ class alignas(64) Port {
   // rendezvous per call). step(context, i, p, n, stride, inputs, folds, result) computes VP i's
   // result (result: its out, null when out is empty) from inputs (VP j's n bytes at j * stride,
   // for j <= i) and the partial folds that earlier steps left in folds (p blocks of n bytes, block
-  // b at b * stride), and leaves there those that later VPs need; steps run in id order, each
-  // once, on whichever VP takes the chain on. The model clocks, message counts and link traffic
+  // b at b * stride), and leaves what later steps need in block i, the only one step i writes
+  // (the VP asks for it ahead); steps run in id order, each once, on whichever VP takes the chain
+  // on. The model clocks, message counts and link traffic
   // are the rounds', as for meet(); a VP's clock is settled when the last VP arrives, and the VP
   // waits for that only when it next needs its clock (a message, another meeting, clock(), the
   // end of its run).

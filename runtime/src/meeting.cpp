@@ -97,18 +97,16 @@ bool claim_next_step(std::atomic<std::uint64_t>& next, std::uint64_t base) noexc
 }
 
 // Asks for the lines a VP's chain writes first in its next prefix meeting (meet_prefix): the next
-// VP's mark, which it claims, and the slot's partial folds (up to kFoldsAhead of them). Called
-// back to back, they were last written on the other core (VP i and i + 1 sit on different
-// cores, and the steps' writers change from meeting to meeting); asked for one meeting ahead,
-// this call's work hides the trip.
-constexpr std::size_t kFoldsAhead = 16;
+// VP's mark, which it claims, and its own step's place in the slot's partial folds (PrefixStep:
+// the one block the step writes). Called back to back, they were last written or read on the
+// other core (VP i and i + 1 sit on different cores, and the steps' writers change from meeting to
+// meeting); asked for one meeting ahead, this call's work hides the trip.
 void prefetch_next_chain(const detail::PipelinedMeeting::Slot& next, std::size_t me, int p,
                          std::size_t bytes) noexcept {
-  using Chain = detail::PipelinedMeeting;
-  const auto vps = static_cast<std::size_t>(p);
-  if (me + 1 < vps) detail::prefetch_for_writing(&next.seats[me + 1].mark, sizeof(std::uint64_t));
-  for (std::size_t j = 0; j < std::min(vps, kFoldsAhead); ++j)
-    detail::prefetch_for_writing(next.folds + j * Chain::kBytes, std::max<std::size_t>(bytes, 1));
+  if (me + 1 < static_cast<std::size_t>(p))
+    detail::prefetch_for_writing(&next.seats[me + 1].mark, sizeof(std::uint64_t));
+  detail::prefetch_for_writing(next.folds + me * next.inputs_of(bytes).stride,
+                               std::max<std::size_t>(bytes, 1));
 }
 
 void wake_sleepers(detail::Meeting& meeting) noexcept {
