@@ -224,10 +224,9 @@ class alignas(64) Port {
   // for j <= i) and the partial folds that earlier steps left in folds (p blocks of n bytes, block
   // b at b * stride), and leaves what later steps need in block i, the only one step i writes
   // (the VP asks for it ahead); steps run in id order, each once, on whichever VP takes the chain
-  // on. The model clocks, message counts and link traffic
-  // are the rounds', as for meet(); a VP's clock is settled when the last VP arrives, and the VP
-  // waits for that only when it next needs its clock (a message, another meeting, clock(), the
-  // end of its run).
+  // on. The model clocks, message counts and link traffic are the rounds', as for meet(); a VP's
+  // clock is settled when the last VP arrives, and the VP takes it only when it next needs it (a
+  // message, another meeting, clock(), the end of its run).
   // The most a VP passes to a prefix or rooted meeting (meet_prefix, meet_rooted).
   static constexpr std::size_t kPipelinedBytes = 256;
   using PrefixStep = void (*)(const void* context, int vp, int p, std::size_t bytes,
