@@ -608,10 +608,8 @@ void Port::leave_pipelined(const ChainSeat& place, std::uint64_t generation, con
                            const char* op, const void* sizes) {
   // The clock is left pending, to be taken when this VP next needs it (its next meeting in this
   // chain, whose concluder takes it from final_clocks; settle_clock), even where the meeting
-  // concluded: asking `concluded` now reads a line the concluder, on the other core, just
-  // wrote (8 and 16 VPs on 2 cores, 8 B back to back, two sets of 8 rounds: broadcast
-  // 0.78-0.92 of the time, reduce 0.82-0.91, gather 0.83-0.85, scatter 0.92-0.94, scan
-  // 0.92-1.01; docs/performance.md).
+  // concluded: asking `concluded` now reads a line the concluder, on the other core, just wrote
+  // (8-16 VPs on 2 cores, 8 B back to back: broadcast, reduce, gather 0.78-0.93 of the time).
   pending_ = generation + 1;
   pending_operation_ = op;
   pending_chain_ = &place.chain;
