@@ -21,7 +21,7 @@ std::size_t ring_capacity(std::size_t n) noexcept { return n <= 2 ? 2 : std::bit
 Channel::Channel(std::size_t capacity, std::size_t shared_copy_bytes)
     : capacity_(ring_capacity(capacity)),
       mask_(capacity_ - 1),
-      max_slots_(capacity_ / 2),
+      max_slots_(std::min(capacity_ / 2, kMostContinuedSlots)),
       shared_copy_bytes_(shared_copy_bytes),
       producer_segment_(std::make_unique<Segment>(capacity_).release()),
       consumer_segment_(producer_segment_) {}

@@ -52,6 +52,23 @@ struct alignas(kSlotSize) Slot {
   std::byte payload[kInlineBytes];
 };
 static_assert(sizeof(Slot) == kSlotSize && alignof(Slot) == kSlotSize);
+
+// A channel's ring slots (Fabric): a sender that fills its ring goes on in a new segment, which
+// its receiver finds cold and hands back through a shared stack. Where each VP has a core and the
+// machine is small, senders run ahead in a longer ring (p = 2 on the 2-vCPU AMD EPYC, 2026-12-02,
+// 10 rounds alternated, median of the paired ratios, the time with 256 slots over the time with
+// 64, back to back: windowed bandwidth 0.93 at 8-128 B and 0.75-0.78 at 256-768 B; broadcast,
+// gather, reduce, scan and scatter 0.87-0.95 at 8 B and 0.67-0.92 at 256-768 B, 0.96-1.13 at
+// 128 B; after a barrier 0.88-1.03 at 8 B-4 KiB). Not where VPs share cores (8 and 16 VPs on 2
+// cores: a reduce or broadcast of 4 KiB 1.2-1.7x slower) nor among many VPs (a ring per pair
+// that talks: 32 KiB each).
+inline constexpr std::size_t kRingSlots = 64;
+inline constexpr std::size_t kRingSlotsOwnCores = 256;
+inline constexpr int kMostVpsForLongRings = 16;
+inline constexpr std::size_t kRingSlotsManyLinks = 16;  // past 4096 links
+// The most slots one message continues over (else it goes in a block), whatever the ring's
+// length: the bound measured with 64 slots (a message of up to 3.8 KiB).
+inline constexpr std::size_t kMostContinuedSlots = kRingSlots / 2;
 // A message longer than kInlineBytes continues in the slots after its first: everything of a
 // continuation slot but its sequence word, which only a message's first slot sets. Positions
 // grow across segments, so a stale sequence word (position + 1 of an earlier message, or 0 in
@@ -277,7 +294,7 @@ class Channel final : public Link {
 
   const std::size_t capacity_;
   const std::size_t mask_;
-  const std::size_t max_slots_;  // the most slots one message may take: half the ring
+  const std::size_t max_slots_;  // the most slots one message may take (kMostContinuedSlots)
   const std::size_t shared_copy_bytes_;
 
   // Producer-only state.

@@ -59,7 +59,6 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   const auto p = static_cast<std::size_t>(size_);
   const auto here = static_cast<std::size_t>(last_ - first_);
   const std::size_t links = p * static_cast<std::size_t>(std::max(1, topology_.max_degree()));
-  channel_capacity_ = links <= 4096 ? 64 : 16;
 
   const std::vector<int> cpus = allowed_cpus();
   // A machine over several processes also counts this process's communication thread, and the
@@ -80,6 +79,9 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
       placement.node_vps > 0 ? static_cast<std::size_t>(placement.node_vps) : here;
   node_crowded_ = crowded(node_vps, node_cpus);
   cross_core_spin_ = node_crowded_ ? std::chrono::nanoseconds(0) : kCrossCoreSpin;
+  channel_capacity_ = links > 4096                                     ? kRingSlotsManyLinks
+                      : oversubscribed || size_ > kMostVpsForLongRings ? kRingSlots
+                                                                       : kRingSlotsOwnCores;
   rendezvous_bytes_ = oversubscribed ? kRendezvousBytesShared : kRendezvousBytes;
   shared_copy_bytes_ = oversubscribed ? kSharedCopyBytesShared : kSharedCopyBytes;
   core_count_ = static_cast<int>(cpus.size());
