@@ -60,8 +60,9 @@ static_assert(sizeof(Slot) == kSlotSize && alignof(Slot) == kSlotSize);
 // 64, back to back: windowed bandwidth 0.93 at 8-128 B and 0.75-0.78 at 256-768 B; broadcast,
 // gather, reduce, scan and scatter 0.87-0.95 at 8 B and 0.67-0.92 at 256-768 B, 0.96-1.13 at
 // 128 B; after a barrier 0.88-1.03 at 8 B-4 KiB). Not where VPs share cores (8 and 16 VPs on 2
-// cores: a reduce or broadcast of 4 KiB 1.2-1.7x slower) nor among many VPs (a ring per pair
-// that talks: 32 KiB each).
+// cores, two sets of 4 rounds: 16 VPs' all_reduce, all_gather, all_to_all and scan 0.75-0.93 in
+// the first, 0.95-1.06 in the second; a reduce of 4 KiB at 16 VPs 1.36 and 1.70 in both, a
+// broadcast of 4 KiB 1.04-1.31) nor among many VPs (a ring per pair that talks: 32 KiB each).
 inline constexpr std::size_t kRingSlots = 64;
 inline constexpr std::size_t kRingSlotsOwnCores = 256;
 inline constexpr int kMostVpsForLongRings = 16;
