@@ -29,10 +29,11 @@ std::vector<std::size_t> channel_sizes() {
   // The longest message that the ring's slots take, continued over half of a ring of 64.
   const std::size_t continued = d::kInlineBytes + 31 * d::kContinuationBytes;
   std::vector<std::size_t> sizes{1, 2, 1, 3};
-  for (const std::size_t bytes : {d::kInlineBytes, d::kHandOverBytes, d::kKeepingUpRendezvousBytes,
-                                  d::kOneWayKeepingUpRendezvousBytes, d::kRendezvousBytes,
-                                  continued, d::kRendezvousBytesShared, d::kSharedCopyChunk,
-                                  d::kSharedCopyBytes, d::kSharedCopyBytesShared}) {
+  for (const std::size_t bytes :
+       {d::kInlineBytes, d::kHandOverBytes, d::kKeepingUpRendezvousBytes,
+        d::kOneWayKeepingUpRendezvousBytes, d::kRendezvousBytes, d::kOneWayRendezvousBytesLongRings,
+        continued, d::kRendezvousBytesShared, d::kSharedCopyChunk, d::kSharedCopyBytes,
+        d::kSharedCopyBytesShared}) {
     sizes.push_back(longs(bytes));
     sizes.push_back(longs(bytes) + 1);
   }

@@ -35,13 +35,13 @@ Channel::~Channel() {
   while (returned_blocks_.pop(block)) std::unique_ptr<Block>(block).reset();
 }
 
-std::size_t one_way_keeping_up_rendezvous_bytes() noexcept {
+std::size_t one_way_keeping_up_rendezvous_bytes([[maybe_unused]] bool long_rings) noexcept {
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
   static const bool amd = [] {
     __builtin_cpu_init();
     return __builtin_cpu_is("amd") != 0;
   }();
-  if (amd) return kOneWayKeepingUpRendezvousBytesAmd;
+  if (amd && !long_rings) return kOneWayKeepingUpRendezvousBytesAmd;
 #endif
   return kOneWayKeepingUpRendezvousBytes;
 }

@@ -83,8 +83,16 @@ static_assert(kSlotSize - kInlineBytes + 16 <= kCacheLine,
 // held by their stores to slots the receiver had read (p = 2, back to back, an Intel Xeon of 2
 // vCPUs, 2026-11-30, the time with it over the time without: broadcast, scatter, gather,
 // reduce and scan of 8-64 B 0.44-0.65, of 128-256 B 0.49-0.95; windowed bandwidth of 384-512 B
-// 0.75-0.83 with 8 slots against 2); 16 slots did no better than 8 at 1-2 KiB.
-inline constexpr std::size_t kPrefetchSlots = 8;
+// 0.75-0.83 with 8 slots against 2). All of a continued message's slots, not 8: from 9 slots
+// (928 B) the sender's stores to the slots it had not asked for waited for their lines (the
+// 2-vCPU AMD EPYC, 2026-12-02, p = 2, messages of 1-3 KiB sent through the ring, 4 rounds
+// alternated, median of the paired ratios, the time with 32 over the time with 8: back to back
+// windowed bandwidth 0.85-0.89, broadcast 0.71-0.88, scatter 0.75-0.95, scan 0.71-0.93, reduce
+// 0.82-0.96, after a barrier 0.94-1.06; all_gather back to back 1.07-1.27 there, where an
+// exchange waited from 4 KiB too, 0.97-1.02 as it landed; 8 and 16 VPs on the 2 cores, 1-3 KiB back
+// to back, 3 rounds: 0.66-1.08). In a slower phase of the same vCPUs (2026-12-02 07:30) 4-32 slots
+// made no difference (0.98-1.04).
+inline constexpr std::size_t kPrefetchSlots = kMostContinuedSlots;
 // Asks for the cache lines of [p, p + bytes) for writing (PREFETCHW, which CPUs without it run as
 // a no-op); nothing is read or written.
 inline void prefetch_for_writing(const void* p, std::size_t bytes) noexcept {
@@ -156,8 +164,24 @@ inline constexpr std::size_t kOneWayKeepingUpRendezvousBytes = 1536;
 // 0.82 / 0.77 after a barrier and 0.89 / 0.73 back to back, gather 0.81 / 0.83 and 0.95 / 0.79,
 // scatter 0.82 / 0.77 and 0.87 / 0.71; ping-pong, reduce, scan and all_gather 0.98-1.03.
 inline constexpr std::size_t kOneWayKeepingUpRendezvousBytesAmd = kKeepingUpRendezvousBytes;
-// The one of the two for the CPU this runs on.
-[[nodiscard]] std::size_t one_way_keeping_up_rendezvous_bytes() noexcept;
+// Both were measured with 64-slot rings. With long ones (kRingSlotsOwnCores: 28 messages of 1 KiB
+// fit where 7 did) a sender that runs ahead leads at 1 KiB on AMD's CPUs too, so there a send
+// alone waits from 1.5 KiB on either (the 2-vCPU AMD EPYC, p = 2, 2026-12-02, 3 rounds of two
+// pairs each, median of the paired ratios, with this, kOneWayRendezvousBytesLongRings and 32
+// kPrefetchSlots over without, at 1 KiB back to back: windowed bandwidth 0.71, broadcast 0.68,
+// gather 0.62, scatter 0.68; after a barrier 1.02-1.09). At 1.5 KiB through the ring: back to
+// back 0.76-0.90, after a barrier 0.98-1.02 in one set of 4 rounds; in another, faster phase,
+// where the wait's round trip is short, 0.98-1.24 and 1.05-1.36.
+// The one for the CPU this runs on and the length of the rings.
+[[nodiscard]] std::size_t one_way_keeping_up_rendezvous_bytes(bool long_rings) noexcept;
+// A send alone (not an exchange) whose receiver does not keep up, which is mostly one that
+// combines what it receives (reduce, scan), waits only from 4 KiB where the rings are long: its
+// sender runs ahead of the receiver's folds by up to nine messages of 3 KiB, where 64 slots held
+// two (p = 2, 2026-12-02, as above, back to back at 1.5 / 2 / 3 KiB: reduce 0.70 / 0.52 / 0.76,
+// scan 0.66 / 0.57 / 0.86; after a barrier 0.97-1.02). Not in an exchange, whose partners both
+// send and neither runs ahead (waiting from 4 KiB there too, all_to_all and reduce_scatter of
+// 2-3 KiB after a barrier took 1.05-1.36x the time in one set of 4 rounds).
+inline constexpr std::size_t kOneWayRendezvousBytesLongRings = 4 * 1024;
 inline constexpr std::size_t kRendezvousBytesShared = 64 * 1024;
 // A message of at least this many bytes handed to a posted receive is copied by both VPs, each
 // taking the next chunk in turn: one core's copy runs well below the memory's bandwidth

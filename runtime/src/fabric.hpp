@@ -584,14 +584,17 @@ class HYPERCOMM_INTERNAL Fabric {
   [[nodiscard]] std::span<const int> vp_cpus() const noexcept { return vp_cpus_; }
   void set_vp_cpus(std::vector<int> cpus) noexcept { vp_cpus_ = std::move(cpus); }
   [[nodiscard]] std::chrono::nanoseconds yield_time() const noexcept { return yield_time_; }
-  // A sender of this many bytes or more waits a while for its receiver to post (channel.hpp).
-  [[nodiscard]] std::size_t rendezvous_bytes() const noexcept { return rendezvous_bytes_; }
+  // A sender of this many bytes or more waits a while for its receiver to post (channel.hpp),
+  // in an exchange or not.
+  [[nodiscard]] std::size_t rendezvous_bytes(bool exchange) const noexcept {
+    return exchange ? rendezvous_bytes_ : one_way_rendezvous_bytes_;
+  }
   // The same from this many bytes where the receiver keeps up (Link::receiver_keeps_up), in an
   // exchange (the sender has posted its own receive from the receiver) or not.
   [[nodiscard]] std::size_t keeping_up_rendezvous_bytes(bool exchange) const noexcept {
     return oversubscribed() ? rendezvous_bytes_
            : exchange       ? kKeepingUpRendezvousBytes
-                            : one_way_rendezvous_bytes_;
+                            : one_way_keeping_up_bytes_;
   }
   [[nodiscard]] bool oversubscribed() const noexcept { return core_share_ > 0; }
   // The cores the VPs share when they outnumber them, else 0: automatic then weighs the work of
@@ -635,8 +638,9 @@ class HYPERCOMM_INTERNAL Fabric {
   bool node_crowded_ = false;
   std::chrono::nanoseconds yield_time_;
   std::size_t rendezvous_bytes_;
+  std::size_t one_way_rendezvous_bytes_;  // a send alone's (not an exchange's)
   // A send alone to a receiver that keeps up waits from this many bytes (channel.hpp).
-  std::size_t one_way_rendezvous_bytes_ = one_way_keeping_up_rendezvous_bytes();
+  std::size_t one_way_keeping_up_bytes_;
   std::size_t shared_copy_bytes_;  // the channels' (channel.hpp), chosen with the wait policy
   int core_share_ = 0;             // oversubscribed: VPs per core (else 0)
   int shared_core_count_ = 0;      // shared_core_count()

@@ -82,7 +82,10 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   channel_capacity_ = links > 4096                                     ? kRingSlotsManyLinks
                       : oversubscribed || size_ > kMostVpsForLongRings ? kRingSlots
                                                                        : kRingSlotsOwnCores;
+  const bool long_rings = channel_capacity_ == kRingSlotsOwnCores;
   rendezvous_bytes_ = oversubscribed ? kRendezvousBytesShared : kRendezvousBytes;
+  one_way_rendezvous_bytes_ = long_rings ? kOneWayRendezvousBytesLongRings : rendezvous_bytes_;
+  one_way_keeping_up_bytes_ = one_way_keeping_up_rendezvous_bytes(long_rings);
   shared_copy_bytes_ = oversubscribed ? kSharedCopyBytesShared : kSharedCopyBytes;
   core_count_ = static_cast<int>(cpus.size());
   shared_core_count_ = placement.shared_cores >= 0 ? placement.shared_cores

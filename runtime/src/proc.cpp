@@ -380,7 +380,7 @@ bool await_receiver(detail::Fabric& fabric, int me, int dest, detail::Link& chan
 // keeps up (lower in an exchange, whose receiver posts at once).
 bool awaits_receiver(const detail::Fabric& fabric, const detail::Link& channel, std::size_t bytes,
                      bool exchange) noexcept {
-  return bytes >= fabric.rendezvous_bytes() ||
+  return bytes >= fabric.rendezvous_bytes(exchange) ||
          (bytes >= fabric.keeping_up_rendezvous_bytes(exchange) && channel.receiver_keeps_up());
 }
 
