@@ -90,8 +90,8 @@ static_assert(kSlotSize - kInlineBytes + 16 <= kCacheLine,
 // windowed bandwidth 0.85-0.89, broadcast 0.71-0.88, scatter 0.75-0.95, scan 0.71-0.93, reduce
 // 0.82-0.96, after a barrier 0.94-1.06; all_gather back to back 1.07-1.27 there, where an
 // exchange waited from 4 KiB too, 0.97-1.02 as it landed; 8 and 16 VPs on the 2 cores, 1-3 KiB back
-// to back, 3 rounds: 0.66-1.08). In a slower phase of the same vCPUs (2026-12-02 07:30) 4-32 slots
-// made no difference (0.98-1.04).
+// to back, 3 rounds: 0.66-1.08). In a slower phase of the same vCPUs earlier that morning 4-32
+// slots made no difference (0.98-1.04).
 inline constexpr std::size_t kPrefetchSlots = kMostContinuedSlots;
 // Asks for the cache lines of [p, p + bytes) for writing (PREFETCHW, which CPUs without it run as
 // a no-op); nothing is read or written.
