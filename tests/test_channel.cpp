@@ -398,6 +398,28 @@ TEST_CASE("a receiver keeps up while it has taken every message and its last pos
   CHECK(channel.receiver_keeps_up());  // a hand-over leaves nothing queued
 }
 
+TEST_CASE("receiver_within counts the slots of messages the receiver has yet to take") {
+  Channel channel(16);
+  std::vector<std::byte> block(hypercomm::detail::kBoundedQueueBytes), into(block.size());
+  std::vector<std::byte> small(8);
+  CHECK(channel.receiver_within(1));  // nothing queued
+  for (std::uint64_t i = 1; i <= 3; ++i) channel.push(envelope_of(i, block.size()), block);
+  CHECK(channel.receiver_within(4));  // three blocks: a slot each
+  CHECK_FALSE(channel.receiver_within(3));
+  // Past the ring's end, in a new segment: still counted.
+  for (std::uint64_t i = 4; i <= 20; ++i) channel.push(envelope_of(i, small.size()), small);
+  CHECK_FALSE(channel.receiver_within(20));
+  CHECK(channel.receiver_within(21));
+  for (int k = 0; k < 3; ++k) {
+    REQUIRE(channel.front() != nullptr);
+    channel.take_front(into);
+  }
+  CHECK(channel.receiver_within(18));
+  CHECK_FALSE(channel.receiver_within(17));
+  CHECK(channel.drain().size() == 17);
+  CHECK(channel.receiver_within(1));
+}
+
 namespace {
 // A fold that records, per byte of the message, how many pieces covered it and what they
 // carried, and whether every piece ended on one of its elements (granule bytes).

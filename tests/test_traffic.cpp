@@ -32,8 +32,8 @@ std::vector<std::size_t> channel_sizes() {
   for (const std::size_t bytes :
        {d::kInlineBytes, d::kHandOverBytes, d::kKeepingUpRendezvousBytes,
         d::kOneWayKeepingUpRendezvousBytes, d::kRendezvousBytes, d::kOneWayRendezvousBytesLongRings,
-        continued, d::kRendezvousBytesShared, d::kSharedCopyChunk, d::kSharedCopyBytes,
-        d::kSharedCopyBytesShared}) {
+        d::kBoundedQueueBytes, continued, d::kRendezvousBytesShared, d::kSharedCopyChunk,
+        d::kSharedCopyBytes, d::kSharedCopyBytesShared}) {
     sizes.push_back(longs(bytes));
     sizes.push_back(longs(bytes) + 1);
   }

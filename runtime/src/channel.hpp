@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <atomic>
 #include <boost/lockfree/spsc_queue.hpp>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -180,8 +181,28 @@ inline constexpr std::size_t kOneWayKeepingUpRendezvousBytesAmd = kKeepingUpRend
 // two (p = 2, 2026-12-02, as above, back to back at 1.5 / 2 / 3 KiB: reduce 0.70 / 0.52 / 0.76,
 // scan 0.66 / 0.57 / 0.86; after a barrier 0.97-1.02). Not in an exchange, whose partners both
 // send and neither runs ahead (waiting from 4 KiB there too, all_to_all and reduce_scatter of
-// 2-3 KiB after a barrier took 1.05-1.36x the time in one set of 4 rounds).
-inline constexpr std::size_t kOneWayRendezvousBytesLongRings = 4 * 1024;
+// 2-3 KiB after a barrier took 1.05-1.36x the time in one set of 4 rounds). Below 16 KiB, from
+// kBoundedQueueBytes, it waits only where its receiver has kMostQueuedSlots of its messages still
+// to take, so that at most that many lie in blocks; else they are queued in blocks, and the sender
+// copies the next while the receiver folds the last (p = 2, the same EPYC, 2026-12-02 12:48, a
+// slow phase, 3 rounds of two pairs, ABBA, median of the paired ratios, the time queueing at once
+// below 16 KiB over the time waiting from 4 KiB, back to back: reduce 0.50 at 4 KiB and 0.54 at
+// 8 KiB, scan 0.59 and 0.78; windowed bandwidth, broadcast and gather, whose receivers keep up,
+// 0.98-1.06. Unbounded, a reduce of 8 KiB in a loop piled up 58 MB of blocks, against 4.1 MB
+// waiting and 4.8 MB with the bound).
+inline constexpr std::size_t kOneWayRendezvousBytesLongRings = 16 * 1024;
+inline constexpr std::size_t kBoundedQueueBytes = 4 * 1024;
+inline constexpr std::size_t kMostQueuedSlots = 64;
+// Where such a receiver has taken every message, the sender waits this long for its post, then
+// queues: after a barrier the receiver posts at once and the message is handed over, copied once
+// (queued at once, the scan of 4 / 8 KiB after a barrier took 1.13 / 1.29x the time); back to
+// back it is still folding the last one. A sender that finds the post folds into the receiver's
+// buffer, and one call's hand-over brings the next: the longer the wait, the more calls fall into
+// that step. Waiting 0.3 / 1 / 3 us against waiting from 4 KiB (3 rounds): back to back reduce 0.51
+// / 0.61 / 0.65 at 4 KiB and 0.92 / 0.97 / 0.97 at 8 KiB, scan 0.77 / 0.78 / 0.79 and 0.66 / 0.72 /
+// 0.74; after a barrier 0.97-1.05. 1 us, for a post after a barrier in the slowest phases. In a
+// fast phase (`core_probe` 100-125 ns) the waits cost no more, and this changed nothing: 0.95-1.06.
+inline constexpr std::chrono::nanoseconds kBriefReceiverWait{1000};
 inline constexpr std::size_t kRendezvousBytesShared = 64 * 1024;
 // A message of at least this many bytes handed to a posted receive is copied by both VPs, each
 // taking the next chunk in turn: one core's copy runs well below the memory's bandwidth
@@ -222,6 +243,12 @@ class Channel final : public Link {
   [[nodiscard]] bool receiver_keeps_up() const noexcept override {
     return !posted_.combined.load(std::memory_order_relaxed) &&
            consumed_.load(std::memory_order_acquire) == head_;
+  }
+  // consumed_'s line, which the receiver writes with every message it takes: asked only of a
+  // sender about to queue a message of kBoundedQueueBytes or more, which runs ahead of a
+  // receiver that combines.
+  [[nodiscard]] bool receiver_within(std::size_t slots) const noexcept override {
+    return head_ - consumed_.load(std::memory_order_acquire) < slots;
   }
   // Appends to the ring, or to a new segment when the ring is full; never waits.
   void push(const Envelope& envelope, std::span<const std::byte> payload) override;

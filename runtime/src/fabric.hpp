@@ -589,6 +589,9 @@ class HYPERCOMM_INTERNAL Fabric {
   [[nodiscard]] std::size_t rendezvous_bytes(bool exchange) const noexcept {
     return exchange ? rendezvous_bytes_ : one_way_rendezvous_bytes_;
   }
+  // A send alone of this many bytes or more waits a while for its receiver where that has
+  // kMostQueuedSlots of its messages still to take (channel.hpp; none such: the largest size_t).
+  [[nodiscard]] std::size_t bounded_queue_bytes() const noexcept { return bounded_queue_bytes_; }
   // The same from this many bytes where the receiver keeps up (Link::receiver_keeps_up), in an
   // exchange (the sender has posted its own receive from the receiver) or not.
   [[nodiscard]] std::size_t keeping_up_rendezvous_bytes(bool exchange) const noexcept {
@@ -639,6 +642,7 @@ class HYPERCOMM_INTERNAL Fabric {
   std::chrono::nanoseconds yield_time_;
   std::size_t rendezvous_bytes_;
   std::size_t one_way_rendezvous_bytes_;  // a send alone's (not an exchange's)
+  std::size_t bounded_queue_bytes_;       // bounded_queue_bytes()
   // A send alone to a receiver that keeps up waits from this many bytes (channel.hpp).
   std::size_t one_way_keeping_up_bytes_;
   std::size_t shared_copy_bytes_;  // the channels' (channel.hpp), chosen with the wait policy

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <hypercomm/errors.hpp>
 #include <hypercomm/machine.hpp>
+#include <limits>
 #include <string_view>
 #include <thread>
 
@@ -85,6 +86,7 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   const bool long_rings = channel_capacity_ == kRingSlotsOwnCores;
   rendezvous_bytes_ = oversubscribed ? kRendezvousBytesShared : kRendezvousBytes;
   one_way_rendezvous_bytes_ = long_rings ? kOneWayRendezvousBytesLongRings : rendezvous_bytes_;
+  bounded_queue_bytes_ = long_rings ? kBoundedQueueBytes : std::numeric_limits<std::size_t>::max();
   one_way_keeping_up_bytes_ = one_way_keeping_up_rendezvous_bytes(long_rings);
   shared_copy_bytes_ = oversubscribed ? kSharedCopyBytesShared : kSharedCopyBytes;
   core_count_ = static_cast<int>(cpus.size());

@@ -337,8 +337,9 @@ static_assert(Port::kSideWorkBytes <= detail::kSharedCopyBytes,
 // A large message whose receiver has not posted its receive yet: wait a while for it to, so
 // that the payload is copied once, into the receiver's buffer, rather than into a block and out
 // again (which also lets a sender in a loop run ahead and pile up blocks). Bounded by about the
-// time the receiver takes to copy a message this size (1 ns a byte, at least 200 us), and never
-// in a cycle of such waits (closes_wait_cycle); afterwards the message is queued as any other.
+// time the receiver takes to copy a message this size (1 ns a byte, at least 200 us), or
+// `briefly` by kBriefReceiverWait, and never in a cycle of such waits (closes_wait_cycle);
+// afterwards the message is queued as any other.
 // True when handed over. A receiver that itself waits so is waited for too: back to back, a
 // reduce's leaf whose parent still waited to send the last call's sum gave up at once and
 // queued its message, which the parent then copied and folded alone (16 cores, p = 4, 1-4 MiB:
@@ -346,7 +347,7 @@ static_assert(Port::kSideWorkBytes <= detail::kSharedCopyBytes,
 // 910-970).
 bool await_receiver(detail::Fabric& fabric, int me, int dest, detail::Link& channel,
                     const detail::Envelope& envelope, std::span<const std::byte> data,
-                    detail::SideWork& work) {
+                    detail::SideWork& work, bool briefly) {
   detail::VpState& mine = fabric.state(me);
   const detail::VpState& peer = fabric.state(dest);
   // Stored before the chain is read, both seq_cst: of the VPs that close a cycle, the last to
@@ -357,10 +358,13 @@ bool await_receiver(detail::Fabric& fabric, int me, int dest, detail::Link& chan
     detail::VpState& state;
     ~Done() { state.lending.store(0, std::memory_order_release); }
   } done{mine};
-  const auto wait = std::max<std::chrono::nanoseconds>(std::chrono::microseconds(200),
-                                                       std::chrono::nanoseconds(data.size()));
+  const auto wait = briefly
+                        ? detail::kBriefReceiverWait
+                        : std::max<std::chrono::nanoseconds>(std::chrono::microseconds(200),
+                                                             std::chrono::nanoseconds(data.size()));
   // Spin briefly, then yield: the receiver may need this core (at once when oversubscribed).
-  const auto spin = fabric.oversubscribed()
+  const auto spin = briefly ? wait
+                    : fabric.oversubscribed()
                         ? std::chrono::nanoseconds(0)
                         : std::chrono::nanoseconds(std::chrono::microseconds(20));
   const auto poll = [&](detail::Waiter::Phase) { return channel.receiver_posted(); };
@@ -377,11 +381,18 @@ bool await_receiver(detail::Fabric& fabric, int me, int dest, detail::Link& chan
 
 // Whether a sender whose receiver has not posted yet waits a while for it (the bounds in
 // channel.hpp): from rendezvous_bytes always, from keeping_up_rendezvous_bytes where the receiver
-// keeps up (lower in an exchange, whose receiver posts at once).
-bool awaits_receiver(const detail::Fabric& fabric, const detail::Link& channel, std::size_t bytes,
-                     bool exchange) noexcept {
-  return bytes >= fabric.rendezvous_bytes(exchange) ||
-         (bytes >= fabric.keeping_up_rendezvous_bytes(exchange) && channel.receiver_keeps_up());
+// keeps up (lower in an exchange, whose receiver posts at once); a send alone from
+// bounded_queue_bytes where its receiver has kMostQueuedSlots of its messages still to take, and
+// briefly where it has none (it is about to post, or busy with the last one: then it is queued).
+enum class Await { no, briefly, yes };
+Await awaits_receiver(const detail::Fabric& fabric, const detail::Link& channel, std::size_t bytes,
+                      bool exchange) noexcept {
+  if (bytes >= fabric.rendezvous_bytes(exchange) ||
+      (bytes >= fabric.keeping_up_rendezvous_bytes(exchange) && channel.receiver_keeps_up()))
+    return Await::yes;
+  if (exchange || bytes < fabric.bounded_queue_bytes()) return Await::no;
+  if (!channel.receiver_within(detail::kMostQueuedSlots)) return Await::yes;
+  return channel.receiver_within(1) ? Await::briefly : Await::no;
 }
 
 }  // namespace
@@ -444,11 +455,15 @@ void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag
   } else {
     detail::SideWork none;
     detail::SideWork& side = work != nullptr ? *work : none;
-    const bool delivered =
-        data.size() >= (exchange ? detail::kExchangeHandOverBytes : detail::kHandOverBytes) &&
-        (channel.try_hand_over_during(envelope, data, side) ||
-         (awaits_receiver(*fabric_, channel, data.size(), exchange) &&
-          await_receiver(*fabric_, id_, dest, channel, envelope, data, side)));
+    bool delivered = false;
+    if (data.size() >= (exchange ? detail::kExchangeHandOverBytes : detail::kHandOverBytes)) {
+      delivered = channel.try_hand_over_during(envelope, data, side);
+      if (!delivered) {
+        const Await how = awaits_receiver(*fabric_, channel, data.size(), exchange);
+        delivered = how != Await::no && await_receiver(*fabric_, id_, dest, channel, envelope, data,
+                                                       side, how == Await::briefly);
+      }
+    }
     if (!delivered) channel.push(envelope, data);
     fabric_->notify(dest);
   }

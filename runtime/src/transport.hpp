@@ -71,6 +71,10 @@ class Link {
   // message to copy, not to combine with data of its own: such a receiver posts again soon, and
   // has little to do once the message is there, so a sender may wait a while for its post.
   [[nodiscard]] virtual bool receiver_keeps_up() const noexcept = 0;
+  // Whether fewer than `slots` of the queue's slots hold messages the receiver has yet to take
+  // (a message kept in a block takes one): a sender that queues rather than waits for its
+  // receiver runs ahead that far at most (Port::post_send). False where a link cannot tell.
+  [[nodiscard]] virtual bool receiver_within(std::size_t /*slots*/) const noexcept { return false; }
   // Queues the message; never waits for buffer space.
   virtual void push(const Envelope& envelope, std::span<const std::byte> payload) = 0;
   // The same, the payload (envelope.size bytes) written by fill(context, buffer) into the
