@@ -193,15 +193,16 @@ inline constexpr std::size_t kOneWayKeepingUpRendezvousBytesAmd = kKeepingUpRend
 inline constexpr std::size_t kOneWayRendezvousBytesLongRings = 16 * 1024;
 inline constexpr std::size_t kBoundedQueueBytes = 4 * 1024;
 inline constexpr std::size_t kMostQueuedSlots = 64;
-// Where such a receiver has taken every message, the sender waits this long for its post, then
-// queues: after a barrier the receiver posts at once and the message is handed over, copied once
-// (queued at once, the scan of 4 / 8 KiB after a barrier took 1.13 / 1.29x the time); back to
-// back it is still folding the last one. A sender that finds the post folds into the receiver's
-// buffer, and one call's hand-over brings the next: the longer the wait, the more calls fall into
-// that step. Waiting 0.3 / 1 / 3 us against waiting from 4 KiB (3 rounds): back to back reduce 0.51
-// / 0.61 / 0.65 at 4 KiB and 0.92 / 0.97 / 0.97 at 8 KiB, scan 0.77 / 0.78 / 0.79 and 0.66 / 0.72 /
-// 0.74; after a barrier 0.97-1.05. 1 us, for a post after a barrier in the slowest phases. In a
-// fast phase (`core_probe` 100-125 ns) the waits cost no more, and this changed nothing: 0.95-1.06.
+// Where such a receiver has taken every message, the sender waits this long for its post (after
+// the Waiter's first 64 looks, which come before it reads the clock), then queues: after a barrier
+// the receiver posts at once and the message is handed over, copied once (queued at once, the scan
+// of 4 / 8 KiB after a barrier took 1.13 / 1.29x the time); back to back it is still folding the
+// last one. A sender that finds the post folds into the receiver's buffer, and one call's hand-over
+// brings the next: the longer the wait, the more calls fall into that step. Waiting 0.3 / 1 / 3 us
+// against waiting from 4 KiB (3 rounds): back to back reduce 0.51 / 0.61 / 0.65 at 4 KiB and 0.92 /
+// 0.97 / 0.97 at 8 KiB, scan 0.77 / 0.78 / 0.79 and 0.66 / 0.72 / 0.74; after a barrier 0.97-1.05.
+// 1 us, for a post after a barrier in the slowest phases. In a fast phase (`core_probe` 100-125 ns)
+// the waits cost no more, and this changed nothing: 0.95-1.06.
 inline constexpr std::chrono::nanoseconds kBriefReceiverWait{1000};
 inline constexpr std::size_t kRendezvousBytesShared = 64 * 1024;
 // A message of at least this many bytes handed to a posted receive is copied by both VPs, each
