@@ -290,6 +290,12 @@ struct MayThrowProduct {
 Triple triple_of(int vp, std::size_t k) {
   return {vp + static_cast<long>(k % 7), 2 * vp - static_cast<long>(k % 5), (vp * 3 + 1) % 4 + 1};
 }
+// Element k of the left fold over VPs 0 .. n-1 of their triple_of inputs.
+Triple left_fold(int n, std::size_t k) {
+  Triple fold = triple_of(0, k);
+  for (int j = 1; j < n; ++j) fold = HeisenbergProduct{}(fold, triple_of(j, k));
+  return fold;
+}
 
 }  // namespace
 
@@ -328,8 +334,7 @@ TEST_CASE("a scan too large for one VP to fold meets, each VP folding its share 
         // The left fold over ids 0..me, whatever the algorithm (exact integers).
         long wrong = 0;
         for (std::size_t k = 0; k < n; ++k) {
-          Triple fold = triple_of(0, k);
-          for (int j = 1; j <= vp.id(); ++j) fold = HeisenbergProduct{}(fold, triple_of(j, k));
+          const Triple fold = left_fold(vp.id() + 1, k);
           wrong += !(y[k] == fold) + !(z[k] == fold);
         }
         CHECK(wrong == 0);
@@ -381,13 +386,67 @@ TEST_CASE("a reduce of 32 KiB or more meets, each VP folding its share into the 
           hc::reduce(vp, std::span<const Triple>(x), std::span<Triple>(z), MayThrowProduct{}, root);
           long wrong = 0;
           for (std::size_t k = 0; k < y.size(); ++k) {  // the left fold over ids 0..p-1
-            Triple fold = triple_of(0, k);
-            for (int j = 1; j < vp.size(); ++j) fold = HeisenbergProduct{}(fold, triple_of(j, k));
+            const Triple fold = left_fold(vp.size(), k);
             wrong += !(y[k] == fold) + !(z[k] == fold);
           }
           CHECK(wrong == 0);
           keep(y);
         }
+      }
+    };
+    (void)meeting_as_messages(t, body);
+  }
+}
+
+TEST_CASE("an all_reduce of 8 KiB or more meets in two_phase, each VP writing its share to all") {
+  // From 8 KiB a VP, equal blocks and an operator that cannot throw, the hypercube pair of
+  // two_phase (reduce-scatter, then all-gather) meets in shared memory where VPs outnumber cores:
+  // each VP folds its share of the elements of every VP's input in the reduce-scatter's tree
+  // (bit-reversed ids for a commutative operator, ids in order otherwise) and writes it into
+  // every VP's out. Results bit for bit, clocks, counts and link traffic: the pair's messages'
+  // (on a ring or mesh of 2^d VPs, Links::routed, the pair's rounds are routed: their hops).
+  for (const auto& t :
+       {hc::Topology::hypercube(1), hc::Topology::hypercube(2), hc::Topology::hypercube(3),
+        hc::Topology::hypercube(4), hc::Topology::ring(8), hc::Topology::mesh(2, 4)}) {
+    CAPTURE(t.name());
+    const int p = t.size();
+    const auto body = [p](hc::Proc& vp, auto& keep) {
+      // 8 KiB and 64 KiB of equal blocks; one element more (uneven blocks: the messages).
+      for (std::size_t n : {std::size_t{1024}, std::size_t{8192}, std::size_t{8192 + 1}}) {
+        std::vector<double> x(n), y(n, -7.0);
+        for (std::size_t k = 0; k < n; ++k) x[k] = tricky(vp.id(), k);
+        hc::all_reduce(vp, std::span<const double>(x), std::span<double>(y), std::plus<>(),
+                       hc::Algo::two_phase);
+        keep(y);  // the sums' bits show the order of the additions
+        hc::all_reduce(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
+        keep(y);
+        hc::all_reduce(vp, std::span<double>(x), std::plus<>());  // in place
+        keep(x);
+      }
+      if (vp.topology().kind() == hc::Topology::Kind::hypercube) {
+        // VPs 0..p/2-1 and the others, each half its own subcube (a group's meeting)
+        const hc::Group half = vp.subcube(p > 2 ? (p - 1) >> 1 : 0);
+        std::vector<double> x(2048), y(x.size());
+        for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(vp.id() + 7, k);
+        hc::all_reduce(half, std::span<const double>(x), std::span<double>(y), std::plus<>(),
+                       hc::Algo::two_phase);
+        keep(y);
+      }
+      const std::size_t n = static_cast<std::size_t>(p) * 171;  // p equal blocks of 24 B elements
+      for (std::size_t scale : {std::size_t{2}, std::size_t{16}}) {  // 8 KiB+ and 64 KiB+
+        std::vector<Triple> x(n * scale), y(x.size()), z(x.size());
+        for (std::size_t k = 0; k < x.size(); ++k) x[k] = triple_of(vp.id(), k);
+        hc::all_reduce(vp, std::span<const Triple>(x), std::span<Triple>(y), HeisenbergProduct{},
+                       hc::Algo::two_phase);
+        hc::all_reduce(vp, std::span<const Triple>(x), std::span<Triple>(z), MayThrowProduct{},
+                       hc::Algo::two_phase);
+        long wrong = 0;
+        for (std::size_t k = 0; k < y.size(); ++k) {  // the left fold over ids 0..p-1
+          const Triple fold = left_fold(vp.size(), k);
+          wrong += !(y[k] == fold) + !(z[k] == fold);
+        }
+        CHECK(wrong == 0);
+        keep(y);
       }
     };
     (void)meeting_as_messages(t, body);
@@ -407,9 +466,9 @@ TEST_CASE("VPs that pass a large scan different lengths get CollectiveMismatch, 
 }
 
 TEST_CASE("a VP that fails while a group folds its shares aborts it once they are done") {
-  // Half the VPs scan large vectors in their group's meetings, where each member writes into
-  // the others' outs; a VP of the other half fails meanwhile. A member aborted while it waits
-  // for the others' shares leaves only once they are done (no share writes into an out that
+  // Half the VPs scan and all-reduce large vectors in their group's meetings, where each member
+  // writes into the others' outs; a VP of the other half fails meanwhile. A member aborted while it
+  // waits for the others' shares leaves only once they are done (no share writes into an out that
   // is gone: the sanitizers' builds would see it), the body's error comes out, and the machine
   // runs on.
   hc::Machine machine(hc::Topology::hypercube(4), test_options());
@@ -426,6 +485,8 @@ TEST_CASE("a VP that fails while a group folds its shares aborts it once they ar
         for (int i = 0; i < 1000; ++i) {
           std::vector<double> x(16384, 1.0 + vp.id()), y(x.size());
           hc::scan(half, std::span<const double>(x), std::span<double>(y), std::plus<>());
+          hc::all_reduce(half, std::span<const double>(x), std::span<double>(y), std::plus<>(),
+                         hc::Algo::two_phase);
         }
       });
       FAIL("no error");

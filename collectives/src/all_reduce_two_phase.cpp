@@ -17,11 +17,112 @@
 //
 // in may be out: every reduce-scatter here reads in's own block k only in the combine that
 // writes out's block k, and writes nothing else of out, so no copy of in is needed.
+//
+// When VPs outnumber cores, the hypercube pair of a large vector of equal blocks, with an
+// operator that cannot throw, may be a meeting whose work every VP shares (Comm::meet_in_parts):
+// each VP folds its share of the elements of every VP's input in the tree the reduce-scatter
+// folds each block in (the butterfly's over the ids, bit-reversed in the book's form: fold_blocks
+// in reduce_scatter_hypercube.cpp), and writes that share of the result into every VP's out. The
+// rounds played on the clocks and counted on the links are the pair's: the reduce-scatter's
+// log p halving exchanges, then the all-gather's log p doubling ones. Each VP needs its core
+// twice (to come, then for its share) where the messages need it 2 log p times.
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <vector>
 
 #include "card.hpp"
+#include "shares.hpp"
 #include "symmetric.hpp"
 
 namespace hypercomm::detail {
+
+namespace {
+
+// What each VP brings to the shared meeting, and the call with this VP's own room for a share:
+// p input pointers in the tree's order, the tree's partial folds and the share's result.
+struct AllReduceMember {
+  const std::byte* in;
+  std::byte* out;
+};
+struct AllReduceShare {
+  const Reducer* op;
+  std::size_t bytes;
+  bool bit_reversed;  // the book's form (a commutative operator)
+  std::span<const void*> at;
+  Bytes scratch;
+  Bytes result;
+};
+
+// The least a VP passes to the shared meeting, where automatic takes two_phase on a hypercube:
+// 4 to 64 VPs on 2 cores, against the messages, 0.98-1.04x the time at 8 KiB for 4 and 8 VPs and
+// 0.43-0.48x for 16, 0.35-0.69x from 16 KiB to 256 KiB (docs/performance.md).
+constexpr std::size_t kSharedAllReduceBytes = 8 * 1024;
+
+// VP `rank`'s share (shares.hpp), a chunk at a time: the fold of every VP's elements, then the
+// copies into every VP's out. Only this VP reads or writes these bytes of any in or out, so an
+// in that is its out is read before it is written.
+void all_reduce_share(const void* context, std::span<const void* const> inputs, int rank) {
+  const auto& [op, m, reversed, at, scratch, result] = *static_cast<const AllReduceShare*>(context);
+  const std::size_t p = inputs.size();
+  const int d = std::countr_zero(p);
+  const auto member = [&](std::size_t i) -> const AllReduceMember& {
+    return *static_cast<const AllReduceMember*>(inputs[i]);
+  };
+  const auto [first, last] = share_of(m, op->elem_size, p, static_cast<std::size_t>(rank));
+  const std::size_t chunk = tree_chunk_bytes(op->elem_size),
+                    levels = tree_levels(static_cast<int>(p));
+  for (std::size_t from = first; from < last; from += chunk) {
+    const std::size_t n = std::min(chunk, last - from);
+    for (std::size_t k = 0; k < p; ++k) {
+      const auto j = reversed ? bit_reversed(static_cast<int>(k), d) : static_cast<int>(k);
+      at[k] = member(static_cast<std::size_t>(j)).in + from;
+    }
+    fold_butterfly_tree(op, at, result.first(n), scratch.first(levels * n));
+    for (std::size_t j = 0; j < p; ++j) std::memcpy(member(j).out + from, result.data(), n);
+  }
+}
+
+// The pair's rounds as one pattern: rounds 0 .. d-1 the reduce-scatter's (p/2^(k+1) blocks, the
+// dimensions from the highest down in the book's form, from the lowest up in order), rounds
+// d .. 2d-1 the all-gather's (2^k blocks, the dimensions from the lowest up).
+int pair_partner_book(int id, int round, int p) noexcept {
+  const int d = std::countr_zero(static_cast<unsigned>(p));
+  return round < d ? descending_partner(id, round, p) : butterfly_partner(id, round - d, p);
+}
+int pair_partner_in_order(int id, int round, int p) noexcept {
+  const int d = std::countr_zero(static_cast<unsigned>(p));
+  return butterfly_partner(id, round < d ? round : round - d, p);
+}
+std::size_t pair_scale(int round, int p) noexcept {
+  const int d = std::countr_zero(static_cast<unsigned>(p));
+  return round < d ? halving(round, p) : doubling(round - d, p);
+}
+
+bool meet_in_shares(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
+                    const Reducer& op) {
+  // A share must not throw (Port::meet's part).
+  if (!c.is_call(Collective::all_reduce) || out.size() < kSharedAllReduceBytes ||
+      !op.never_throws || !blocks.all_equal() || !c.port.may_meet())
+    return false;
+  const int p = c.p();
+  const auto partner = op.commutative ? pair_partner_book : pair_partner_in_order;
+  const Port::Rounds rounds{2 * log2_of(p), blocks.size(0), partner, partner, pair_scale};
+  const AllReduceMember member{in.data(), out.data()};
+  std::vector<const void*, ScratchAllocator<const void*>> at(static_cast<std::size_t>(p));
+  const std::size_t chunk = tree_chunk_bytes(op.elem_size), levels = tree_levels(p);
+  Buffer scratch((levels + 1) * chunk);
+  const AllReduceShare share{&op,
+                             out.size(),
+                             op.commutative,
+                             at,
+                             Bytes(scratch).first(levels * chunk),
+                             Bytes(scratch).subspan(levels * chunk)};
+  return c.meet_in_parts(rounds, &member, all_reduce_share, &share);
+}
+
+}  // namespace
 
 void all_reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, Family f) {
   const int p = c.p();
@@ -29,6 +130,7 @@ void all_reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer
   const Bytes mine = blocks.block(out, c.id());
   switch (f) {
     case Family::hypercube:
+      if (meet_in_shares(c, in, out, blocks, op)) return;
       reduce_scatter_hypercube(c, in, mine, blocks, op);
       all_gather_hypercube(c, out, blocks);
       break;

@@ -225,4 +225,12 @@ struct Comm {
   return my_id ^ (p >> (round + 1));
 }
 
+// k's lowest d bits in reverse order: where the book's recursive halving (Algorithm 4.8, the
+// dimensions from the highest down) puts input k in its tree of folds.
+[[nodiscard]] inline int bit_reversed(int k, int d) noexcept {
+  int r = 0;
+  for (int b = 0; b < d; ++b) r |= ((k >> b) & 1) << (d - 1 - b);
+  return r;
+}
+
 }  // namespace hypercomm::detail

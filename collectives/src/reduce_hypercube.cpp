@@ -22,7 +22,6 @@
 // tree, straight into the root's out (reduce_share), so that the p - 1 folds spread over the
 // cores and no VP waits for a message.
 #include <algorithm>
-#include <bit>
 #include <vector>
 
 #include "card.hpp"
@@ -48,13 +47,6 @@ struct ReduceShare {
   std::span<const void*> at;
   Bytes scratch;
 };
-// The bytes of every VP's input a share folds at a time: the tree's partial folds stay in L1.
-[[nodiscard]] std::size_t chunk_bytes(const Reducer& op) noexcept {
-  return share_chunk(op.elem_size, 4 * 1024);
-}
-[[nodiscard]] std::size_t tree_levels(int p) noexcept {
-  return static_cast<std::size_t>(std::bit_width(static_cast<unsigned>(p - 1)));
-}
 // The least a VP passes to a shared meeting: below, each VP's second turn on its core (its share,
 // after every VP has come) costs more than the messages (8 VPs on 2 cores after a barrier: 8 KiB
 // 9.9 us against 5.8, 32 KiB 13.4 against 12.4, 64 KiB 16.6 against 22.6; back to back the
@@ -70,7 +62,8 @@ void reduce_share(const void* context, std::span<const void* const> inputs, int 
     return *static_cast<const ReduceMember*>(inputs[i]);
   };
   const auto [first, last] = share_of(m, op->elem_size, p, static_cast<std::size_t>(rank));
-  const std::size_t chunk = chunk_bytes(*op), levels = tree_levels(static_cast<int>(p));
+  const std::size_t chunk = tree_chunk_bytes(op->elem_size),
+                    levels = tree_levels(static_cast<int>(p));
   const ReduceMember& to = member(static_cast<std::size_t>(root));
   for (std::size_t from = first; from < last; from += chunk) {
     const std::size_t n = std::min(chunk, last - from);
@@ -95,7 +88,7 @@ void reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op
       c.port.may_meet()) {
     const ReduceMember member{in.data(), out.data()};
     std::vector<const void*, ScratchAllocator<const void*>> at(static_cast<std::size_t>(c.p()));
-    Buffer scratch(tree_levels(c.p()) * chunk_bytes(op));
+    Buffer scratch(tree_levels(c.p()) * tree_chunk_bytes(op.elem_size));
     const ReduceShare share{&op, m, root, at, scratch};
     if (c.meet_in_parts({d, m, tree_up_to, tree_up_from, nullptr, root}, &member, reduce_share,
                         &share))

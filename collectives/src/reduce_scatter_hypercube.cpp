@@ -54,12 +54,6 @@ struct ScatterMeeting {
   bool bit_reversed;  // the book's form
 };
 
-int bit_reversed(int k, int d) noexcept {
-  int r = 0;
-  for (int b = 0; b < d; ++b) r |= ((k >> b) & 1) << (d - 1 - b);
-  return r;
-}
-
 // Every VP's result: block j of the fold, for VP j. The tree folds many blocks at once: element
 // by element it is the tree each block would get alone (the same bits), in a few calls of op
 // over whole slices instead of p - 1 calls for each block, reading each input in order. A slice

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <numeric>
 
@@ -26,6 +27,16 @@ struct Share {
                                     std::size_t rank) noexcept {
   const std::size_t unit = share_unit(elem_size), units = m / unit;
   return {units * rank / p * unit, rank + 1 == p ? m : units * (rank + 1) / p * unit};
+}
+
+// A share folded in the butterfly's tree (fold_butterfly_tree) over p inputs: the bytes of each
+// input it folds at a time, so that the tree's partial folds stay in L1, and the tree's levels
+// (the partial folds' room: levels * chunk bytes).
+[[nodiscard]] inline std::size_t tree_chunk_bytes(std::size_t elem_size) noexcept {
+  return share_chunk(elem_size, 4 * 1024);
+}
+[[nodiscard]] inline std::size_t tree_levels(int p) noexcept {
+  return static_cast<std::size_t>(std::bit_width(static_cast<unsigned>(p - 1)));
 }
 
 }  // namespace hypercomm::detail
