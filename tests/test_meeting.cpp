@@ -399,20 +399,23 @@ TEST_CASE("a reduce of 32 KiB or more meets, each VP folding its share into the 
 }
 
 TEST_CASE("an all_reduce of 8 KiB or more meets in two_phase, each VP writing its share to all") {
-  // From 8 KiB a VP, equal blocks and an operator that cannot throw, the hypercube pair of
-  // two_phase (reduce-scatter, then all-gather) meets in shared memory where VPs outnumber cores:
-  // each VP folds its share of the elements of every VP's input in the reduce-scatter's tree
-  // (bit-reversed ids for a commutative operator, ids in order otherwise) and writes it into
-  // every VP's out. Results bit for bit, clocks, counts and link traffic: the pair's messages'
-  // (on a ring or mesh of 2^d VPs, Links::routed, the pair's rounds are routed: their hops).
+  // From 8 KiB a VP, in equal blocks or with a commutative operator, and with an operator that
+  // cannot throw, the hypercube pair of two_phase (reduce-scatter, then all-gather) meets in
+  // shared memory where VPs outnumber cores: each VP folds its share of the elements of every
+  // VP's input in the reduce-scatter's tree (bit-reversed ids for a commutative operator, ids in
+  // order otherwise) and writes it into every VP's out. Results bit for bit, clocks, counts and
+  // link traffic: the pair's messages' (on a ring or mesh of 2^d VPs, Links::routed, the pair's
+  // rounds are routed: their hops).
   for (const auto& t :
        {hc::Topology::hypercube(1), hc::Topology::hypercube(2), hc::Topology::hypercube(3),
         hc::Topology::hypercube(4), hc::Topology::ring(8), hc::Topology::mesh(2, 4)}) {
     CAPTURE(t.name());
     const int p = t.size();
     const auto body = [p](hc::Proc& vp, auto& keep) {
-      // 8 KiB and 64 KiB of equal blocks; one element more (uneven blocks: the messages).
-      for (std::size_t n : {std::size_t{1024}, std::size_t{8192}, std::size_t{8192 + 1}}) {
+      // 8 KiB and 64 KiB of equal blocks; one element more (uneven blocks at every p, whose
+      // rounds send aligned ranges of blocks of two sizes) and 9000 (uneven at 16 VPs).
+      for (std::size_t n :
+           {std::size_t{1024}, std::size_t{8192}, std::size_t{8192 + 1}, std::size_t{1000 * 9}}) {
         std::vector<double> x(n), y(n, -7.0);
         for (std::size_t k = 0; k < n; ++k) x[k] = tricky(vp.id(), k);
         hc::all_reduce(vp, std::span<const double>(x), std::span<double>(y), std::plus<>(),
@@ -432,9 +435,10 @@ TEST_CASE("an all_reduce of 8 KiB or more meets in two_phase, each VP writing it
                        hc::Algo::two_phase);
         keep(y);
       }
-      const std::size_t n = static_cast<std::size_t>(p) * 171;  // p equal blocks of 24 B elements
-      for (std::size_t scale : {std::size_t{2}, std::size_t{16}}) {  // 8 KiB+ and 64 KiB+
-        std::vector<Triple> x(n * scale), y(x.size()), z(x.size());
+      // p equal blocks of 24 B elements, 8 KiB+ and 64 KiB+ (a meeting); uneven (the messages).
+      const std::size_t n = static_cast<std::size_t>(p) * 171;
+      for (std::size_t count : {n * 2, n * 16, n * 16 + 1}) {
+        std::vector<Triple> x(count), y(x.size()), z(x.size());
         for (std::size_t k = 0; k < x.size(); ++k) x[k] = triple_of(vp.id(), k);
         hc::all_reduce(vp, std::span<const Triple>(x), std::span<Triple>(y), HeisenbergProduct{},
                        hc::Algo::two_phase);

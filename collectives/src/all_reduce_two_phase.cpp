@@ -18,14 +18,14 @@
 // in may be out: every reduce-scatter here reads in's own block k only in the combine that
 // writes out's block k, and writes nothing else of out, so no copy of in is needed.
 //
-// When VPs outnumber cores, the hypercube pair of a large vector of equal blocks, with an
-// operator that cannot throw, may be a meeting whose work every VP shares (Comm::meet_in_parts):
-// each VP folds its share of the elements of every VP's input in the tree the reduce-scatter
-// folds each block in (the butterfly's over the ids, bit-reversed in the book's form: fold_blocks
-// in reduce_scatter_hypercube.cpp), and writes that share of the result into every VP's out. The
-// rounds played on the clocks and counted on the links are the pair's: the reduce-scatter's
-// log p halving exchanges, then the all-gather's log p doubling ones. Each VP needs its core
-// twice (to come, then for its share) where the messages need it 2 log p times.
+// When VPs outnumber cores, the hypercube pair of a large vector (in equal blocks, or any with a
+// commutative operator), with an operator that cannot throw, may be a meeting whose work every VP
+// shares (Comm::meet_in_parts): each VP folds its share of the elements of every VP's input in the
+// tree the reduce-scatter folds each block in (the butterfly's over the ids, bit-reversed in the
+// book's form: fold_blocks in reduce_scatter_hypercube.cpp), and writes that share of the result
+// into every VP's out. The rounds played on the clocks and counted on the links are the pair's: the
+// reduce-scatter's log p halving exchanges, then the all-gather's log p doubling ones. Each VP
+// needs its core twice (to come, then for its share) where the messages need it 2 log p times.
 
 #include <algorithm>
 #include <bit>
@@ -45,6 +45,7 @@ namespace {
 struct AllReduceMember {
   const std::byte* in;
   std::byte* out;
+  const Blocks* blocks;
 };
 struct AllReduceShare {
   const Reducer* op;
@@ -99,17 +100,31 @@ std::size_t pair_scale(int round, int p) noexcept {
   const int d = std::countr_zero(static_cast<unsigned>(p));
   return round < d ? halving(round, p) : doubling(round - d, p);
 }
+// The bytes VP id sends in a round of the book's form over uneven blocks: in the reduce-scatter's
+// round k the partner's aligned 2^(d-1-k) blocks (recursive_halving's senloc), in the
+// all-gather's round k its own aligned 2^k.
+std::size_t pair_sent_bytes_book(const void* member, int id, int round, int p) noexcept {
+  const Blocks& blocks = *static_cast<const AllReduceMember*>(member)->blocks;
+  const int d = std::countr_zero(static_cast<unsigned>(p));
+  const int size = round < d ? p >> (round + 1) : 1 << (round - d);
+  const int first = (round < d ? id ^ size : id) & ~(size - 1);
+  return blocks.offset(first + size) - blocks.offset(first);
+}
 
 bool meet_in_shares(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
                     const Reducer& op) {
   // A share must not throw (Port::meet's part).
+  // Uneven blocks: the book's form only, whose rounds send aligned ranges of blocks (the
+  // order-preserving form packs strided ones).
+  const bool even = blocks.all_equal();
   if (!c.is_call(Collective::all_reduce) || out.size() < kSharedAllReduceBytes ||
-      !op.never_throws || !blocks.all_equal() || !c.port.may_meet())
+      !op.never_throws || (!even && !op.commutative) || !c.port.may_meet())
     return false;
   const int p = c.p();
   const auto partner = op.commutative ? pair_partner_book : pair_partner_in_order;
-  const Port::Rounds rounds{2 * log2_of(p), blocks.size(0), partner, partner, pair_scale};
-  const AllReduceMember member{in.data(), out.data()};
+  Port::Rounds rounds{2 * log2_of(p), blocks.size(0), partner, partner, pair_scale};
+  if (!even) rounds.sent_bytes = pair_sent_bytes_book;
+  const AllReduceMember member{in.data(), out.data(), &blocks};
   std::vector<const void*, ScratchAllocator<const void*>> at(static_cast<std::size_t>(p));
   const std::size_t chunk = tree_chunk_bytes(op.elem_size), levels = tree_levels(p);
   Buffer scratch((levels + 1) * chunk);
