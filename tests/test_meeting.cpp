@@ -296,6 +296,15 @@ Triple left_fold(int n, std::size_t k) {
   for (int j = 1; j < n; ++j) fold = HeisenbergProduct{}(fold, triple_of(j, k));
   return fold;
 }
+// How many elements of y and z differ from the left fold over VPs 0 .. n-1 (exact integers).
+long off_left_fold(const std::vector<Triple>& y, const std::vector<Triple>& z, int n) {
+  long wrong = 0;
+  for (std::size_t k = 0; k < y.size(); ++k) {
+    const Triple fold = left_fold(n, k);
+    wrong += !(y[k] == fold) + !(z[k] == fold);
+  }
+  return wrong;
+}
 
 }  // namespace
 
@@ -332,12 +341,7 @@ TEST_CASE("a scan too large for one VP to fold meets, each VP folding its share 
         hc::scan(vp, std::span<const Triple>(x), std::span<Triple>(y), HeisenbergProduct{});
         hc::scan(vp, std::span<const Triple>(x), std::span<Triple>(z), MayThrowProduct{});
         // The left fold over ids 0..me, whatever the algorithm (exact integers).
-        long wrong = 0;
-        for (std::size_t k = 0; k < n; ++k) {
-          const Triple fold = left_fold(vp.id() + 1, k);
-          wrong += !(y[k] == fold) + !(z[k] == fold);
-        }
-        CHECK(wrong == 0);
+        CHECK(off_left_fold(y, z, vp.id() + 1) == 0);
         keep(y);
         hc::exscan(vp, std::span<const Triple>(x), std::span<Triple>(x), HeisenbergProduct{});
         keep(x);
@@ -384,12 +388,7 @@ TEST_CASE("a reduce of 32 KiB or more meets, each VP folding its share into the 
           hc::reduce(vp, std::span<const Triple>(x), std::span<Triple>(y), HeisenbergProduct{},
                      root);
           hc::reduce(vp, std::span<const Triple>(x), std::span<Triple>(z), MayThrowProduct{}, root);
-          long wrong = 0;
-          for (std::size_t k = 0; k < y.size(); ++k) {  // the left fold over ids 0..p-1
-            const Triple fold = left_fold(vp.size(), k);
-            wrong += !(y[k] == fold) + !(z[k] == fold);
-          }
-          CHECK(wrong == 0);
+          CHECK(off_left_fold(y, z, vp.size()) == 0);  // the left fold over ids 0..p-1
           keep(y);
         }
       }
@@ -444,12 +443,7 @@ TEST_CASE("an all_reduce of 8 KiB or more meets in two_phase, each VP writing it
                        hc::Algo::two_phase);
         hc::all_reduce(vp, std::span<const Triple>(x), std::span<Triple>(z), MayThrowProduct{},
                        hc::Algo::two_phase);
-        long wrong = 0;
-        for (std::size_t k = 0; k < y.size(); ++k) {  // the left fold over ids 0..p-1
-          const Triple fold = left_fold(vp.size(), k);
-          wrong += !(y[k] == fold) + !(z[k] == fold);
-        }
-        CHECK(wrong == 0);
+        CHECK(off_left_fold(y, z, vp.size()) == 0);  // the left fold over ids 0..p-1
         keep(y);
       }
     };
