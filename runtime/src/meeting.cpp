@@ -109,7 +109,13 @@ void prefetch_next_chain(const detail::PipelinedMeeting::Slot& next, std::size_t
                                std::max<std::size_t>(bytes, 1));
 }
 
+// Called right after the store that ends a wait (a mark, a slot's generation), often a release
+// store: the fence keeps that store from sitting in the store buffer while the sleepers count is
+// read, or a waiter that has just counted itself (wait_in_meeting) could find the old value and
+// sleep unwoken until its recheck. Both sides full barriers: the waker sees the sleeper or the
+// sleeper sees the store.
 void wake_sleepers(detail::Meeting& meeting) noexcept {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   if (meeting.sleepers.load(std::memory_order_seq_cst) == 0) return;
   meeting.signal.fetch_add(1, std::memory_order_seq_cst);
   detail::futex_wake(meeting.signal, INT_MAX);
