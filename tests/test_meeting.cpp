@@ -73,8 +73,8 @@ std::vector<double> exchange_v(hc::Proc& vp, Count count, int seed) {
 // Runs body(vp, keep) on t twice, meeting where VPs outnumber cores and recorded (messages),
 // checks that the two agree, and returns the first.
 template <class Body>
-hctest::MeetingResults meeting_as_messages(const hc::Topology& t, Body body) {
-  hc::Options o = model_options();
+hctest::MeetingResults meeting_as_messages(const hc::Topology& t, Body body,
+                                           hc::Options o = model_options()) {
   hctest::MeetingResults meeting = hctest::run_keeping(t, o, body);
   o.record = true;
   check_same(hctest::run_keeping(t, o, body), meeting);
@@ -448,6 +448,67 @@ TEST_CASE("an all_reduce of 8 KiB or more meets in two_phase, each VP writing it
       }
     };
     (void)meeting_as_messages(t, body);
+  }
+}
+
+TEST_CASE("an all_gather on a ring of the whole group meets, its n - 1 steps on the clocks") {
+  // Where VPs outnumber cores, Algorithm 4.4's all_gather and all_gatherv on a ring of the whole
+  // group (a ring's, a split group's or a mesh row's; in Gray-code order on a hypercube) meet:
+  // the last to arrive copies every block up to 32 KiB in all, else each VP copies the blocks it
+  // lacks. Results, clocks, counts and link traffic: the steps' messages (uneven blocks, empty
+  // ones included: each step sends the block that came in the one before).
+  for (const auto& t :
+       {hc::Topology::ring(3), hc::Topology::ring(5), hc::Topology::ring(6), hc::Topology::ring(12),
+        hc::Topology::hypercube(3), hc::Topology::mesh(3, 4)}) {
+    CAPTURE(t.name());
+    const auto gathers = [](const hc::Group& g, int seed, auto& keep) {
+      const int n = g.size(), me = g.rank();
+      for (std::size_t m :
+           {std::size_t{1}, std::size_t{100}, std::size_t{1000}, std::size_t{8192}}) {
+        std::vector<double> x(m), y(m * static_cast<std::size_t>(n), -7.0);
+        for (std::size_t k = 0; k < m; ++k) x[k] = tricky(seed + me, k);
+        hc::all_gather(g, std::span<const double>(x), std::span<double>(y));
+        long wrong = 0;  // block r is rank r's input
+        for (std::size_t k = 0; k < y.size(); ++k)
+          wrong += y[k] != tricky(seed + static_cast<int>(k / m), k % m);
+        CHECK(wrong == 0);
+        keep(y);
+      }
+      for (std::size_t scale : {std::size_t{1}, std::size_t{37}, std::size_t{1500}}) {
+        std::vector<std::size_t> counts;
+        for (int r = 0; r < n; ++r)
+          counts.push_back(static_cast<std::size_t>((3 * r + 1) % 4) * scale);
+        std::vector<double> x(counts[static_cast<std::size_t>(me)]);
+        for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(seed + me, k);
+        std::vector<double> y(std::accumulate(counts.begin(), counts.end(), std::size_t{0}), -7.0);
+        hc::all_gatherv(g, std::span<const double>(x), std::span<double>(y), counts);
+        keep(y);
+        keep(hc::all_gatherv(g, std::span<const double>(x)));  // counts found first
+      }
+    };
+    const auto body = [&](hc::Proc& vp, auto& keep) {
+      if (vp.topology().kind() == hc::Topology::Kind::hypercube) {
+        std::vector<double> x(3000), y(x.size() * static_cast<std::size_t>(vp.size()));
+        for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(vp.id(), k);
+        hc::all_gather(vp, std::span<const double>(x), std::span<double>(y), hc::Algo::ring);
+        keep(y);  // the Gray-code ring
+        hc::all_gather(vp, std::span<const double>(x).first(10), std::span<double>(y).first(80),
+                       hc::Algo::ring);
+        keep(y);
+        return;  // (a split group's ring under Links::strict: AlgorithmError)
+      }
+      if (vp.topology().kind() == hc::Topology::Kind::mesh)
+        gathers(vp.row(), 1, keep);
+      else
+        gathers(vp.world(), 0, keep);
+      // Ranks not in id order: keys that reverse them.
+      gathers(hc::split(vp.world(), vp.id() % 2, -vp.id()), 2, keep);
+    };
+    hc::Options o = model_options();
+    // On a hypercube Algo::ring in id order is routed; under Links::strict the Gray-code ring
+    // runs, every message one link.
+    if (t.kind() == hc::Topology::Kind::hypercube) o.links = hc::Links::strict;
+    (void)meeting_as_messages(t, body, o);
   }
 }
 

@@ -43,23 +43,6 @@ void concatenate(const void* /*context*/, std::span<const void* const> inputs, B
   for (std::size_t i = 0; i < inputs.size(); ++i) std::memcpy(result.data() + i * m, inputs[i], m);
 }
 
-namespace {
-
-// all_gatherv's meeting: member i's own block, already in its place in its buffer, into the
-// same place in every other member's (or member `only`'s).
-void all_gather_blocks(std::span<const void* const> members, int only) {
-  const Blocks& blocks = *member_of(members, 0).blocks;
-  const int p = blocks.count();
-  const int first = only < 0 ? 0 : only, last = only < 0 ? p : only + 1;
-  for (int j = first; j < last; ++j)
-    for (int i = 0; i < p; ++i)
-      if (const std::size_t n = blocks.size(i); i != j && n != 0)
-        std::memcpy(member_of(members, j).out + blocks.offset(i),
-                    member_of(members, i).out + blocks.offset(i), n);
-}
-
-}  // namespace
-
 void all_gather_hypercube(const Comm& c, Bytes buf, const Blocks& blocks, ConstBytes own) {
   const int my_id = c.id();
   const int d = log2_of(c.p());

@@ -14,15 +14,62 @@
 //
 // Over the whole machine the parts are the p blocks; the mesh all-gather runs it along its row
 // (one block a part) and then its column (a row of blocks a part): Blocks::grouped.
+//
+// When VPs outnumber cores, an all_gather or all_gatherv on a ring of the whole group may
+// instead meet in shared memory (blocks_meeting.hpp, meet_blocks), as the hypercube's does:
+// each of the n - 1 steps would cost every VP a switch (12 VPs on 2 cores, 64 KiB blocks: 2.3 ms
+// a call, four times the hypercube's 16 VPs), the meeting about one. The same steps on the model
+// clocks and the links, block (k - i + 1) mod n sent right in step i; every VP's block copied
+// once into each other VP's buffer, by the last to arrive up to kBlocksMovedByOne bytes in all,
+// else by each VP for itself. A ring inside a larger group (the mesh's rows and columns, the
+// phases of an all-reduce) sends its messages.
 
+#include "blocks_meeting.hpp"
 #include "card.hpp"
 #include "symmetric.hpp"
 
 namespace hypercomm::detail {
 
+namespace {
+
+// The steps of a ring of the whole group in id order (Ring::all) and in Gray-code order
+// (Ring::gray_code), as Port::Rounds: round i - 1 is step i.
+int right_in_order(int id, int /*round*/, int p) { return (id + 1) % p; }
+int left_in_order(int id, int /*round*/, int p) { return (id - 1 + p) % p; }
+std::size_t sent_in_order(const void* member, int id, int round, int p) {
+  return static_cast<const BlocksMember*>(member)->blocks->size((id - round + p) % p);
+}
+int gray_step(int id, int by, int p) {
+  const auto rank = static_cast<int>(gray_inverse(static_cast<unsigned>(id)));
+  return static_cast<int>(gray(static_cast<unsigned>((rank + by + p) % p)));
+}
+int right_in_gray(int id, int /*round*/, int p) { return gray_step(id, 1, p); }
+int left_in_gray(int id, int /*round*/, int p) { return gray_step(id, -1, p); }
+
+// The meeting above, if this call may meet; false: send the messages.
+bool meet_on_ring(const Comm& c, Bytes buf, const Blocks& parts, const Ring& g) {
+  const int n = g.size;
+  if (g.first != 0 || g.stride != 1 || n != c.p() ||
+      !(c.is_call(Collective::all_gather) || c.is_call(Collective::all_gatherv)))
+    return false;
+  Port::Rounds rounds = g.gray_order ? Port::Rounds{n - 1, 0, right_in_gray, left_in_gray}
+                                     : Port::Rounds{n - 1, 0, right_in_order, left_in_order};
+  if (parts.all_equal())
+    rounds.bytes = parts.size(0);
+  else if (!g.gray_order)  // (the Gray-code ring runs only all_gather: equal blocks)
+    rounds.sent_bytes = sent_in_order;
+  else
+    return false;
+  const std::size_t moved = parts.total() * static_cast<std::size_t>(n - 1);
+  return meet_blocks(c, rounds, {buf.data(), buf.data(), &parts}, moved, all_gather_blocks);
+}
+
+}  // namespace
+
 void all_gather_ring(const Comm& c, Bytes buf, const Blocks& parts, const Ring& g) {
   const int n = g.size;
   if (n == 1) return;
+  if (c.port.may_meet() && meet_on_ring(c, buf, parts, g)) return;
   const int my_rank = g.rank_of(c.id());
   const int left = g.left(my_rank);
   const int right = g.right(my_rank);

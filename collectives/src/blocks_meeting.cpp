@@ -49,6 +49,17 @@ void transpose_blocks(std::span<const void* const> members, int only) {
 
 }  // namespace
 
+void all_gather_blocks(std::span<const void* const> members, int only) {
+  const Blocks& blocks = *member_of(members, 0).blocks;
+  const int p = blocks.count();
+  const int first = only < 0 ? 0 : only, last = only < 0 ? p : only + 1;
+  for (int j = first; j < last; ++j)
+    for (int i = 0; i < p; ++i)
+      if (const std::size_t n = blocks.size(i); i != j && n != 0)
+        std::memcpy(member_of(members, j).out + blocks.offset(i),
+                    member_of(members, i).out + blocks.offset(i), n);
+}
+
 bool meet_all_to_all(const Comm& c, const Port::Rounds& rounds, ConstBytes in, Bytes out,
                      std::size_t block) {
   if (block == 0) return false;

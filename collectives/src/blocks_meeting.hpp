@@ -69,6 +69,10 @@ inline constexpr std::size_t kBlocksMovedByOne = 32 * 1024;
 [[nodiscard]] bool meet_blocks(const Comm& c, const Port::Rounds& rounds, const BlocksMember& mine,
                                std::size_t moved, MoveBlocks move);
 
+// An all-gather's move (all_gather, all_gatherv): member i's own block, already in its place in
+// its buffer (out), into the same place in every other member's (or member `only`'s).
+void all_gather_blocks(std::span<const void* const> members, int only);
+
 // An all_to_all of `block` bytes a pair as meet_blocks (rounds: the algorithm's, uniform): each
 // VP copies the blocks it receives straight from their senders' ins. False: it may not meet.
 [[nodiscard]] bool meet_all_to_all(const Comm& c, const Port::Rounds& rounds, ConstBytes in,
