@@ -291,6 +291,15 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
       // Leaving unreleased: the last arriver must not read this VP's input from here on.
       meeting.deserted.store(1, std::memory_order_seq_cst);
       while (meeting.concluding.load(std::memory_order_seq_cst) != 0) detail::Waiter::give_core();
+      // Released all the same (the last arriver concluded before it could see the desertion):
+      // the others' parts read and write through this VP's input (its out among them), and wait
+      // for its part, so it does its part and waits for theirs before the error leaves.
+      if (part != nullptr && meeting.released.load(std::memory_order_acquire) != generation) {
+        try {
+          do_part(place, tag, part, context);
+        } catch (...) {  // (the abort again: the error that leaves is the first)
+        }
+      }
       throw;
     }
   }
