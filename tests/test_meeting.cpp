@@ -454,7 +454,8 @@ TEST_CASE("an all_reduce of 8 KiB or more meets in two_phase, each VP writing it
 
 TEST_CASE("an all_gather on a ring of the whole group meets, its n - 1 steps on the clocks") {
   // Where VPs outnumber cores, Algorithm 4.4's all_gather and all_gatherv on a ring of the whole
-  // group (a ring's, a split group's or a mesh row's; in Gray-code order on a hypercube) meet:
+  // group (a ring's, a split group's or a mesh row's; in Gray-code order on a hypercube) meet,
+  // and so does the ring's all_to_all (section 4.5.1):
   // the last to arrive copies every block up to 32 KiB in all, else each VP copies the blocks it
   // lacks. Results, clocks, counts and link traffic: the steps' messages (uneven blocks, empty
   // ones included: each step sends the block that came in the one before).
@@ -486,6 +487,20 @@ TEST_CASE("an all_gather on a ring of the whole group meets, its n - 1 steps on 
         keep(y);
         keep(hc::all_gatherv(g, std::span<const double>(x)));  // counts found first
       }
+      // The ring's all_to_all (section 4.5.1: p - i blocks to the right in step i), in place too.
+      for (std::size_t m : {std::size_t{1}, std::size_t{100}, std::size_t{1000}}) {
+        std::vector<double> x(m * static_cast<std::size_t>(n)), y(x.size(), -7.0);
+        for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(seed + me, k);
+        hc::all_to_all(g, std::span<const double>(x), std::span<double>(y), hc::Algo::ring);
+        long wrong = 0;  // block r is block `me` of rank r's input
+        for (std::size_t k = 0; k < y.size(); ++k)
+          wrong += y[k] !=
+                   tricky(seed + static_cast<int>(k / m), static_cast<std::size_t>(me) * m + k % m);
+        CHECK(wrong == 0);
+        keep(y);
+        hc::all_to_all(g, std::span<const double>(x), std::span<double>(x), hc::Algo::ring);
+        keep(x);
+      }
     };
     const auto body = [&](hc::Proc& vp, auto& keep) {
       if (vp.topology().kind() == hc::Topology::Kind::hypercube) {
@@ -510,6 +525,69 @@ TEST_CASE("an all_gather on a ring of the whole group meets, its n - 1 steps on 
     // runs, every message one link.
     if (t.kind() == hc::Topology::Kind::hypercube) o.links = hc::Links::strict;
     (void)meeting_as_messages(t, body, o);
+  }
+}
+
+TEST_CASE("an all_reduce on a ring of any p meets, folding each block in the ring's order") {
+  // Where VPs outnumber cores, the ring pair (Algorithm 4.5, then 4.4: all_reduce's ring card,
+  // and two_phase's ring family, what automatic runs on a ring of p not a power of two), with a
+  // commutative operator that cannot throw, meets: block j folded x_j + (x_(j+1) + (... +
+  // x_(j-1))) as its partial travels left, by the last VP to arrive up to 4 KiB, beyond by each
+  // VP its own block into every out. Results bit for bit, clocks, counts and link traffic: the
+  // pair's 2(p - 1) steps (uneven blocks and empty ones included). A non-commutative operator or
+  // one that may throw sends the messages.
+  for (const auto& t :
+       {hc::Topology::ring(2), hc::Topology::ring(3), hc::Topology::ring(5), hc::Topology::ring(6),
+        hc::Topology::ring(12), hc::Topology::hypercube(3)}) {
+    CAPTURE(t.name());
+    const auto reduces = [](const hc::Group& g, int seed, auto& keep) {
+      const int me = g.rank();
+      for (std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{511}, std::size_t{512},
+                            std::size_t{513}, std::size_t{8192}, std::size_t{8192 + 5}}) {
+        std::vector<double> x(n), y(n, -7.0);
+        for (std::size_t k = 0; k < n; ++k) x[k] = tricky(seed + me, k);
+        for (hc::Algo a : {hc::Algo::automatic, hc::Algo::ring, hc::Algo::two_phase}) {
+          if (g.topology().kind() == hc::Topology::Kind::hypercube && a != hc::Algo::ring)
+            continue;  // (the hypercube's own pair)
+          hc::all_reduce(g, std::span<const double>(x), std::span<double>(y), std::plus<>(), a);
+          keep(y);  // the sums' bits show the order of the additions
+        }
+        std::vector<double> z = x;
+        hc::all_reduce(g, std::span<double>(z), std::plus<>());  // in place
+        keep(z);
+        z = x;
+        hc::all_reduce(g, std::span<const double>(z), std::span<double>(z), std::plus<>(),
+                       hc::Algo::ring);  // in is out
+        keep(z);
+        std::vector<long> i(n), j(n);
+        for (std::size_t k = 0; k < n; ++k) i[k] = seed * 1000 + me * 7 + static_cast<long>(k);
+        hc::all_reduce(g, std::span<const long>(i), std::span<long>(j), std::plus<>(),
+                       hc::Algo::ring);
+        long expected = 0;
+        for (int r = 0; r < g.size(); ++r) expected += seed * 1000 + r * 7;
+        long wrong = 0;
+        for (std::size_t k = 0; k < n; ++k)
+          wrong += j[k] != expected + g.size() * static_cast<long>(k);
+        CHECK(wrong == 0);
+      }
+      // Non-commutative and may-throw: the messages (the left fold over the ranks).
+      for (std::size_t count : {std::size_t{5}, std::size_t{700}}) {
+        std::vector<Triple> x(count), y(count), z(count);
+        for (std::size_t k = 0; k < count; ++k) x[k] = triple_of(me, k);
+        hc::all_reduce(g, std::span<const Triple>(x), std::span<Triple>(y), HeisenbergProduct{},
+                       hc::Algo::ring);
+        hc::all_reduce(g, std::span<const Triple>(x), std::span<Triple>(z), MayThrowProduct{},
+                       hc::Algo::ring);
+        CHECK(off_left_fold(y, z, g.size()) == 0);
+        keep(y);
+      }
+    };
+    const auto body = [&](hc::Proc& vp, auto& keep) {
+      reduces(vp.world(), 0, keep);
+      // Groups of every size below p, ranks against id order.
+      reduces(hc::split(vp.world(), vp.id() % 3 == 0 ? 0 : 1, -vp.id()), 1, keep);
+    };
+    (void)meeting_as_messages(t, body);
   }
 }
 

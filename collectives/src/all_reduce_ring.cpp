@@ -15,15 +15,115 @@
 //
 // in may be out: the reduce-scatter reads in's block k only in its last combine, which writes
 // out's block k.
+//
+// When VPs outnumber cores, the pair on a ring of the whole group in id order (this card's, and
+// two_phase's ring family: what automatic runs on a ring of any p that is not a power of two),
+// with a commutative operator that cannot throw, may be a meeting in shared memory instead: each
+// of the 2(p - 1) steps would cost every VP a switch (12 VPs on 2 cores, 8 B: 143-157 us a call
+// against Open MPI yielding's 38-40), the meeting about one. Block j is folded as the ring folds
+// it, x_j op (x_(j+1) op (... op (x_(j-2) op x_(j-1)))), ids mod p (the partial starts at VP
+// j - 1 and travels left, each VP putting its own block on the left), bit for bit: up to
+// kMeetingBytes by the last VP to arrive, which folds every block, beyond it by each VP its own
+// block, which it copies into every VP's out (the reduce-scatter's work, then the all-gather's).
+// The rounds played on the clocks and counted on the links are the pair's: p - 1 steps to the
+// left, each sending the partial of block (id + i) mod p, then p - 1 to the right, each the
+// block that came in the step before. A non-commutative operator (the order-preserving form's
+// two partials), one that may throw, or the Gray-code ring sends the messages.
 
+#include <cstring>
+
+#include "blocks_meeting.hpp"
 #include "card.hpp"
+#include "shares.hpp"
 #include "symmetric.hpp"
 #include "symmetric_util.hpp"
 
 namespace hypercomm::detail {
 
+namespace {
+
+// What each VP brings to the meeting is a BlocksMember (blocks_meeting.hpp); a part, the room
+// it folds a chunk in.
+struct RingFold {
+  const Reducer* op;
+  Bytes scratch;
+};
+
+// Bytes [from, from + n) of block j folded over the p members in the ring's order into acc.
+void fold_as_ring(const Reducer& op, std::span<const void* const> members, int j, std::size_t from,
+                  std::size_t n, std::byte* acc) {
+  const int p = static_cast<int>(members.size());
+  const std::size_t at = member_of(members, 0).blocks->offset(j) + from;
+  std::memcpy(acc, member_of(members, (j - 1 + p) % p).in + at, n);
+  for (int t = 2; t <= p; ++t) op(acc, member_of(members, (j - t + p) % p).in + at, acc, n);
+}
+
+// Port::Combine (up to kMeetingBytes): every block, into the result every VP copies.
+void fold_every_block(const void* context, std::span<const void* const> members, Bytes result,
+                      Bytes /*scratch*/) {
+  const Reducer& op = *static_cast<const RingFold*>(context)->op;
+  const Blocks& blocks = *member_of(members, 0).blocks;
+  for (int j = 0; j < blocks.count(); ++j)
+    if (const std::size_t n = blocks.size(j); n != 0)
+      fold_as_ring(op, members, j, 0, n, result.data() + blocks.offset(j));
+}
+
+// Port::Part: member `rank`'s own block, a chunk at a time, into every member's out (only this
+// member reads or writes these bytes of any in or out, so an in that is its out is read first).
+void fold_own_block(const void* context, std::span<const void* const> members, int rank) {
+  const auto& [op, scratch] = *static_cast<const RingFold*>(context);
+  const Blocks& blocks = *member_of(members, 0).blocks;
+  const std::size_t size = blocks.size(rank), at = blocks.offset(rank);
+  for (std::size_t from = 0; from < size; from += scratch.size()) {
+    const std::size_t n = std::min(scratch.size(), size - from);
+    fold_as_ring(*op, members, rank, from, n, scratch.data());
+    for (std::size_t k = 0; k < members.size(); ++k)
+      std::memcpy(member_of(members, static_cast<int>(k)).out + at + from, scratch.data(), n);
+  }
+}
+
+// The pair's 2(p - 1) steps as one pattern: rounds 0 .. p-2 the reduce-scatter's (to the left),
+// rounds p-1 .. 2p-3 the all-gather's (to the right).
+int pair_to(int id, int round, int p) noexcept {
+  return round < p - 1 ? (id - 1 + p) % p : (id + 1) % p;
+}
+int pair_from(int id, int round, int p) noexcept {
+  return round < p - 1 ? (id + 1) % p : (id - 1 + p) % p;
+}
+// Uneven blocks: step i of the reduce-scatter sends block (id + i) mod p's partial, step i of the
+// all-gather block (id - i + 1) mod p.
+std::size_t pair_sent_bytes(const void* member, int id, int round, int p) noexcept {
+  const Blocks& blocks = *static_cast<const BlocksMember*>(member)->blocks;
+  const int block = round < p - 1 ? (id + round + 1) % p : (id - (round - (p - 1)) + p) % p;
+  return blocks.size(block);
+}
+
+}  // namespace
+
+bool meet_all_reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
+                          const Reducer& op, const Ring& g) {
+  const int p = c.p();
+  if (!c.is_call(Collective::all_reduce) || !op.commutative || !op.never_throws || g.gray_order ||
+      g.first != 0 || g.stride != 1 || g.size != p || p < 2 || out.empty() || !c.port.may_meet())
+    return false;
+  Port::Rounds rounds{2 * (p - 1), 0, pair_to, pair_from};
+  if (blocks.all_equal())
+    rounds.bytes = blocks.size(0);
+  else
+    rounds.sent_bytes = pair_sent_bytes;
+  const BlocksMember member{in.data(), out.data(), &blocks};
+  if (out.size() <= kMeetingBytes) {
+    const RingFold fold{&op, {}};
+    return c.meet(rounds, &member, fold_every_block, &fold, out, Port::Results::shared, out.size());
+  }
+  Buffer scratch(std::min(tree_chunk_bytes(op.elem_size), blocks.size(c.id()) + op.elem_size));
+  const RingFold fold{&op, scratch};
+  return c.meet_in_parts(rounds, &member, fold_own_block, &fold);
+}
+
 void all_reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, const Ring& g) {
   const Blocks blocks(out.size(), op.elem_size, c.p());
+  if (meet_all_reduce_ring(c, in, out, blocks, op, g)) return;
   // Member rank_of(id) reduces the block of its VP (its slot is its id).
   reduce_scatter_ring_group(c, in, blocks.block(out, c.id()), blocks, g, op);
   all_gather_ring(c, out, blocks, g);

@@ -150,6 +150,7 @@ void all_reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer
       all_gather_hypercube(c, out, blocks);
       break;
     case Family::ring:
+      if (meet_all_reduce_ring(c, in, out, blocks, op, Ring::all(p))) return;
       reduce_scatter_ring(c, in, mine, blocks, op);
       all_gather_ring(c, out, blocks, Ring::all(p));
       break;

@@ -29,6 +29,10 @@ void reduce_scatter_mesh(const Comm& c, ConstBytes in, Bytes out, const Blocks& 
 // All-reduce: out = the fold over VP ids 0..p-1 of every VP's in, at every VP; in may be out.
 void all_reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op);  // butterfly
 void all_reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, const Ring& g);
+// The pair above as one meeting where VPs outnumber cores (all_reduce_ring.cpp; false: send the
+// messages): a ring of the whole group in id order, a commutative operator that cannot throw.
+bool meet_all_reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
+                          const Reducer& op, const Ring& g);
 void all_reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, const Grid& grid);
 void all_reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, Family f);
 
