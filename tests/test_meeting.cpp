@@ -591,6 +591,54 @@ TEST_CASE("an all_reduce on a ring of any p meets, folding each block in the rin
   }
 }
 
+TEST_CASE("a broadcast on a ring of the whole group meets, the two arms' steps on the clocks") {
+  // Where VPs outnumber cores, the two-way ring broadcast on a ring of the whole group (a ring's,
+  // a split group's, a mesh row's) meets as the hypercube's does: a small buffer pipelined, a
+  // large one by reference. The arms' steps, ranks counted round the ring from the root
+  // (Rounds::ring_root), on the clocks and links, every root, after uneven clocks: bit for bit
+  // the messages' clocks, counts and link traffic. (Sizes between the two send the messages.)
+  for (const auto& t : {hc::Topology::ring(2), hc::Topology::ring(3), hc::Topology::ring(6),
+                        hc::Topology::ring(7), hc::Topology::ring(12), hc::Topology::mesh(3, 4)}) {
+    CAPTURE(t.name());
+    const auto broadcasts = [](const hc::Group& g, int seed, auto& keep) {
+      const int me = g.rank(), n = g.size();
+      for (std::size_t count : {std::size_t{1}, std::size_t{20}, std::size_t{500},
+                                std::size_t{4096}, std::size_t{8192 + 3}})
+        for (int root = 0; root < n; root += (count > 600 ? 2 : 1)) {
+          std::vector<double> x(count, -7.0);
+          if (me == root)
+            for (std::size_t k = 0; k < count; ++k) x[k] = tricky(seed + root, k);
+          hc::broadcast(g, std::span<double>(x), root);
+          long wrong = 0;
+          for (std::size_t k = 0; k < count; ++k) wrong += x[k] != tricky(seed + root, k);
+          CHECK(wrong == 0);
+          keep(x);
+        }
+      keep(std::vector<double>{g.proc().clock()});
+    };
+    const auto body = [&](hc::Proc& vp, auto& keep) {
+      // Uneven clocks first: messages of VP-dependent sizes round the ring.
+      const int p = vp.size(), me = vp.id();
+      const bool mesh = vp.topology().kind() == hc::Topology::Kind::mesh;
+      const int right =
+          mesh ? vp.topology().id_at(vp.topology().row_of(me), vp.topology().col_of(me) + 1)
+               : (me + 1) % p;
+      const int left =
+          mesh ? vp.topology().id_at(vp.topology().row_of(me), vp.topology().col_of(me) - 1)
+               : (me - 1 + p) % p;
+      std::vector<char> out(static_cast<std::size_t>(me % 5) * 24 + 8, 'x');
+      std::vector<char> in(static_cast<std::size_t>(left % 5) * 24 + 8);
+      if (p > 1) vp.sendrecv(right, out, left, in);
+      if (mesh)
+        broadcasts(vp.row(), 0, keep);
+      else
+        broadcasts(vp.world(), 0, keep);
+      broadcasts(hc::split(vp.world(), vp.id() % 3 == 0 ? 0 : 1, -vp.id()), 1, keep);
+    };
+    (void)meeting_as_messages(t, body);
+  }
+}
+
 TEST_CASE("VPs that pass a large scan different lengths get CollectiveMismatch, never a hang") {
   const auto t = hc::Topology::hypercube(3);
   const std::string what = mismatch_text(t, [](hc::Proc& vp) {

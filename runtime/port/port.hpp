@@ -154,7 +154,8 @@ class alignas(64) Port {
   // to to(id, k, p) and receives as many from from(id, k, p), all VPs at once (a symmetric
   // collective's exchanges). A rooted pattern (a broadcast's or a reduction's tree) names its
   // root: to and from then take and give ids relative to it (id XOR root, the book's virtual
-  // ids), and -1 where a VP sends (receives) nothing in that round.
+  // ids; on a ring, ring_root: (id - root) mod p), and -1 where a VP sends (receives) nothing in
+  // that round.
   struct Rounds {
     int count = 0;
     std::size_t bytes = 0;
@@ -165,17 +166,22 @@ class alignas(64) Port {
     // Blocks of any sizes (an all_to_allv): the bytes VP id sends in round k, read from the
     // input it passes to meet(); null: bytes_in(k, p), the same for every VP.
     std::size_t (*sent_bytes)(const void* input, int id, int round, int p) = nullptr;
+    bool ring_root = false;  // ids relative to the root by distance round the ring, not XOR
     [[nodiscard]] std::size_t bytes_in(int round, int p) const noexcept {
       return scale == nullptr ? bytes : bytes * scale(round, p);
     }
     // The VP that id sends to (receives from) in round k, or -1.
     [[nodiscard]] int dest(int id, int round, int p) const noexcept {
-      const int v = to(id ^ root, round, p);
-      return v < 0 ? -1 : v ^ root;
+      return absolute(to(relative(id, p), round, p), p);
     }
     [[nodiscard]] int source(int id, int round, int p) const noexcept {
-      const int v = from(id ^ root, round, p);
-      return v < 0 ? -1 : v ^ root;
+      return absolute(from(relative(id, p), round, p), p);
+    }
+    [[nodiscard]] int relative(int id, int p) const noexcept {
+      return ring_root ? (id - root + p) % p : id ^ root;
+    }
+    [[nodiscard]] int absolute(int v, int p) const noexcept {
+      return v < 0 ? -1 : ring_root ? (v + root) % p : v ^ root;
     }
   };
   // What a meeting's combine makes: one result that every VP takes (an all-reduce, an
@@ -490,6 +496,7 @@ class alignas(64) Port {
     std::size_t (*scale)(int round, int p);
     int count;
     int root;
+    bool ring_root;
     std::uint64_t times;
     std::uint64_t bytes;
     std::uint32_t sends;       // this VP's messages in one meeting of the pattern

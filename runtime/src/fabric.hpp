@@ -142,6 +142,7 @@ class RoundsPlayer {
     int (*from)(int, int, int) = nullptr;
     int count = 0;
     int root = 0;
+    bool ring_root = false;
     int p = 0;
     std::vector<Step> steps;  // round k's for VP j at k * p + j
   };

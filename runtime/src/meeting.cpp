@@ -132,13 +132,14 @@ void RoundsPlayer::play(const Port::Rounds& rounds, const CostModel& model,
   const auto vp = [&](int id) { return vps.empty() ? id : vps[static_cast<std::size_t>(id)]; };
   const auto same = [&](const Plan& plan) {
     return plan.to == rounds.to && plan.from == rounds.from && plan.count == rounds.count &&
-           plan.root == rounds.root && plan.p == p;
+           plan.root == rounds.root && plan.ring_root == rounds.ring_root && plan.p == p;
   };
   auto plan = std::find_if(plans_.begin(), plans_.end(), same);
   if (plan == plans_.end()) {  // a new pattern: its senders, receivers and hops, once
     plan = plans_.begin() + static_cast<std::ptrdiff_t>(next_);
     next_ = (next_ + 1) % kPlans;
-    *plan = Plan{rounds.to, rounds.from, rounds.count, rounds.root, p, std::move(plan->steps)};
+    *plan = Plan{rounds.to,        rounds.from, rounds.count,          rounds.root,
+                 rounds.ring_root, p,           std::move(plan->steps)};
     plan->steps.resize(static_cast<std::size_t>(rounds.count) * static_cast<std::size_t>(p));
     for (int k = 0; k < rounds.count; ++k)
       for (int j = 0; j < p; ++j) {
@@ -370,14 +371,16 @@ void Port::tally_meeting(const Rounds& rounds, const void* input, const detail::
   const std::uint64_t serial = group == nullptr ? 0 : group->serial;
   auto same = [&](const MeetingTally& tally) {
     return tally.to == rounds.to && tally.scale == rounds.scale && tally.count == rounds.count &&
-           tally.root == rounds.root && tally.group == serial;
+           tally.root == rounds.root && tally.ring_root == rounds.ring_root &&
+           tally.group == serial;
   };
   if (last_tally_ >= meetings_.size() || !same(meetings_[last_tally_])) {
     last_tally_ = static_cast<std::size_t>(std::find_if(meetings_.begin(), meetings_.end(), same) -
                                            meetings_.begin());
     if (last_tally_ == meetings_.size()) {  // a new pattern: this VP's messages in it
-      MeetingTally tally{rounds.to, rounds.scale, rounds.count, rounds.root, 0, 0, 0,
-                         0,         serial,       rank,         size,        {}};
+      MeetingTally tally{
+          rounds.to, rounds.scale, rounds.count, rounds.root, rounds.ring_root, 0, 0, 0, 0,
+          serial,    rank,         size,         {}};
       for (int k = 0; k < rounds.count; ++k) {
         const int dest = rounds.dest(rank, k, size);
         if (dest < 0) continue;
@@ -398,7 +401,8 @@ void Port::tally_meeting(const Rounds& rounds, const void* input, const detail::
 void Port::count_meetings() noexcept {
   const Topology& topo = topology();
   for (const MeetingTally& tally : meetings_) {
-    const Rounds pattern{tally.count, 0, tally.to, nullptr, tally.scale, tally.root};
+    const Rounds pattern{tally.count, 0,          tally.to, nullptr,
+                         tally.scale, tally.root, nullptr,  tally.ring_root};
     auto vp = tally.dests.begin();
     for (int k = 0; k < tally.count; ++k) {
       if (pattern.dest(tally.rank, k, tally.size) < 0) continue;
