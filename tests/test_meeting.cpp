@@ -528,14 +528,15 @@ TEST_CASE("an all_gather on a ring of the whole group meets, its n - 1 steps on 
   }
 }
 
-TEST_CASE("an all_reduce on a ring of any p meets, folding each block in the ring's order") {
+TEST_CASE("an all_reduce or reduce_scatter on a ring of any p meets, folding in the ring's order") {
   // Where VPs outnumber cores, the ring pair (Algorithm 4.5, then 4.4: all_reduce's ring card,
   // and two_phase's ring family, what automatic runs on a ring of p not a power of two), with a
   // commutative operator that cannot throw, meets: block j folded x_j + (x_(j+1) + (... +
   // x_(j-1))) as its partial travels left, by the last VP to arrive up to 4 KiB, beyond by each
   // VP its own block into every out. Results bit for bit, clocks, counts and link traffic: the
-  // pair's 2(p - 1) steps (uneven blocks and empty ones included). A non-commutative operator or
-  // one that may throw sends the messages.
+  // pair's 2(p - 1) steps (uneven blocks and empty ones included). The reduce-scatter alone (its
+  // ring card; reduce_scatterv's ring, what automatic runs on these rings) meets alike, its
+  // p - 1 steps. A non-commutative operator or one that may throw sends the messages.
   for (const auto& t :
        {hc::Topology::ring(2), hc::Topology::ring(3), hc::Topology::ring(5), hc::Topology::ring(6),
         hc::Topology::ring(12), hc::Topology::hypercube(3)}) {
@@ -569,6 +570,36 @@ TEST_CASE("an all_reduce on a ring of any p meets, folding each block in the rin
         for (std::size_t k = 0; k < n; ++k)
           wrong += j[k] != expected + g.size() * static_cast<long>(k);
         CHECK(wrong == 0);
+      }
+      // The reduce-scatter alone (Algorithm 4.5, its first half): equal blocks in all up to 4 KiB
+      // and past it, uneven ones (reduce_scatterv, an empty block among them).
+      const auto n_members = static_cast<std::size_t>(g.size());
+      for (std::size_t block : {std::size_t{1}, std::size_t{40}, std::size_t{700}}) {
+        std::vector<double> x(block * n_members), y(block, -7.0);
+        for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(seed + me, k);
+        hc::reduce_scatter(g, std::span<const double>(x), std::span<double>(y), std::plus<>(),
+                           hc::Algo::ring);
+        keep(y);
+        std::vector<long> i(x.size()), j(block, -1);
+        for (std::size_t k = 0; k < i.size(); ++k) i[k] = me * 3 + static_cast<long>(k);
+        hc::reduce_scatter(g, std::span<const long>(i), std::span<long>(j), std::plus<>(),
+                           hc::Algo::ring);
+        long wrong = 0;
+        for (std::size_t k = 0; k < block; ++k)
+          wrong +=
+              j[k] != 3L * g.size() * (g.size() - 1) / 2 +
+                          g.size() * static_cast<long>(static_cast<std::size_t>(me) * block + k);
+        CHECK(wrong == 0);
+      }
+      for (std::size_t scale : {std::size_t{1}, std::size_t{300}}) {
+        std::vector<std::size_t> counts(n_members);
+        for (std::size_t r = 0; r < n_members; ++r) counts[r] = (r * 7 + 3) % 5 * scale;
+        std::vector<double> x(std::accumulate(counts.begin(), counts.end(), std::size_t{0}));
+        std::vector<double> y(counts[static_cast<std::size_t>(me)], -7.0);
+        for (std::size_t k = 0; k < x.size(); ++k) x[k] = tricky(seed + me, k);
+        hc::reduce_scatterv(g, std::span<const double>(x), std::span<double>(y), std::plus<>(),
+                            std::span<const std::size_t>(counts));
+        keep(y);
       }
       // Non-commutative and may-throw: the messages (the left fold over the ranks).
       for (std::size_t count : {std::size_t{5}, std::size_t{700}}) {

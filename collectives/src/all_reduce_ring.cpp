@@ -43,10 +43,12 @@ namespace hypercomm::detail {
 namespace {
 
 // What each VP brings to the meeting is a BlocksMember (blocks_meeting.hpp); a part, the room
-// it folds a chunk in.
+// it folds a chunk in, and where the folded block goes: every member's out at the block's offset
+// (the all-reduce), or its own member's out alone (the reduce-scatter's result, that block only).
 struct RingFold {
   const Reducer* op;
   Bytes scratch;
+  bool to_every_out = true;
 };
 
 // Bytes [from, from + n) of block j folded over the p members in the ring's order into acc.
@@ -68,15 +70,20 @@ void fold_every_block(const void* context, std::span<const void* const> members,
       fold_as_ring(op, members, j, 0, n, result.data() + blocks.offset(j));
 }
 
-// Port::Part: member `rank`'s own block, a chunk at a time, into every member's out (only this
-// member reads or writes these bytes of any in or out, so an in that is its out is read first).
+// Port::Part: member `rank`'s own block, a chunk at a time, into every member's out, or its own
+// (only this member reads or writes these bytes of any in or out, so an in that is its out is
+// read first).
 void fold_own_block(const void* context, std::span<const void* const> members, int rank) {
-  const auto& [op, scratch] = *static_cast<const RingFold*>(context);
+  const auto& [op, scratch, to_every_out] = *static_cast<const RingFold*>(context);
   const Blocks& blocks = *member_of(members, 0).blocks;
   const std::size_t size = blocks.size(rank), at = blocks.offset(rank);
   for (std::size_t from = 0; from < size; from += scratch.size()) {
     const std::size_t n = std::min(scratch.size(), size - from);
     fold_as_ring(*op, members, rank, from, n, scratch.data());
+    if (!to_every_out) {
+      std::memcpy(member_of(members, rank).out + from, scratch.data(), n);
+      continue;
+    }
     for (std::size_t k = 0; k < members.size(); ++k)
       std::memcpy(member_of(members, static_cast<int>(k)).out + at + from, scratch.data(), n);
   }
@@ -100,11 +107,41 @@ std::size_t pair_sent_bytes(const void* member, int id, int round, int p) noexce
 
 }  // namespace
 
+namespace {
+// Whether a commutative operator that cannot throw folds on a ring of the whole group in id order
+// where VPs may meet (the meetings below; the Gray-code ring and a mesh's rows send messages).
+bool may_meet_on_ring(const Comm& c, const Reducer& op, const Ring& g) noexcept {
+  return op.commutative && op.never_throws && !g.gray_order && g.first == 0 && g.stride == 1 &&
+         g.size == c.p() && c.p() >= 2 && c.port.may_meet();
+}
+}  // namespace
+
+bool meet_reduce_scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
+                              const Reducer& op, const Ring& g) {
+  const int p = c.p();
+  if (!(c.is_call(Collective::reduce_scatter) || c.is_call(Collective::reduce_scatterv)) ||
+      in.empty() || !may_meet_on_ring(c, op, g))
+    return false;
+  // The reduce-scatter's p - 1 steps to the left (the pair's first half).
+  Port::Rounds rounds{p - 1, 0, pair_to, pair_from};
+  if (blocks.all_equal())
+    rounds.bytes = blocks.size(0);
+  else
+    rounds.sent_bytes = pair_sent_bytes;
+  const BlocksMember member{in.data(), out.data(), &blocks};
+  if (in.size() <= kMeetingBytes && blocks.all_equal()) {  // VP i takes block i of the result
+    const RingFold fold{&op, {}};
+    return c.meet(rounds, &member, fold_every_block, &fold, out, Port::Results::per_vp, out.size());
+  }
+  Buffer scratch(std::min(tree_chunk_bytes(op.elem_size), blocks.size(c.id()) + op.elem_size));
+  const RingFold fold{&op, scratch, /*to_every_out=*/false};
+  return c.meet_in_parts(rounds, &member, fold_own_block, &fold);
+}
+
 bool meet_all_reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
                           const Reducer& op, const Ring& g) {
   const int p = c.p();
-  if (!c.is_call(Collective::all_reduce) || !op.commutative || !op.never_throws || g.gray_order ||
-      g.first != 0 || g.stride != 1 || g.size != p || p < 2 || out.empty() || !c.port.may_meet())
+  if (!c.is_call(Collective::all_reduce) || out.empty() || !may_meet_on_ring(c, op, g))
     return false;
   Port::Rounds rounds{2 * (p - 1), 0, pair_to, pair_from};
   if (blocks.all_equal())

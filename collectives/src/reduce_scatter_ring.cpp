@@ -22,6 +22,13 @@
 //
 // VP p-1 sends two partials at steps 2..p-1, which makes the bandwidth term tw*m*(1 + 2(p-2)).
 // Blocks 0 (no low part) and p-1 (no high part) always travel as one partial.
+//
+// When VPs outnumber cores, the commutative form on a ring of the whole group in id order, with
+// an operator that cannot throw, may instead meet in shared memory (meet_reduce_scatter_ring, in
+// all_reduce_ring.cpp beside the all-reduce's meeting, whose first half this is): each of the
+// p - 1 steps would cost every VP a switch, the meeting about one. Block j folded as above, bit
+// for bit: in all up to 4 KiB of equal blocks by the last VP to arrive, else by each VP its own
+// block into its out; the steps on the clocks and links.
 
 #include <algorithm>
 #include <utility>
@@ -102,6 +109,7 @@ void reduce_scatter_ring_group(const Comm& c, ConstBytes in, Bytes out, const Bl
 
 void reduce_scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
                          const Reducer& op) {
+  if (meet_reduce_scatter_ring(c, in, out, blocks, op, Ring::all(c.p()))) return;
   reduce_scatter_ring_group(c, in, out, blocks, Ring::all(c.p()), op);
 }
 

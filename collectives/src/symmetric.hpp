@@ -33,6 +33,10 @@ void all_reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op,
 // messages): a ring of the whole group in id order, a commutative operator that cannot throw.
 bool meet_all_reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
                           const Reducer& op, const Ring& g);
+// Its first half alone, the reduce-scatter, as one meeting (all_reduce_ring.cpp, beside it: the
+// same fold): VP i's out is block i folded in the ring's order.
+bool meet_reduce_scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks,
+                              const Reducer& op, const Ring& g);
 void all_reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, const Grid& grid);
 void all_reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, Family f);
 
