@@ -670,6 +670,113 @@ TEST_CASE("a broadcast on a ring of the whole group meets, the two arms' steps o
   }
 }
 
+TEST_CASE(
+    "a reduce, gather or scatter on a ring of the whole group meets, the arms' steps on the "
+    "clocks") {
+  // Where VPs outnumber cores, the two-way ring reduce (up to 256 B, the balanced arms: a
+  // commutative operator, or any with the root at rank 0 or n - 1), gather and scatter (equal
+  // blocks: up to 256 B pipelined, 32 KiB in all or more by reference) on a ring of the whole
+  // group meet as the hypercube's do. For odd n the down arm's last step into the root waits a
+  // round (one source a round), which must not change a clock: bit for bit the messages' clocks,
+  // counts and link traffic, every root, after uneven clocks; the products of non-commuting
+  // matrices in rank order. (Sizes between, and a non-commutative root inside, send messages.)
+  // gatherv and scatterv meet whatever their blocks, each message the blocks it carries.
+  for (const auto& t : {hc::Topology::ring(2), hc::Topology::ring(3), hc::Topology::ring(5),
+                        hc::Topology::ring(6), hc::Topology::ring(7), hc::Topology::ring(12)}) {
+    CAPTURE(t.name());
+    const auto rooted = [](const hc::Group& g, int seed, auto& keep) {
+      const int me = g.rank(), n = g.size();
+      for (int root = 0; root < n; ++root) {
+        CAPTURE(root);
+        for (std::size_t count :
+             {std::size_t{1}, std::size_t{20}, std::size_t{32}, std::size_t{33}}) {
+          std::vector<double> x(count), y(me == root ? count : 0, -7.0);
+          for (std::size_t k = 0; k < count; ++k) x[k] = tricky(seed + me, k);
+          hc::reduce(g, std::span<const double>(x), std::span<double>(y), std::plus<>(), root);
+          keep(y);
+          std::vector<long> ints(count), sums(me == root ? count : 0, -7);
+          for (std::size_t k = 0; k < count; ++k) ints[k] = me * 1000 + static_cast<long>(k);
+          hc::reduce(g, std::span<const long>(ints), std::span<long>(sums), std::plus<>(), root);
+          for (std::size_t k = 0; k < sums.size(); ++k)
+            CHECK(sums[k] == 1000L * n * (n - 1) / 2 + n * static_cast<long>(k));
+        }
+        for (std::size_t count : {std::size_t{1}, std::size_t{8}, std::size_t{9}}) {
+          std::vector<hctest::Mat> m(count), product(me == root ? count : 0);
+          for (std::size_t k = 0; k < count; ++k) m[k] = hctest::mat_of(me + seed, k);
+          hc::reduce(g, std::span<const hctest::Mat>(m), std::span<hctest::Mat>(product),
+                     hctest::MatMul{}, root);
+          for (std::size_t k = 0; k < product.size(); ++k) {
+            hctest::Mat expected = hctest::mat_of(seed, k);
+            for (int i = 1; i < n; ++i)
+              expected = hctest::MatMul{}(expected, hctest::mat_of(i + seed, k));
+            CHECK(product[k] == expected);
+          }
+        }
+        for (std::size_t count :
+             {std::size_t{1}, std::size_t{32}, std::size_t{33}, std::size_t{4096}}) {
+          if (count > 40 && root % 3 != 0) continue;
+          const auto total = count * static_cast<std::size_t>(n);
+          std::vector<double> x(count), all(me == root ? total : 0, -7.0);
+          for (std::size_t k = 0; k < count; ++k) x[k] = tricky(seed + me, k);
+          hc::gather(g, std::span<const double>(x), std::span<double>(all), root);
+          long wrong = 0;
+          for (std::size_t k = 0; k < all.size(); ++k)
+            wrong += all[k] != tricky(seed + static_cast<int>(k / count), k % count);
+          CHECK(wrong == 0);
+          keep(all);
+          std::vector<double> blocks(me == root ? total : 0), mine(count, -7.0);
+          for (std::size_t k = 0; k < blocks.size(); ++k)
+            blocks[k] = tricky(seed + root + static_cast<int>(k / count), k);
+          hc::scatter(g, std::span<const double>(blocks), std::span<double>(mine), root);
+          wrong = 0;
+          for (std::size_t k = 0; k < count; ++k)
+            wrong += mine[k] != tricky(seed + root + me, static_cast<std::size_t>(me) * count + k);
+          CHECK(wrong == 0);
+          keep(mine);
+        }
+        // gatherv and scatterv, empty blocks among them: pipelined (up to 256 B a block), by
+        // reference (a larger block).
+        for (std::size_t scale : {std::size_t{1}, std::size_t{40}}) {
+          std::vector<std::size_t> counts;
+          for (int i = 0; i < n; ++i)
+            counts.push_back(static_cast<std::size_t>((i * 7 + root) % 5) * scale);
+          std::vector<std::size_t> offsets(1, 0);
+          for (const std::size_t k : counts) offsets.push_back(offsets.back() + k);
+          const std::size_t total = offsets.back(), mine = counts[static_cast<std::size_t>(me)];
+          std::vector<double> x(mine), all(me == root ? total : 0, -7.0);
+          for (std::size_t k = 0; k < mine; ++k) x[k] = tricky(seed + me, k);
+          hc::gatherv(g, std::span<const double>(x), std::span<double>(all), counts, root);
+          long wrong = 0;
+          for (int i = 0; me == root && i < n; ++i)
+            for (std::size_t k = 0; k < counts[static_cast<std::size_t>(i)]; ++k)
+              wrong += all[offsets[static_cast<std::size_t>(i)] + k] != tricky(seed + i, k);
+          CHECK(wrong == 0);
+          keep(all);
+          std::vector<double> blocks(me == root ? total : 0), got(mine, -7.0);
+          for (std::size_t k = 0; k < blocks.size(); ++k) blocks[k] = tricky(seed + root, k);
+          hc::scatterv(g, std::span<const double>(blocks), std::span<double>(got), counts, root);
+          wrong = 0;
+          for (std::size_t k = 0; k < mine; ++k)
+            wrong += got[k] != tricky(seed + root, offsets[static_cast<std::size_t>(me)] + k);
+          CHECK(wrong == 0);
+          keep(got);
+        }
+      }
+      keep(std::vector<double>{g.proc().clock()});
+    };
+    const auto body = [&](hc::Proc& vp, auto& keep) {
+      // Uneven clocks first: messages of VP-dependent sizes round the ring.
+      const int p = vp.size(), me = vp.id();
+      std::vector<char> out(static_cast<std::size_t>(me % 5) * 24 + 8, 'x');
+      std::vector<char> in(static_cast<std::size_t>((me - 1 + p) % p % 5) * 24 + 8);
+      if (p > 1) vp.sendrecv((me + 1) % p, out, (me - 1 + p) % p, in);
+      rooted(vp.world(), 0, keep);
+      rooted(hc::split(vp.world(), vp.id() % 3 == 0 ? 0 : 1, -vp.id()), 1, keep);
+    };
+    (void)meeting_as_messages(t, body);
+  }
+}
+
 TEST_CASE("VPs that pass a large scan different lengths get CollectiveMismatch, never a hang") {
   const auto t = hc::Topology::hypercube(3);
   const std::string what = mismatch_text(t, [](hc::Proc& vp) {

@@ -70,7 +70,7 @@ bool meet_all_to_all(const Comm& c, const Port::Rounds& rounds, ConstBytes in, B
 
 bool meet_rooted_blocks(const Comm& c, const Port::Rounds& rounds, Port::Flow flow, ConstBytes in,
                         Bytes out, const Blocks& blocks) {
-  const BlocksMember mine{in.data(), out.data(), &blocks};
+  const BlocksMember mine{in.data(), out.data(), &blocks, rounds.root};
   const Port::Uneven uneven{&mine, blocks.offset(c.id()), blocks.total(),
                             largest_block(blocks) > Port::kPipelinedBytes};
   const bool gathering = flow == Port::Flow::to_root;

@@ -36,6 +36,7 @@ struct BlocksMember {
   const std::byte* in;
   std::byte* out;
   const Blocks* blocks;
+  int root = 0;  // a rooted meeting's (meet_rooted_blocks), for the ring's Rounds::sent_bytes
 };
 
 [[nodiscard]] inline const BlocksMember& member_of(std::span<const void* const> members,

@@ -16,44 +16,18 @@
 // When VPs outnumber cores, a broadcast on a ring of the whole group in id order may instead be
 // a meeting in shared memory (Port::meet_rooted, as the hypercube's): each of the ceil(n/2)
 // steps would cost the VPs a switch, the meeting about one. The steps above play on the model
-// clocks and the links (ranks relative to the root round the ring: Rounds::ring_root).
-#include <algorithm>
-
+// clocks and the links (ring_out_to, ring_out_from: ranks relative to the root round the ring).
 #include "card.hpp"
 #include "rooted.hpp"
 #include "rooted_util.hpp"
 
 namespace hypercomm::detail {
 
-namespace {
-// The balanced arms' steps as Port::Rounds, in ranks v relative to the root round the ring:
-// round k is step k + 1. The up arm (v = 1 .. a, a = floor(n/2)) gets X in round v - 1; the
-// down arm (v = n - j, j = 1 .. b, b = floor((n-1)/2)) in round j, the root's second send.
-int arms_to(int v, int round, int n) noexcept {
-  const int a = n / 2, b = (n - 1) / 2;
-  if (v == 0) return round == 0 && a > 0 ? 1 : round == 1 && b > 0 ? n - 1 : -1;
-  if (v <= a) return round == v && v < a ? v + 1 : -1;
-  const int j = n - v;
-  return round == j + 1 && j < b ? v - 1 : -1;
-}
-int arms_from(int v, int round, int n) noexcept {
-  const int a = n / 2;
-  if (v == 0) return -1;
-  if (v <= a) return round == v - 1 ? v - 1 : -1;
-  const int j = n - v;
-  return round == j ? (v + 1) % n : -1;
-}
-}  // namespace
-
 void broadcast_ring(const Comm& c, Bytes buf, int root, const Ring& g) {
   const int n = g.size;
-  if (g.first == 0 && g.stride == 1 && !g.gray_order && n == c.p() && n > 1 &&
-      c.is_call(Collective::broadcast)) {
-    Port::Rounds rounds{
-        std::max(n / 2, (n - 1) / 2 + 1), buf.size(), arms_to, arms_from, nullptr, root};
-    rounds.ring_root = true;
-    if (c.meet_rooted(rounds, Port::Flow::from_root, buf, buf)) return;
-  }
+  if (whole_group_ring(c, g) && c.is_call(Collective::broadcast) &&
+      c.meet_rooted(ring_out_rounds(n, buf.size(), root), Port::Flow::from_root, buf, buf))
+    return;
   broadcast_arms(c, buf, root, g, RingArms::balanced(n));
 }
 

@@ -15,16 +15,51 @@
 //   step 2: 3 -> 2 [3,4],     6 -> 7 [5,6]
 //   step 3: 2 -> 1 [2,3,4],   7 -> 0 [5,6,7]
 //   step 4: 1 -> 0 [1,2,3,4]
+//
+// When VPs outnumber cores, a gather of equal blocks may instead be a meeting in shared memory
+// (Port::meet_rooted, as the hypercube's): blocks up to 256 B are left there and laid in place by
+// the root, larger ones (32 KiB in all or more) each VP copies straight into the root's out. The
+// arms' steps play on the model clocks and the links (ring_in_to, ring_in_from, ring_in_parts).
+// A gatherv meets so too, whatever its blocks' sizes (blocks_meeting.hpp), each arm member's
+// message the blocks from it to the arm's far end (ring_in_sent_bytes).
+#include "blocks_meeting.hpp"
 #include "card.hpp"
 #include "rooted.hpp"
 #include "rooted_util.hpp"
+#include "symmetric.hpp"
 
 namespace hypercomm::detail {
+
+namespace {
+// Rounds::sent_bytes of the arms toward the root: up member v sends the relative blocks v .. a,
+// down member v the relative blocks p - b .. v (a = floor(p/2), b = floor((p-1)/2)).
+std::size_t ring_in_sent_bytes(const void* member, int id, int /*round*/, int p) noexcept {
+  const auto& [in, out, blocks, root] = *static_cast<const BlocksMember*>(member);
+  const int v = relative_rank(id, root, p), a = p / 2, b = (p - 1) / 2;
+  if (v == 0) return 0;
+  return v <= a ? blocks->relative_bytes(root, v, a + 1)
+                : blocks->relative_bytes(root, p - b, v + 1);
+}
+}  // namespace
 
 void gather_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root,
                  bool line) {
   const int p = c.p();
-  ring_gather_parts(c, Ring::all(p), root, blocks, in, out,
+  const Ring ring = Ring::all(p);
+  if (!line && whole_group_ring(c, ring) && c.is_call(Collective::gatherv)) {
+    Port::Rounds rounds = ring_in_rounds(p, 0, root);
+    rounds.sent_bytes = ring_in_sent_bytes;
+    if (meet_rooted_blocks(c, rounds, Port::Flow::to_root, in, out, blocks)) return;
+  }
+  if (!line && whole_group_ring(c, ring) && c.is_call(Collective::gather) && blocks.all_equal()) {
+    const Port::Rounds rounds = ring_in_rounds(p, blocks.size(0), root, ring_in_parts);
+    if (blocks.size(0) <= Port::kPipelinedBytes
+            ? c.meet_rooted(rounds, Port::Flow::to_root, in, out, Port::Results::shared,
+                            concatenate)
+            : c.meet_rooted(rounds, Port::Flow::to_root, in, out, Port::Results::per_vp))
+      return;
+  }
+  ring_gather_parts(c, ring, root, blocks, in, out,
                     line ? RingArms::line(p, root) : RingArms::balanced(p));
 }
 

@@ -18,6 +18,12 @@
 // (their ranks are below everything farther out), down-arm members append it; the root folds
 // (rank 0)   in . U . D,      (rank n-1)   U . D . in,      (otherwise)   D . in . U.
 // Restrictions: messages go between ring neighbours of g only.
+//
+// When VPs outnumber cores, a small reduction (up to 256 B) on a ring of the whole group in id
+// order, along the balanced arms, may instead be a meeting in shared memory (Port::meet_rooted,
+// as the hypercube's): every VP leaves its input there and goes on, and the root folds them as
+// the arms do (fold_ring_arms); the arms' steps play on the model clocks and the links
+// (ring_in_to, ring_in_from: ranks relative to the root round the ring).
 #include <vector>
 
 #include "card.hpp"
@@ -26,10 +32,63 @@
 
 namespace hypercomm::detail {
 
+namespace {
+struct ArmsFold {
+  const Reducer* op;
+  int root;
+};
+// The balanced arms' fold, by the root of a meeting (Port::Combine; inputs[k]: member k's):
+// U = in(1) . (in(2) . ( ... . in(a))) from the up arm,
+// D = ((in(n-b) . in(n-b+1)) . ... ) . in(n-1) from the down arm (in(v): the input of the member
+// v ranks past the root), then the root's fold of the two with its own input, each as
+// reduce_arms folds it. scratch: 2 results (n >= 3).
+void fold_ring_arms(const void* context, std::span<const void* const> inputs, Bytes result,
+                    Bytes scratch) {
+  const auto& [op, root] = *static_cast<const ArmsFold*>(context);
+  const int n = static_cast<int>(inputs.size()), a = n / 2, b = (n - 1) / 2;
+  const std::size_t m = result.size();
+  const auto in = [&](int v) {
+    return static_cast<const std::byte*>(inputs[static_cast<std::size_t>((root + v) % n)]);
+  };
+  const std::byte* up = in(a);
+  for (int v = a - 1; v >= 1; --v) {
+    (*op)(scratch.data(), in(v), up, m);
+    up = scratch.data();
+  }
+  const std::byte* down = b > 0 ? in(n - b) : nullptr;
+  for (int v = n - b + 1; v < n; ++v) {
+    (*op)(scratch.data() + m, down, in(v), m);
+    down = scratch.data() + m;
+  }
+  std::byte* const out = result.data();
+  if (root == 0) {  // in . U . D
+    (*op)(out, in(0), up, m);
+    if (down != nullptr) (*op)(out, out, down, m);
+  } else if (root == n - 1) {  // U . (D . in)
+    if (down != nullptr) {
+      (*op)(out, down, in(0), m);
+      (*op)(out, up, out, m);
+    } else {
+      (*op)(out, up, in(0), m);
+    }
+  } else {  // (D . in) . U, n >= 3
+    (*op)(out, down, in(0), m);
+    (*op)(out, out, up, m);
+  }
+}
+}  // namespace
+
 void reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
                  const Ring& g) {
   const int n = g.size, r = g.rank_of(root);
   const bool ordered_arms = !op.commutative && r != 0 && r != n - 1;
+  if (!ordered_arms && whole_group_ring(c, g) && c.is_call(Collective::reduce) &&
+      in.size() <= Port::kPipelinedBytes) {
+    const ArmsFold fold{&op, root};
+    if (c.meet_rooted(ring_in_rounds(n, in.size(), root), Port::Flow::to_root, in, out,
+                      Port::Results::shared, fold_ring_arms, &fold))
+      return;
+  }
   reduce_arms(c, in, out, op, root, g, ordered_arms ? RingArms::line(n, r) : RingArms::balanced(n));
 }
 

@@ -3,6 +3,7 @@
 // gather_ring and the row and column phases of scatter_mesh / gather_mesh run.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -31,6 +32,83 @@ struct RingArms {
 
 [[nodiscard]] inline int relative_rank(int k, int r, int n) noexcept {
   return ((k - r) % n + n) % n;
+}
+
+// A ring of the whole group in id order, not a mesh row nor the Gray-code ring: where a rooted
+// ring collective may meet (Port::meet_rooted) in place of its messages.
+[[nodiscard]] inline bool whole_group_ring(const Comm& c, const Ring& g) noexcept {
+  return g.first == 0 && g.stride == 1 && !g.gray_order && g.size == c.p() && g.size > 1;
+}
+
+// The balanced arms' steps as Port::Rounds (ranks v relative to the root round the ring:
+// Rounds::ring_root), for the meetings that stand in for them where VPs outnumber cores. A
+// round's messages must carry the same number of parts (Rounds::scale) and a VP may receive
+// once a round, so the steps are spread over the rounds; a VP's clock depends only on the order
+// of its own sends and receives, which stays the messages'. a = floor(n/2) members on the up arm
+// (v = 1 .. a), b = floor((n-1)/2) on the down arm (v = n - j, j = 1 .. b); n >= 2.
+[[nodiscard]] inline int ring_arm_rounds(int n) noexcept { return n / 2 + n % 2; }
+
+// Out from the root (broadcast, scatter): the root sends up in round 0, down in round 1; down
+// member j receives in round j. Even n: up member v receives in round v - 1 (each round's
+// messages carry a - k parts). Odd n (b = a): up member 1 waits out round 1 and member v >= 2
+// receives in round v, so that both arms' messages of a - k + 1 parts share round k >= 1.
+[[nodiscard]] inline int ring_out_up_round(int v, int n) noexcept {
+  return n % 2 == 1 && v >= 2 ? v : v - 1;
+}
+[[nodiscard]] inline int ring_out_to(int v, int round, int n) noexcept {
+  const int a = n / 2, b = (n - 1) / 2;
+  if (v == 0) return round == 0 && a > 0 ? 1 : round == 1 && b > 0 ? n - 1 : -1;
+  if (v <= a) return v < a && round == ring_out_up_round(v + 1, n) ? v + 1 : -1;
+  const int j = n - v;
+  return j < b && round == j + 1 ? v - 1 : -1;
+}
+[[nodiscard]] inline int ring_out_from(int v, int round, int n) noexcept {
+  if (v == 0) return -1;
+  if (v <= n / 2) return round == ring_out_up_round(v, n) ? v - 1 : -1;
+  return round == n - v ? (v + 1) % n : -1;
+}
+[[nodiscard]] inline std::size_t ring_out_parts(int round, int n) noexcept {
+  const int a = n / 2;
+  return static_cast<std::size_t>(n % 2 == 1 ? a - std::max(0, round - 1) : a - round);
+}
+
+// In to the root (reduce, gather), the out steps reversed: up member v sends in round a - v,
+// down member j in round b - j, each round's messages k + 1 parts; for odd n both arms would
+// reach the root in round a - 1, so down member 1 sends in round a instead (a parts).
+[[nodiscard]] inline int ring_in_down_round(int j, int n) noexcept {
+  return n % 2 == 1 && j == 1 ? n / 2 : (n - 1) / 2 - j;
+}
+[[nodiscard]] inline int ring_in_to(int v, int round, int n) noexcept {
+  const int a = n / 2;
+  if (v == 0) return -1;
+  if (v <= a) return round == a - v ? v - 1 : -1;
+  return round == ring_in_down_round(n - v, n) ? (v + 1) % n : -1;
+}
+[[nodiscard]] inline int ring_in_from(int v, int round, int n) noexcept {
+  const int a = n / 2, b = (n - 1) / 2;
+  if (v == 0) return round == a - 1 ? 1 : b > 0 && round == ring_in_down_round(1, n) ? n - 1 : -1;
+  if (v <= a) return v < a && round == a - v - 1 ? v + 1 : -1;
+  const int j = n - v;
+  return j < b && round == ring_in_down_round(j + 1, n) ? v - 1 : -1;
+}
+[[nodiscard]] inline std::size_t ring_in_parts(int round, int n) noexcept {
+  return static_cast<std::size_t>(std::min(round + 1, n / 2));
+}
+
+// Those steps rooted at rank `root`: messages of `bytes`, or of parts of `bytes` (scale:
+// ring_out_parts, ring_in_parts).
+using PartsOfRound = std::size_t (*)(int round, int n);
+[[nodiscard]] inline Port::Rounds ring_out_rounds(int n, std::size_t bytes, int root,
+                                                  PartsOfRound scale = nullptr) noexcept {
+  Port::Rounds rounds{ring_arm_rounds(n), bytes, ring_out_to, ring_out_from, scale, root};
+  rounds.ring_root = true;
+  return rounds;
+}
+[[nodiscard]] inline Port::Rounds ring_in_rounds(int n, std::size_t bytes, int root,
+                                                 PartsOfRound scale = nullptr) noexcept {
+  Port::Rounds rounds{ring_arm_rounds(n), bytes, ring_in_to, ring_in_from, scale, root};
+  rounds.ring_root = true;
+  return rounds;
 }
 
 // The relative parts lo .. hi-1 (seen from part r, Blocks::relative_bytes) of the member-order

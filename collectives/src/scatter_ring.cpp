@@ -17,16 +17,51 @@
 //   step 2: 1 -> 2 [2,3,4],  0 -> 7 [5,6,7]
 //   step 3: 2 -> 3 [3,4],    7 -> 6 [5,6]
 //   step 4: 3 -> 4 [4],      6 -> 5 [5]
+//
+// When VPs outnumber cores, a scatter of equal blocks may instead be a meeting in shared memory
+// (Port::meet_rooted, as the hypercube's): the root leaves blocks up to 256 B there, and every VP
+// takes its own as soon as they are; larger ones (32 KiB in all or more) each VP copies straight
+// from the root's in. The arms' steps play on the model clocks and the links (ring_out_to,
+// ring_out_from, ring_out_parts). A scatterv meets so too, whatever its blocks' sizes
+// (blocks_meeting.hpp), each message the blocks from its receiver to the arm's far end
+// (ring_out_sent_bytes).
+#include "blocks_meeting.hpp"
 #include "card.hpp"
 #include "rooted.hpp"
 #include "rooted_util.hpp"
 
 namespace hypercomm::detail {
 
+namespace {
+// Rounds::sent_bytes of the arms from the root: the root sends the relative blocks 1 .. a up in
+// round 0 and p - b .. p - 1 down in round 1, up member v the blocks v + 1 .. a, down member v
+// the blocks p - b .. v - 1 (a = floor(p/2), b = floor((p-1)/2)).
+std::size_t ring_out_sent_bytes(const void* member, int id, int round, int p) noexcept {
+  const auto& [in, out, blocks, root] = *static_cast<const BlocksMember*>(member);
+  const int v = relative_rank(id, root, p), a = p / 2, b = (p - 1) / 2;
+  if (v == 0)
+    return round == 0 ? blocks->relative_bytes(root, 1, a + 1)
+                      : blocks->relative_bytes(root, p - b, p);
+  return v <= a ? blocks->relative_bytes(root, v + 1, a + 1)
+                : blocks->relative_bytes(root, p - b, v);
+}
+}  // namespace
+
 void scatter_ring(const Comm& c, ConstBytes in, Bytes out, const Blocks& blocks, int root,
                   bool line) {
   const int p = c.p();
-  ring_scatter_parts(c, Ring::all(p), root, blocks, in, out,
+  const Ring ring = Ring::all(p);
+  if (!line && whole_group_ring(c, ring) && c.is_call(Collective::scatterv)) {
+    Port::Rounds rounds = ring_out_rounds(p, 0, root);
+    rounds.sent_bytes = ring_out_sent_bytes;
+    if (meet_rooted_blocks(c, rounds, Port::Flow::from_root, in, out, blocks)) return;
+  }
+  if (!line && whole_group_ring(c, ring) && c.is_call(Collective::scatter) && blocks.all_equal()) {
+    if (c.meet_rooted(ring_out_rounds(p, blocks.size(0), root, ring_out_parts),
+                      Port::Flow::from_root, in, out, Port::Results::per_vp))
+      return;
+  }
+  ring_scatter_parts(c, ring, root, blocks, in, out,
                      line ? RingArms::line(p, root) : RingArms::balanced(p));
 }
 
