@@ -1,7 +1,7 @@
 // Port::meet (runtime/port/port.hpp): when VPs outnumber cores, a barrier or a small hypercube
 // all_reduce, scan, exscan, all_gather, reduce_scatter or all_to_all, an all_to_allv of
-// the pairwise exchange, or a hypercube gatherv, scatterv or all_gatherv, runs as one meeting in
-// shared memory. It must be indistinguishable
+// the pairwise exchange, a hypercube gatherv, scatterv or all_gatherv, or a ring's collective
+// on a ring of the whole group, runs as one meeting in shared memory. It must be indistinguishable
 // from the rounds of messages it stands in for: the same results bit for bit, the same model
 // clocks, message and byte counts and link traffic, and the same errors, never a hang. A machine
 // that records operations (Options::record) always sends the messages, so every case runs on two
