@@ -674,7 +674,8 @@ TEST_CASE(
     "a reduce, gather or scatter on a ring of the whole group meets, the arms' steps on the "
     "clocks") {
   // Where VPs outnumber cores, the two-way ring reduce (up to 256 B, the balanced arms: a
-  // commutative operator, or any with the root at rank 0 or n - 1), gather and scatter (equal
+  // commutative operator, or any with the root at rank 0 or n - 1; from 32 KiB each VP folding
+  // its share of the elements, an operator that cannot throw), gather and scatter (equal
   // blocks: up to 256 B pipelined, 32 KiB in all or more by reference) on a ring of the whole
   // group meet as the hypercube's do. For odd n the down arm's last step into the root waits a
   // round (one source a round), which must not change a clock: bit for bit the messages' clocks,
@@ -688,8 +689,9 @@ TEST_CASE(
       const int me = g.rank(), n = g.size();
       for (int root = 0; root < n; ++root) {
         CAPTURE(root);
-        for (std::size_t count :
-             {std::size_t{1}, std::size_t{20}, std::size_t{32}, std::size_t{33}}) {
+        for (std::size_t count : {std::size_t{1}, std::size_t{20}, std::size_t{32}, std::size_t{33},
+                                  std::size_t{4096}, std::size_t{5003}}) {
+          if (count > 40 && root % 3 != 1) continue;
           std::vector<double> x(count), y(me == root ? count : 0, -7.0);
           for (std::size_t k = 0; k < count; ++k) x[k] = tricky(seed + me, k);
           hc::reduce(g, std::span<const double>(x), std::span<double>(y), std::plus<>(), root);
@@ -697,8 +699,10 @@ TEST_CASE(
           std::vector<long> ints(count), sums(me == root ? count : 0, -7);
           for (std::size_t k = 0; k < count; ++k) ints[k] = me * 1000 + static_cast<long>(k);
           hc::reduce(g, std::span<const long>(ints), std::span<long>(sums), std::plus<>(), root);
+          long wrong = 0;
           for (std::size_t k = 0; k < sums.size(); ++k)
-            CHECK(sums[k] == 1000L * n * (n - 1) / 2 + n * static_cast<long>(k));
+            wrong += sums[k] != 1000L * n * (n - 1) / 2 + n * static_cast<long>(k);
+          CHECK(wrong == 0);
         }
         for (std::size_t count : {std::size_t{1}, std::size_t{8}, std::size_t{9}}) {
           std::vector<hctest::Mat> m(count), product(me == root ? count : 0);

@@ -23,12 +23,18 @@
 // order, along the balanced arms, may instead be a meeting in shared memory (Port::meet_rooted,
 // as the hypercube's): every VP leaves its input there and goes on, and the root folds them as
 // the arms do (fold_ring_arms); the arms' steps play on the model clocks and the links
-// (ring_in_to, ring_in_from: ranks relative to the root round the ring).
+// (ring_in_to, ring_in_from: ranks relative to the root round the ring). A large one (32 KiB or
+// more), with an operator that cannot throw, may be a meeting whose work every VP shares
+// (Comm::meet_in_parts): each VP folds its share of the elements of every VP's input as the
+// arms do, straight into the root's out (ring_reduce_share), so that the p - 1 folds spread over
+// the cores and no VP waits for a message.
+#include <algorithm>
 #include <vector>
 
 #include "card.hpp"
 #include "rooted.hpp"
 #include "rooted_util.hpp"
+#include "shares.hpp"
 
 namespace hypercomm::detail {
 
@@ -76,6 +82,43 @@ void fold_ring_arms(const void* context, std::span<const void* const> inputs, By
     (*op)(out, out, up, m);
   }
 }
+
+// A large reduction's meeting (as the hypercube's, reduce_hypercube.cpp): what each VP brings
+// (out: the root's; empty elsewhere), and the call with this VP's own room for a share: p input
+// pointers and the arms' two partial folds. (The front end gives every VP an in apart from its
+// out.)
+struct RingReduceMember {
+  const std::byte* in;
+  std::byte* out;
+};
+struct RingReduceShare {
+  ArmsFold fold;
+  std::size_t bytes;
+  std::span<const void*> at;
+  Bytes scratch;
+};
+// The least a VP passes to the shared meeting: the hypercube's threshold (reduce_hypercube.cpp,
+// kSharedReduceBytes), below which each VP's second turn on its core costs more than the steps.
+constexpr std::size_t kSharedRingReduceBytes = 32 * 1024;
+
+// VP `rank`'s share (shares.hpp): its elements of the root's result, a chunk at a time, folded
+// by fold_ring_arms as the arms fold them.
+void ring_reduce_share(const void* context, std::span<const void* const> inputs, int rank) {
+  const auto& [fold, m, at, scratch] = *static_cast<const RingReduceShare*>(context);
+  const std::size_t p = inputs.size();
+  const auto member = [&](std::size_t i) -> const RingReduceMember& {
+    return *static_cast<const RingReduceMember*>(inputs[i]);
+  };
+  const std::size_t elem = fold.op->elem_size;
+  const auto [first, last] = share_of(m, elem, p, static_cast<std::size_t>(rank));
+  const std::size_t chunk = tree_chunk_bytes(elem);
+  std::byte* const root_out = member(static_cast<std::size_t>(fold.root)).out;
+  for (std::size_t from = first; from < last; from += chunk) {
+    const std::size_t n = std::min(chunk, last - from);
+    for (std::size_t i = 0; i < p; ++i) at[i] = member(i).in + from;
+    fold_ring_arms(&fold, at, Bytes(root_out + from, n), scratch.first(2 * n));
+  }
+}
 }  // namespace
 
 void reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
@@ -87,6 +130,16 @@ void reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int
     const ArmsFold fold{&op, root};
     if (c.meet_rooted(ring_in_rounds(n, in.size(), root), Port::Flow::to_root, in, out,
                       Port::Results::shared, fold_ring_arms, &fold))
+      return;
+  }
+  // A share must not throw (Port::meet's part).
+  if (!ordered_arms && whole_group_ring(c, g) && c.is_call(Collective::reduce) &&
+      in.size() >= kSharedRingReduceBytes && op.never_throws && c.port.may_meet()) {
+    const RingReduceMember member{in.data(), out.data()};
+    std::vector<const void*, ScratchAllocator<const void*>> at(static_cast<std::size_t>(n));
+    Buffer scratch(2 * tree_chunk_bytes(op.elem_size));
+    const RingReduceShare share{{&op, root}, in.size(), at, scratch};
+    if (c.meet_in_parts(ring_in_rounds(n, in.size(), root), &member, ring_reduce_share, &share))
       return;
   }
   reduce_arms(c, in, out, op, root, g, ordered_arms ? RingArms::line(n, r) : RingArms::balanced(n));
