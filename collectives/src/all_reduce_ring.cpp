@@ -105,9 +105,6 @@ std::size_t pair_sent_bytes(const void* member, int id, int round, int p) noexce
   return blocks.size(block);
 }
 
-}  // namespace
-
-namespace {
 // Whether a commutative operator that cannot throw folds on a ring of the whole group in id order
 // where VPs may meet (the meetings below; the Gray-code ring and a mesh's rows send messages).
 bool may_meet_on_ring(const Comm& c, const Reducer& op, const Ring& g) noexcept {

@@ -33,13 +33,8 @@ namespace hypercomm::detail {
 
 namespace {
 
-// A large reduction's meeting: what each VP brings (out: the root's; empty elsewhere), and the
-// call with this VP's own room for a share: p input pointers and the tree's partial folds. (The
-// front end gives every VP an in apart from its out.)
-struct ReduceMember {
-  const std::byte* in;
-  std::byte* out;
-};
+// A large reduction's shared meeting: the call with this VP's own room for a share, p input
+// pointers and the tree's partial folds (each VP brings a ReduceMember, shares.hpp).
 struct ReduceShare {
   const Reducer* op;
   std::size_t bytes;
@@ -47,11 +42,6 @@ struct ReduceShare {
   std::span<const void*> at;
   Bytes scratch;
 };
-// The least a VP passes to a shared meeting: below, each VP's second turn on its core (its share,
-// after every VP has come) costs more than the messages (8 VPs on 2 cores after a barrier: 8 KiB
-// 9.9 us against 5.8, 32 KiB 13.4 against 12.4, 64 KiB 16.6 against 22.6; back to back the
-// meeting leads from 8 KiB, 10.5 against 15.0).
-constexpr std::size_t kSharedReduceBytes = 32 * 1024;
 
 // VP `rank`'s share (shares.hpp): its elements of the root's result, a chunk at a time, folded
 // by fold_butterfly_tree as the rounds fold them.

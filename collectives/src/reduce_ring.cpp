@@ -83,31 +83,23 @@ void fold_ring_arms(const void* context, std::span<const void* const> inputs, By
   }
 }
 
-// A large reduction's meeting (as the hypercube's, reduce_hypercube.cpp): what each VP brings
-// (out: the root's; empty elsewhere), and the call with this VP's own room for a share: p input
-// pointers and the arms' two partial folds. (The front end gives every VP an in apart from its
-// out.)
-struct RingReduceMember {
-  const std::byte* in;
-  std::byte* out;
-};
+// The large ring reduce's shared meeting (as the hypercube's, reduce_hypercube.cpp): the call
+// with this VP's own room for a share, p input pointers and the arms' two partial folds (each
+// VP brings a ReduceMember, shares.hpp; from kSharedReduceBytes, the hypercube's threshold).
 struct RingReduceShare {
   ArmsFold fold;
   std::size_t bytes;
   std::span<const void*> at;
   Bytes scratch;
 };
-// The least a VP passes to the shared meeting: the hypercube's threshold (reduce_hypercube.cpp,
-// kSharedReduceBytes), below which each VP's second turn on its core costs more than the steps.
-constexpr std::size_t kSharedRingReduceBytes = 32 * 1024;
 
 // VP `rank`'s share (shares.hpp): its elements of the root's result, a chunk at a time, folded
 // by fold_ring_arms as the arms fold them.
 void ring_reduce_share(const void* context, std::span<const void* const> inputs, int rank) {
   const auto& [fold, m, at, scratch] = *static_cast<const RingReduceShare*>(context);
   const std::size_t p = inputs.size();
-  const auto member = [&](std::size_t i) -> const RingReduceMember& {
-    return *static_cast<const RingReduceMember*>(inputs[i]);
+  const auto member = [&](std::size_t i) -> const ReduceMember& {
+    return *static_cast<const ReduceMember*>(inputs[i]);
   };
   const std::size_t elem = fold.op->elem_size;
   const auto [first, last] = share_of(m, elem, p, static_cast<std::size_t>(rank));
@@ -134,8 +126,8 @@ void reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int
   }
   // A share must not throw (Port::meet's part).
   if (!ordered_arms && whole_group_ring(c, g) && c.is_call(Collective::reduce) &&
-      in.size() >= kSharedRingReduceBytes && op.never_throws && c.port.may_meet()) {
-    const RingReduceMember member{in.data(), out.data()};
+      in.size() >= kSharedReduceBytes && op.never_throws && c.port.may_meet()) {
+    const ReduceMember member{in.data(), out.data()};
     std::vector<const void*, ScratchAllocator<const void*>> at(static_cast<std::size_t>(n));
     Buffer scratch(2 * tree_chunk_bytes(op.elem_size));
     const RingReduceShare share{{&op, root}, in.size(), at, scratch};
