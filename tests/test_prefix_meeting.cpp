@@ -213,40 +213,80 @@ TEST_CASE("scans, broadcasts, reductions, scatters and gathers in a long loop, e
 
 namespace {
 
-// Broadcasts, scatters and gathers large enough to meet by reference (the root's buffer holds
-// Port::kByReferenceBytes or more), just under and at that size, every root in turn, with small
-// rooted meetings, scans and clock reads between; VPs yield at varying points so that the root
-// comes first and last.
-hctest::MeetingResults run_large_rooted(const hc::Topology& t, hc::Options o, int iterations) {
+// Broadcasts of bytes(i, p) each (and, where with_blocks, scatters and gathers of blocks(i, p)
+// doubles a VP), back to back, every root in turn, checked, with small rooted meetings, scans,
+// clock reads and messages between; VPs yield at varying points so that the root comes first and
+// last.
+template <class Bytes, class Blocks>
+hctest::MeetingResults run_rooted(const hc::Topology& t, hc::Options o, int iterations,
+                                  Bytes bytes_of, Blocks blocks_of) {
   return hctest::run_keeping(t, o, [&](hc::Proc& vp, auto& keep) {
     const int me = vp.id();
     const auto p = static_cast<std::size_t>(vp.size());
-    constexpr std::size_t threshold = hc::detail::Port::kByReferenceBytes;
     for (int i = 0; i < iterations; ++i) {
       if ((i * 5 + me * 3) % 7 == 0) std::this_thread::yield();
       const int root = (i * 3 + 1) % vp.size();
-      const std::size_t bytes = i % 4 == 0   ? threshold - 1
-                                : i % 4 == 1 ? threshold
-                                : i % 4 == 2 ? threshold + 8 * static_cast<std::size_t>(i)
-                                             : 3 * threshold;
+      const std::size_t bytes = bytes_of(i, p);
+      const auto expected = [i](std::size_t k) { return static_cast<char>('a' + (k + i) % 26); };
       std::vector<char> buf(bytes, '?');
       if (me == root)
-        for (std::size_t k = 0; k < bytes; ++k) buf[k] = static_cast<char>('a' + (k + i) % 26);
+        for (std::size_t k = 0; k < bytes; ++k) buf[k] = expected(k);
       hc::broadcast(vp, std::span<char>(buf), root);
+      long wrong = 0;
+      for (std::size_t k = 0; k < bytes; ++k) wrong += buf[k] != expected(k);
+      CHECK(wrong == 0);
       keep(buf);
-      // Blocks whose p make the root's buffer just under, at and over the threshold.
-      const std::size_t block = i % 3 == 0   ? threshold / p - 1
-                                : i % 3 == 1 ? threshold / p
-                                             : 2 * threshold / p + static_cast<std::size_t>(i);
-      scatter_then_gather(vp, keep, block, root, i);
+      if (const std::size_t block = blocks_of(i, p); block != 0)
+        scatter_then_gather(vp, keep, block, root, i);
       if (i % 5 == 2) {  // a small rooted meeting and a prefix meeting between
         long value = me == root ? i : -1;
         hc::broadcast(vp, std::span<long>(&value, 1), root);
         keep(std::vector<long>{value, hc::scan(vp, long{me + i}, std::plus<>())});
       }
       if (i % 7 == 3) keep(std::vector<double>{vp.clock()});
+      if (i % 11 == 5) {  // a message across dimension 0, its clock the sender's settled one
+        std::vector<char> out(static_cast<std::size_t>(me % 4) * 16 + 8, 'x');
+        std::vector<char> in(static_cast<std::size_t>((me ^ 1) % 4) * 16 + 8);
+        vp.sendrecv(me ^ 1, out, me ^ 1, in);
+      }
     }
   });
+}
+
+// Broadcasts, scatters and gathers large enough to meet by reference (the root's buffer holds
+// Port::kByReferenceBytes or more), just under and at that size.
+hctest::MeetingResults run_large_rooted(const hc::Topology& t, hc::Options o, int iterations) {
+  constexpr std::size_t threshold = hc::detail::Port::kByReferenceBytes;
+  return run_rooted(
+      t, o, iterations,
+      [](int i, std::size_t) {
+        return i % 4 == 0   ? threshold - 1
+               : i % 4 == 1 ? threshold
+               : i % 4 == 2 ? threshold + 8 * static_cast<std::size_t>(i)
+                            : 3 * threshold;
+      },
+      [](int i, std::size_t p) {  // the root's buffer just under, at and over the threshold
+        return i % 3 == 0   ? threshold / p - 1
+               : i % 3 == 1 ? threshold / p
+                            : 2 * threshold / p + static_cast<std::size_t>(i);
+      });
+}
+
+// Broadcasts past Port::kPipelinedBytes but within p times it (the slot's room for a scatter's p
+// blocks, where the root leaves them whole): just past the small size, at the bound and one byte
+// over (messages), and between.
+hctest::MeetingResults run_mid_broadcasts(const hc::Topology& t, hc::Options o, int iterations) {
+  constexpr std::size_t small = hc::detail::Port::kPipelinedBytes;
+  return run_rooted(
+      t, o, iterations,
+      [](int i, std::size_t p) {
+        return i % 5 == 0   ? small + 1
+               : i % 5 == 1 ? p * small
+               : i % 5 == 2 ? p * small + 1
+               : i % 5 == 3 ? p * small - 7
+                            : small + 1 + static_cast<std::size_t>(i) % (p * small - small);
+      },
+      [](int, std::size_t) { return std::size_t{0}; });
 }
 
 }  // namespace
@@ -255,6 +295,13 @@ TEST_CASE("large broadcasts, scatters and gathers meet by reference as their mes
   const int iterations = kSanitized ? 12 : 40;
   check_like_messages(2, 4, [&](const hc::Topology& t, const hc::Options& o) {
     return run_large_rooted(t, o, iterations);
+  });
+}
+
+TEST_CASE("broadcasts of up to p times the small size pipeline through the root's slot") {
+  const int iterations = kSanitized ? 60 : 400;
+  check_like_messages(1, 4, [&](const hc::Topology& t, const hc::Options& o) {
+    return run_mid_broadcasts(t, o, iterations);
   });
 }
 
@@ -414,14 +461,37 @@ TEST_CASE("VPs that disagree around a prefix meeting get CollectiveMismatch, nev
       CAPTURE(what);
       CHECK(what.find("deadlock") == std::string::npos);
     }
-    SUBCASE("large broadcasts from different roots") {
+    // Past 256 B and up to p times that a broadcast pipelines through the root's slot; a VP whose
+    // length is past that sends the messages while the others meet.
+    SUBCASE("a mid-size broadcast of another length on one VP") {
       const std::string what = mismatch_text(t, [](hc::Proc& vp) {
-        std::vector<char> buf(40000, 'x');
-        hc::broadcast(vp, std::span<char>(buf), vp.id() == 2 ? 1 : 0);
+        std::vector<char> buf(vp.id() == 3 ? 1000 : 1200, 'x');
+        hc::broadcast(vp, std::span<char>(buf), 0);
       });
       CAPTURE(what);
       CHECK(what.find("VP ") != std::string::npos);
       CHECK(what.find("deadlock") == std::string::npos);
+    }
+    SUBCASE("one VP's broadcast too long to pipeline against the others' mid-size ones") {
+      const std::string what = mismatch_text(t, [](hc::Proc& vp) {
+        const std::size_t bound = static_cast<std::size_t>(vp.size()) * 256;
+        std::vector<char> buf(vp.id() == 5 ? bound + 8 : bound - 8, 'x');
+        hc::broadcast(vp, std::span<char>(buf), 0);
+      });
+      CAPTURE(what);
+      CHECK(what.find("VP ") != std::string::npos);
+    }
+    // Pipelined through the root's slot (600 B) and by reference (40000 B).
+    for (const std::size_t bytes : {std::size_t{600}, std::size_t{40000}}) {
+      SUBCASE(("broadcasts of " + std::to_string(bytes) + " B from different roots").c_str()) {
+        const std::string what = mismatch_text(t, [bytes](hc::Proc& vp) {
+          std::vector<char> buf(bytes, 'x');
+          hc::broadcast(vp, std::span<char>(buf), vp.id() == 2 ? 1 : 0);
+        });
+        CAPTURE(what);
+        CHECK(what.find("VP ") != std::string::npos);
+        CHECK(what.find("deadlock") == std::string::npos);
+      }
     }
     SUBCASE("a VP that skips a large gather the root waits in") {
       const std::string what = mismatch_text(t, [](hc::Proc& vp) {

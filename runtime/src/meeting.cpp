@@ -749,7 +749,12 @@ bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, co
   // A clock pending in another chain (the machine's, another group's) is settled there first:
   // a seat's pending clock is the one its own chain's previous meeting sets.
   if (pending_ != 0 && pending_chain_ != &chain) settle_clock();
-  if (uneven != nullptr ? uneven->by_reference : n > kPipelinedBytes) {
+  // A broadcast's input lies whole in the slot's root_input, which holds a scatter's p blocks of
+  // up to kPipelinedBytes: below kByReferenceBytes it pipelines up to p times that too.
+  const bool broadcast_in_root_input = flow == Flow::from_root && results == Results::shared &&
+                                       uneven == nullptr && n < kByReferenceBytes &&
+                                       n <= static_cast<std::size_t>(place.size) * kPipelinedBytes;
+  if (uneven != nullptr ? uneven->by_reference : n > kPipelinedBytes && !broadcast_in_root_input) {
     // Large: by reference, where it moves enough to pay for the root's wait (port.hpp).
     const std::size_t root_bytes =
         results == Results::per_vp ? n * static_cast<std::size_t>(place.size) : n;
