@@ -627,15 +627,16 @@ TEST_CASE("a broadcast on a ring of the whole group meets, the two arms' steps o
   // a split group's, a mesh row's) meets as the hypercube's does: a small buffer pipelined, a
   // large one by reference. The arms' steps, ranks counted round the ring from the root
   // (Rounds::ring_root), on the clocks and links, every root, after uneven clocks: bit for bit
-  // the messages' clocks, counts and link traffic. (Pipelined up to n times 256 B: 40 doubles
-  // meet from n = 2, 96 from n = 3; sizes between that and 32 KiB send the messages.)
+  // the messages' clocks, counts and link traffic. (Pipelined up to the slot's 16 KiB room for a
+  // root's input, 2048 doubles; 2049 send the messages, from 32 KiB by reference.)
   for (const auto& t : {hc::Topology::ring(2), hc::Topology::ring(3), hc::Topology::ring(6),
                         hc::Topology::ring(7), hc::Topology::ring(12), hc::Topology::mesh(3, 4)}) {
     CAPTURE(t.name());
     const auto broadcasts = [](const hc::Group& g, int seed, auto& keep) {
       const int me = g.rank(), n = g.size();
-      for (std::size_t count : {std::size_t{1}, std::size_t{20}, std::size_t{40}, std::size_t{96},
-                                std::size_t{500}, std::size_t{4096}, std::size_t{8192 + 3}})
+      for (std::size_t count :
+           {std::size_t{1}, std::size_t{20}, std::size_t{40}, std::size_t{96}, std::size_t{500},
+            std::size_t{2048}, std::size_t{2049}, std::size_t{4096}, std::size_t{8192 + 3}})
         for (int root = 0; root < n; root += (count > 600 ? 2 : 1)) {
           std::vector<double> x(count, -7.0);
           if (me == root)

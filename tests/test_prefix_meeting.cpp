@@ -10,6 +10,7 @@
 // disagreements, failures and deadlocks are reported as typed errors, never a hang.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -272,19 +273,21 @@ hctest::MeetingResults run_large_rooted(const hc::Topology& t, hc::Options o, in
       });
 }
 
-// Broadcasts past Port::kPipelinedBytes but within p times it (the slot's room for a scatter's p
-// blocks, where the root leaves them whole): just past the small size, at the bound and one byte
-// over (messages), and between.
+// Broadcasts past Port::kPipelinedBytes but within the slot's room for a root's input (p times
+// it, or PipelinedMeeting::kBroadcastRoom where that is more), which pipeline: just past the
+// small size, at p times it, at the room and one byte over (messages), and between.
 hctest::MeetingResults run_mid_broadcasts(const hc::Topology& t, hc::Options o, int iterations) {
   constexpr std::size_t small = hc::detail::Port::kPipelinedBytes;
   return run_rooted(
       t, o, iterations,
       [](int i, std::size_t p) {
-        return i % 5 == 0   ? small + 1
-               : i % 5 == 1 ? p * small
-               : i % 5 == 2 ? p * small + 1
-               : i % 5 == 3 ? p * small - 7
-                            : small + 1 + static_cast<std::size_t>(i) % (p * small - small);
+        const std::size_t room = std::max(p * small, hc::detail::PipelinedMeeting::kBroadcastRoom);
+        return i % 6 == 0   ? small + 1
+               : i % 6 == 1 ? p * small
+               : i % 6 == 2 ? p * small + 1
+               : i % 6 == 3 ? room
+               : i % 6 == 4 ? room + 1
+                            : small + 1 + static_cast<std::size_t>(i) * 97 % (room - small);
       },
       [](int, std::size_t) { return std::size_t{0}; });
 }
@@ -298,7 +301,7 @@ TEST_CASE("large broadcasts, scatters and gathers meet by reference as their mes
   });
 }
 
-TEST_CASE("broadcasts of up to p times the small size pipeline through the root's slot") {
+TEST_CASE("broadcasts of up to the slot's room pipeline, the root leaving its input there") {
   const int iterations = kSanitized ? 60 : 400;
   check_like_messages(1, 4, [&](const hc::Topology& t, const hc::Options& o) {
     return run_mid_broadcasts(t, o, iterations);
@@ -461,8 +464,8 @@ TEST_CASE("VPs that disagree around a prefix meeting get CollectiveMismatch, nev
       CAPTURE(what);
       CHECK(what.find("deadlock") == std::string::npos);
     }
-    // Past 256 B and up to p times that a broadcast pipelines through the root's slot; a VP whose
-    // length is past that sends the messages while the others meet.
+    // Past 256 B and up to the slot's room a broadcast pipelines; a VP whose length is past that
+    // sends the messages while the others meet.
     SUBCASE("a mid-size broadcast of another length on one VP") {
       const std::string what = mismatch_text(t, [](hc::Proc& vp) {
         std::vector<char> buf(vp.id() == 3 ? 1000 : 1200, 'x');
@@ -474,7 +477,8 @@ TEST_CASE("VPs that disagree around a prefix meeting get CollectiveMismatch, nev
     }
     SUBCASE("one VP's broadcast too long to pipeline against the others' mid-size ones") {
       const std::string what = mismatch_text(t, [](hc::Proc& vp) {
-        const std::size_t bound = static_cast<std::size_t>(vp.size()) * 256;
+        const std::size_t bound = std::max(static_cast<std::size_t>(vp.size()) * 256,
+                                           hc::detail::PipelinedMeeting::kBroadcastRoom);
         std::vector<char> buf(vp.id() == 5 ? bound + 8 : bound - 8, 'x');
         hc::broadcast(vp, std::span<char>(buf), 0);
       });
