@@ -43,9 +43,10 @@ using hctest::tricky;
 namespace {
 
 // A scatter of `block` doubles a VP from root, then a gather of them (each VP's plus its id)
-// back to root, both kept.
+// back to root, then reductions to root of them (whose sum depends on the order of the
+// additions) and of about as many bytes of non-commuting matrices, all kept.
 template <class Keep>
-void scatter_then_gather(hc::Proc& vp, Keep& keep, std::size_t block, int root, int i) {
+void scatter_gather_reduce(hc::Proc& vp, Keep& keep, std::size_t block, int root, int i) {
   const int me = vp.id();
   const auto p = static_cast<std::size_t>(vp.size());
   std::vector<double> all(me == root ? p * block : 0), mine(block, -7.0);
@@ -56,6 +57,15 @@ void scatter_then_gather(hc::Proc& vp, Keep& keep, std::size_t block, int root, 
   std::vector<double> gathered(me == root ? p * block : 0, -7.0);
   hc::gather(vp, std::span<const double>(mine), std::span<double>(gathered), root);
   keep(gathered);
+  for (std::size_t k = 0; k < block; ++k) mine[k] = tricky(me + i, k);
+  std::vector<double> sum(block, -7.0);
+  hc::reduce(vp, std::span<const double>(mine), std::span<double>(sum), std::plus<>(), root);
+  keep(sum);
+  std::vector<hctest::Mat> m(block * sizeof(double) / sizeof(hctest::Mat) + 1), product(m.size());
+  for (std::size_t k = 0; k < m.size(); ++k) m[k] = hctest::mat_of(me + i, k);
+  hc::reduce(vp, std::span<const hctest::Mat>(m), std::span<hctest::Mat>(product), hctest::MatMul{},
+             root);
+  keep(product);
 }
 
 // Scans and exscans back to back (more than the meeting has slots), of a few doubles, of the
@@ -108,8 +118,8 @@ hctest::MeetingResults run_scans(const hc::Topology& t, hc::Options o, int itera
         std::vector<double> out(n, -7.0);
         hc::reduce(vp, std::span<const double>(x), std::span<double>(out), std::plus<>(), root);
         keep(out);  // untouched but at the root
-        // Scatter and gather of equal blocks: 1 to 33 doubles, the largest and one more.
-        scatter_then_gather(vp, keep, 1 + static_cast<std::size_t>(i % 33), root, i);
+        // Scatter, gather and reduce of equal blocks: 1 to 33 doubles, the largest and one more.
+        scatter_gather_reduce(vp, keep, 1 + static_cast<std::size_t>(i % 33), root, i);
         if (i % 9 == 6) {
           std::vector<hctest::Mat> m(2), mout(2);
           for (std::size_t k = 0; k < m.size(); ++k) m[k] = hctest::mat_of(me + i, k);
@@ -214,10 +224,10 @@ TEST_CASE("scans, broadcasts, reductions, scatters and gathers in a long loop, e
 
 namespace {
 
-// Broadcasts of bytes(i, p) each (and, where with_blocks, scatters and gathers of blocks(i, p)
-// doubles a VP), back to back, every root in turn, checked, with small rooted meetings, scans,
-// clock reads and messages between; VPs yield at varying points so that the root comes first and
-// last.
+// Broadcasts of bytes(i, p) each (and, where blocks(i, p) is not 0, scatters, gathers and
+// reductions of blocks(i, p) doubles a VP), back to back, every root in turn, checked, with small
+// rooted meetings, scans, clock reads and messages between; VPs yield at varying points so that the
+// root comes first and last.
 template <class Bytes, class Blocks>
 hctest::MeetingResults run_rooted(const hc::Topology& t, hc::Options o, int iterations,
                                   Bytes bytes_of, Blocks blocks_of) {
@@ -238,7 +248,7 @@ hctest::MeetingResults run_rooted(const hc::Topology& t, hc::Options o, int iter
       CHECK(wrong == 0);
       keep(buf);
       if (const std::size_t block = blocks_of(i, p); block != 0)
-        scatter_then_gather(vp, keep, block, root, i);
+        scatter_gather_reduce(vp, keep, block, root, i);
       if (i % 5 == 2) {  // a small rooted meeting and a prefix meeting between
         long value = me == root ? i : -1;
         hc::broadcast(vp, std::span<long>(&value, 1), root);
@@ -273,23 +283,33 @@ hctest::MeetingResults run_large_rooted(const hc::Topology& t, hc::Options o, in
       });
 }
 
-// Broadcasts past Port::kPipelinedBytes but within the slot's room for a root's input (p times
-// it, or PipelinedMeeting::kBroadcastRoom where that is more), which pipeline: just past the
-// small size, at p times it, at the room and one byte over (messages), and between.
-hctest::MeetingResults run_mid_broadcasts(const hc::Topology& t, hc::Options o, int iterations) {
+// Broadcasts, and scatters of blocks, past Port::kPipelinedBytes but within the slot's room for
+// a root's input (p times it, or PipelinedMeeting::kWideRoom where that is more), which
+// pipeline: just past the small size, at p times it, at the room and one byte or one element
+// over (messages), and between; gathers and reductions of those blocks (messages).
+hctest::MeetingResults run_mid_rooted(const hc::Topology& t, hc::Options o, int iterations) {
   constexpr std::size_t small = hc::detail::Port::kPipelinedBytes;
+  const auto room = [](std::size_t p) {
+    return std::max(p * small, hc::detail::PipelinedMeeting::kWideRoom);
+  };
   return run_rooted(
       t, o, iterations,
-      [](int i, std::size_t p) {
-        const std::size_t room = std::max(p * small, hc::detail::PipelinedMeeting::kBroadcastRoom);
+      [room](int i, std::size_t p) {
         return i % 6 == 0   ? small + 1
                : i % 6 == 1 ? p * small
                : i % 6 == 2 ? p * small + 1
-               : i % 6 == 3 ? room
-               : i % 6 == 4 ? room + 1
-                            : small + 1 + static_cast<std::size_t>(i) * 97 % (room - small);
+               : i % 6 == 3 ? room(p)
+               : i % 6 == 4 ? room(p) + 1
+                            : small + 1 + static_cast<std::size_t>(i) * 97 % (room(p) - small);
       },
-      [](int, std::size_t) { return std::size_t{0}; });
+      [room](int i, std::size_t p) {  // doubles a VP: just past 256 B, at the room, one over
+        const std::size_t least = small / sizeof(double) + 1;
+        const std::size_t most = room(p) / (p * sizeof(double));
+        return i % 4 == 0   ? least
+               : i % 4 == 1 ? most
+               : i % 4 == 2 ? most + 1
+                            : least + static_cast<std::size_t>(i) * 7 % (most - least);
+      });
 }
 
 }  // namespace
@@ -301,10 +321,10 @@ TEST_CASE("large broadcasts, scatters and gathers meet by reference as their mes
   });
 }
 
-TEST_CASE("broadcasts of up to the slot's room pipeline, the root leaving its input there") {
+TEST_CASE("broadcasts and scatters of up to the slot's room pipeline, the root's input there") {
   const int iterations = kSanitized ? 60 : 400;
   check_like_messages(1, 4, [&](const hc::Topology& t, const hc::Options& o) {
-    return run_mid_broadcasts(t, o, iterations);
+    return run_mid_rooted(t, o, iterations);
   });
 }
 
@@ -478,7 +498,7 @@ TEST_CASE("VPs that disagree around a prefix meeting get CollectiveMismatch, nev
     SUBCASE("one VP's broadcast too long to pipeline against the others' mid-size ones") {
       const std::string what = mismatch_text(t, [](hc::Proc& vp) {
         const std::size_t bound = std::max(static_cast<std::size_t>(vp.size()) * 256,
-                                           hc::detail::PipelinedMeeting::kBroadcastRoom);
+                                           hc::detail::PipelinedMeeting::kWideRoom);
         std::vector<char> buf(vp.id() == 5 ? bound + 8 : bound - 8, 'x');
         hc::broadcast(vp, std::span<char>(buf), 0);
       });

@@ -269,9 +269,9 @@ struct PipelinedMeeting {
     // write the same bytes before they find out (a broadcast of up to kSmallBytes leaves it in
     // the root's seat, where only the root writes).
     std::byte* root_input = nullptr;
-    // A broadcast's input past p * kBytes (up to kBroadcastRoom), apart from the above: root_room
-    // bytes, root_input itself where that holds as much.
-    std::byte* broadcast_room = nullptr;
+    // A broadcast's or scatter's root input past p * kBytes (up to kWideRoom), apart from the
+    // above: slot_room bytes, root_input itself where that holds as much.
+    std::byte* wide_room = nullptr;
     // The VPs' inputs of `bytes` each: in their seats up to kSmallBytes, else in `inputs`.
     [[nodiscard]] Inputs inputs_of(std::size_t bytes) const noexcept {
       if (bytes <= kSmallBytes) return {seats[0].small, sizeof(Seat)};
@@ -282,9 +282,9 @@ struct PipelinedMeeting {
   // and past kGroupsStorage for all of a run's groups (a split in a loop) a new group has none.
   static constexpr std::uint32_t kGroupSlots = 64;
   static constexpr std::size_t kGroupsStorage = 64 << 20;
-  // The least room for a root's input in a slot: a broadcast of up to this much (or of p *
-  // kBytes, where that is more) pipelines (Port::meet_rooted).
-  static constexpr std::size_t kBroadcastRoom = 16 << 10;
+  // The least room in a slot for a root's input: a broadcast or scatter whose root's input holds
+  // up to this much (or p * kBytes, where that is more) pipelines (Port::meet_rooted).
+  static constexpr std::size_t kWideRoom = 16 << 10;
   // Slots of kBytes inputs, folds and root input per VP, as many as kStorage allows for p VPs
   // (a power of two from 2 to most_slots).
   void allocate(int p, std::uint32_t most_slots = kMostSlots);
@@ -293,10 +293,10 @@ struct PipelinedMeeting {
     return slots[generation & (slot_count - 1)];
   }
   std::unique_ptr<Slot[]> slots;
-  std::unique_ptr<std::byte[]> storage;            // the slots' inputs, folds and root inputs
-  std::unique_ptr<std::byte[]> broadcast_storage;  // their broadcast rooms (none: root_input)
+  std::unique_ptr<std::byte[]> storage;       // the slots' inputs, folds and root inputs
+  std::unique_ptr<std::byte[]> wide_storage;  // their wide rooms (none: root_input)
   std::uint32_t slot_count = 0;
-  std::size_t root_room = 0;  // the most a root leaves in a slot: p * kBytes or kBroadcastRoom
+  std::size_t slot_room = 0;  // the most a root leaves in a slot: p * kBytes or kWideRoom
   alignas(kCacheLine) std::atomic<std::uint64_t> concluded{0};  // meetings whose clocks are set
   std::vector<double> final_clocks;  // each VP's clock after the last meeting concluded
   std::vector<double> next_clocks;   // the concluder's scratch

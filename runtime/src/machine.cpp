@@ -279,8 +279,8 @@ PipelinedMeeting& Fabric::group_chain(const GroupInfo& g) {
       if (group_chain_bytes_ >= PipelinedMeeting::kGroupsStorage) return;
       made.allocate(g.size, PipelinedMeeting::kGroupSlots);
       group_chain_bytes_ +=
-          made.slot_count * (static_cast<std::size_t>(g.size) * 2 * PipelinedMeeting::kBytes +
-                             made.root_room);
+          made.slot_count *
+          (static_cast<std::size_t>(g.size) * 2 * PipelinedMeeting::kBytes + made.slot_room);
     });
   return *g.chain;
 }

@@ -182,23 +182,22 @@ void PipelinedMeeting::allocate(int p, std::uint32_t most_slots) {
   const std::size_t stride = seats_per_slot * kBytes;  // one slot's inputs, folds, root input
   slot_count = most_slots;
   while (slot_count > 2 && slot_count * 3 * stride > kStorage) slot_count /= 2;
-  // A broadcast larger than a root's input of p * kBytes has a room of its own, apart, so that
+  // A root's input past p * kBytes has a room of its own, apart, so that
   // the slots' inputs, folds and root inputs, which the calls of up to 256 B a VP read, stay as
   // close together as they were (8 VPs on 2 cores, 8-128 B back to back, 8 rounds alternated:
   // the scatter took 1.09-1.20x the time with every root's input in the rooms).
-  root_room = std::max(stride, kBroadcastRoom);
+  slot_room = std::max(stride, kWideRoom);
   slots = std::make_unique<Slot[]>(slot_count);
   storage = std::make_unique_for_overwrite<std::byte[]>(slot_count * 3 * stride);
-  if (root_room > stride)
-    broadcast_storage = std::make_unique_for_overwrite<std::byte[]>(slot_count * root_room);
+  if (slot_room > stride)
+    wide_storage = std::make_unique_for_overwrite<std::byte[]>(slot_count * slot_room);
   for (std::uint32_t s = 0; s < slot_count; ++s) {
     Slot& slot = slots[s];
     slot.seats = std::make_unique<Seat[]>(seats_per_slot);
     slot.inputs = storage.get() + s * 3 * stride;
     slot.folds = slot.inputs + stride;
     slot.root_input = slot.folds + stride;
-    slot.broadcast_room =
-        root_room > stride ? broadcast_storage.get() + s * root_room : slot.root_input;
+    slot.wide_room = slot_room > stride ? wide_storage.get() + s * slot_room : slot.root_input;
   }
   final_clocks.resize(seats_per_slot);
   next_clocks.resize(seats_per_slot);
@@ -758,16 +757,17 @@ bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, co
   // A clock pending in another chain (the machine's, another group's) is settled there first:
   // a seat's pending clock is the one its own chain's previous meeting sets.
   if (pending_ != 0 && pending_chain_ != &chain) settle_clock();
-  // A broadcast's input lies whole in the slot (root_input, which holds a scatter's p blocks of
-  // up to kPipelinedBytes, or its broadcast room): below kByReferenceBytes it pipelines up to
-  // root_room, p times kPipelinedBytes or PipelinedMeeting::kBroadcastRoom.
-  const bool broadcast_in_slot = flow == Flow::from_root && results == Results::shared &&
-                                       uneven == nullptr && n < kByReferenceBytes &&
-                                       n <= chain.root_room;
-  if (uneven != nullptr ? uneven->by_reference : n > kPipelinedBytes && !broadcast_in_slot) {
+  const auto p = static_cast<std::size_t>(place.size);
+  // The root's buffer: a scatter's or gather's p blocks, a broadcast's or reduce's one.
+  const std::size_t root_bytes = results == Results::per_vp ? n * p : n;
+  // A flow from the root whose input lies whole in the slot (root_input, which holds p blocks of
+  // up to kPipelinedBytes, or past that the wide room): a broadcast, or a scatter of more than
+  // kPipelinedBytes a block, pipelines up to slot_room (p times kPipelinedBytes or
+  // PipelinedMeeting::kWideRoom) below kByReferenceBytes.
+  const bool fits_slot = flow == Flow::from_root && uneven == nullptr &&
+                         root_bytes < kByReferenceBytes && root_bytes <= chain.slot_room;
+  if (uneven != nullptr ? uneven->by_reference : n > kPipelinedBytes && !fits_slot) {
     // Large: by reference, where it moves enough to pay for the root's wait (port.hpp).
-    const std::size_t root_bytes =
-        results == Results::per_vp ? n * static_cast<std::size_t>(place.size) : n;
     if (uneven == nullptr &&
         (root_bytes < kByReferenceBytes ||
          (flow == Flow::to_root && (combine != nullptr || results != Results::per_vp))))
@@ -802,8 +802,8 @@ bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, co
   std::byte* const from_root = flow == Flow::from_root && results != Results::per_vp &&
                                        uneven == nullptr && n <= Chain::kSmallBytes
                                    ? at(root)
-                               : n > static_cast<std::size_t>(place.size) * Chain::kBytes
-                                   ? slot.broadcast_room
+                               : uneven == nullptr && root_bytes > p * Chain::kBytes
+                                   ? slot.wide_room
                                    : slot.root_input;
   const std::size_t offset = uneven != nullptr            ? uneven->offset
                              : results == Results::per_vp ? me * n
@@ -851,7 +851,6 @@ bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, co
     check_seats(place, generation, root, 0, place.size);
     slot.root.store(kRootCheckedAll, std::memory_order_relaxed);  // published by `left`
     if (combine != nullptr && (uneven != nullptr ? uneven->seat : n) != 0) {
-      const auto p = static_cast<std::size_t>(place.size);
       const auto levels = static_cast<std::size_t>(std::bit_width(p - 1));
       rooted_inputs_.resize(p);
       for (int j = 0; j < place.size; ++j) rooted_inputs_[static_cast<std::size_t>(j)] = at(j);
