@@ -182,9 +182,9 @@ void PipelinedMeeting::allocate(int p, std::uint32_t most_slots) {
   const std::size_t stride = seats_per_slot * kBytes;  // one slot's inputs, folds, root input
   slot_count = most_slots;
   while (slot_count > 2 && slot_count * 3 * stride > kStorage) slot_count /= 2;
-  // A root's input past p * kBytes has a room of its own, apart, so that
-  // the slots' inputs, folds and root inputs, which the calls of up to 256 B a VP read, stay as
-  // close together as they were (8 VPs on 2 cores, 8-128 B back to back, 8 rounds alternated:
+  // A root's input past p * kBytes has a room of its own, apart, so that the slots' inputs,
+  // folds and root inputs, which the calls of up to 256 B a VP read, stay as close together as
+  // they were (8 VPs on 2 cores, 8-128 B back to back, 8 rounds alternated:
   // the scatter took 1.09-1.20x the time with every root's input in the rooms).
   slot_room = std::max(stride, kWideRoom);
   slots = std::make_unique<Slot[]>(slot_count);
