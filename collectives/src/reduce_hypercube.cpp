@@ -13,10 +13,11 @@
 //   i = 1:  2 -> 0, 6 -> 4                   (sum of {0..3}, {4..7})
 //   i = 2:  4 -> 0                           (sum of {0..7} at the root)
 //
-// When VPs outnumber cores a small reduction may instead be a meeting in shared memory
-// (Port::meet_rooted): every VP leaves its input there and goes on, the root folds them as these
-// rounds do (the tree of aligned blocks of real ids, lower on the left: fold_butterfly_tree), and
-// the model clocks, counts and links are these rounds' (tree_up_to, tree_up_from). A larger one,
+// When VPs outnumber cores a small reduction (up to 256 B, or whose p inputs fit in 16 KiB) may
+// instead be a meeting in shared memory (Port::meet_rooted): every VP leaves its input there and
+// goes on, the root folds them as these rounds do (the tree of aligned blocks of real ids, lower
+// on the left: fold_butterfly_tree), and the model clocks, counts and links are these rounds'
+// (tree_up_to, tree_up_from). A larger one,
 // with an operator that cannot throw, may be a meeting whose work every VP shares
 // (Comm::meet_in_parts): each VP folds a share of the elements of every VP's input in that
 // tree, straight into the root's out (reduce_share), so that the p - 1 folds spread over the
@@ -69,7 +70,7 @@ void reduce_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op
   const int my_id = c.id();
   const int my_virtual_id = my_id ^ root;
   const std::size_t m = in.size();
-  if (c.is_call(Collective::reduce) && m <= Port::kPipelinedBytes &&
+  if (c.is_call(Collective::reduce) && m < kSharedReduceBytes &&
       c.meet_rooted({d, m, tree_up_to, tree_up_from, nullptr, root}, Port::Flow::to_root, in, out,
                     Port::Results::shared, fold_butterfly_tree, &op))
     return;

@@ -252,9 +252,10 @@ class alignas(64) Port {
   // Results::shared with scratch for log2 p results; a gather's copies). The other VPs' outs are
   // untouched. Clocks, counts and link traffic: the rounds' (a rooted pattern on rounds.root),
   // each VP's clock settled as in meet_prefix.
-  // A broadcast or scatter (Flow::from_root) of more than kPipelinedBytes a VP whose root's buffer
-  // holds at most p times that or 16 KiB (PipelinedMeeting::kWideRoom), below
-  // kByReferenceBytes, pipelines too: the root leaves its input whole in the slot.
+  // Past kPipelinedBytes a VP, a broadcast or scatter (Flow::from_root) whose root's buffer, or a
+  // gather or reduce (Flow::to_root) whose p inputs, hold at most p times that or 16 KiB
+  // (PipelinedMeeting::kWideRoom), below kByReferenceBytes, pipelines too: the root leaves its
+  // input whole in the slot, or every VP its input (a gather's root copies them into its out).
   // Larger than kPipelinedBytes a VP, where the root's buffer holds at least kByReferenceBytes,
   // a broadcast or scatter (Flow::from_root) or a gather (Flow::to_root, Results::per_vp, no
   // combine: VP i's input becomes block i of the root's out) meets by reference: each VP copies

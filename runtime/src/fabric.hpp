@@ -269,9 +269,12 @@ struct PipelinedMeeting {
     // write the same bytes before they find out (a broadcast of up to kSmallBytes leaves it in
     // the root's seat, where only the root writes).
     std::byte* root_input = nullptr;
-    // A broadcast's or scatter's root input past p * kBytes (up to kWideRoom), apart from the
-    // above: slot_room bytes, root_input itself where that holds as much.
+    // A wide call's data past p * kBytes (up to kWideRoom), apart from the above, slot_room
+    // bytes each: a broadcast's or scatter's root input in wide_room (root_input itself where
+    // that holds as much), a gather's or reduce's p inputs of more than kBytes each in
+    // wide_inputs, VP i's at i * n (apart from wide_room for the reason root_input is).
     std::byte* wide_room = nullptr;
+    std::byte* wide_inputs = nullptr;
     // The VPs' inputs of `bytes` each: in their seats up to kSmallBytes, else in `inputs`.
     [[nodiscard]] Inputs inputs_of(std::size_t bytes) const noexcept {
       if (bytes <= kSmallBytes) return {seats[0].small, sizeof(Seat)};
@@ -282,8 +285,9 @@ struct PipelinedMeeting {
   // and past kGroupsStorage for all of a run's groups (a split in a loop) a new group has none.
   static constexpr std::uint32_t kGroupSlots = 64;
   static constexpr std::size_t kGroupsStorage = 64 << 20;
-  // The least room in a slot for a root's input: a broadcast or scatter whose root's input holds
-  // up to this much (or p * kBytes, where that is more) pipelines (Port::meet_rooted).
+  // The least room in a slot for a wide call's data: a broadcast or scatter whose root's input,
+  // or a gather or reduce whose p inputs, hold up to this much (or p * kBytes, where that is
+  // more) pipelines (Port::meet_rooted).
   static constexpr std::size_t kWideRoom = 16 << 10;
   // Slots of kBytes inputs, folds and root input per VP, as many as kStorage allows for p VPs
   // (a power of two from 2 to most_slots).
@@ -294,9 +298,10 @@ struct PipelinedMeeting {
   }
   std::unique_ptr<Slot[]> slots;
   std::unique_ptr<std::byte[]> storage;       // the slots' inputs, folds and root inputs
-  std::unique_ptr<std::byte[]> wide_storage;  // their wide rooms (none: root_input)
+  std::unique_ptr<std::byte[]> wide_storage;  // their wide rooms and inputs (none: see Slot)
   std::uint32_t slot_count = 0;
-  std::size_t slot_room = 0;  // the most a root leaves in a slot: p * kBytes or kWideRoom
+  std::size_t slot_room = 0;      // the most a wide call leaves in a slot: p * kBytes or kWideRoom
+  std::size_t storage_bytes = 0;  // storage's and wide_storage's
   alignas(kCacheLine) std::atomic<std::uint64_t> concluded{0};  // meetings whose clocks are set
   std::vector<double> final_clocks;  // each VP's clock after the last meeting concluded
   std::vector<double> next_clocks;   // the concluder's scratch

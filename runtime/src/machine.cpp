@@ -278,9 +278,7 @@ PipelinedMeeting& Fabric::group_chain(const GroupInfo& g) {
       // messages (slot_count 0), decided once for all its members.
       if (group_chain_bytes_ >= PipelinedMeeting::kGroupsStorage) return;
       made.allocate(g.size, PipelinedMeeting::kGroupSlots);
-      group_chain_bytes_ +=
-          made.slot_count *
-          (static_cast<std::size_t>(g.size) * 2 * PipelinedMeeting::kBytes + made.slot_room);
+      group_chain_bytes_ += made.storage_bytes;
     });
   return *g.chain;
 }

@@ -182,22 +182,26 @@ void PipelinedMeeting::allocate(int p, std::uint32_t most_slots) {
   const std::size_t stride = seats_per_slot * kBytes;  // one slot's inputs, folds, root input
   slot_count = most_slots;
   while (slot_count > 2 && slot_count * 3 * stride > kStorage) slot_count /= 2;
-  // A root's input past p * kBytes has a room of its own, apart, so that the slots' inputs,
-  // folds and root inputs, which the calls of up to 256 B a VP read, stay as close together as
-  // they were (8 VPs on 2 cores, 8-128 B back to back, 8 rounds alternated:
+  // A wide call (more than a root's input of p * kBytes) has a room of its own, apart, so that
+  // the slots' inputs, folds and root inputs, which the calls of up to 256 B a VP read, stay as
+  // close together as they were (8 VPs on 2 cores, 8-128 B back to back, 8 rounds alternated:
   // the scatter took 1.09-1.20x the time with every root's input in the rooms).
   slot_room = std::max(stride, kWideRoom);
   slots = std::make_unique<Slot[]>(slot_count);
   storage = std::make_unique_for_overwrite<std::byte[]>(slot_count * 3 * stride);
-  if (slot_room > stride)
-    wide_storage = std::make_unique_for_overwrite<std::byte[]>(slot_count * slot_room);
+  storage_bytes = slot_count * 3 * stride;
+  if (slot_room > stride) {
+    wide_storage = std::make_unique_for_overwrite<std::byte[]>(slot_count * 2 * slot_room);
+    storage_bytes += slot_count * 2 * slot_room;
+  }
   for (std::uint32_t s = 0; s < slot_count; ++s) {
     Slot& slot = slots[s];
     slot.seats = std::make_unique<Seat[]>(seats_per_slot);
     slot.inputs = storage.get() + s * 3 * stride;
     slot.folds = slot.inputs + stride;
     slot.root_input = slot.folds + stride;
-    slot.wide_room = slot_room > stride ? wide_storage.get() + s * slot_room : slot.root_input;
+    slot.wide_room = slot_room > stride ? wide_storage.get() + s * 2 * slot_room : slot.root_input;
+    slot.wide_inputs = slot_room > stride ? slot.wide_room + slot_room : slot.inputs;
   }
   final_clocks.resize(seats_per_slot);
   next_clocks.resize(seats_per_slot);
@@ -760,12 +764,14 @@ bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, co
   const auto p = static_cast<std::size_t>(place.size);
   // The root's buffer: a scatter's or gather's p blocks, a broadcast's or reduce's one.
   const std::size_t root_bytes = results == Results::per_vp ? n * p : n;
-  // A flow from the root whose input lies whole in the slot (root_input, which holds p blocks of
-  // up to kPipelinedBytes, or past that the wide room): a broadcast, or a scatter of more than
-  // kPipelinedBytes a block, pipelines up to slot_room (p times kPipelinedBytes or
-  // PipelinedMeeting::kWideRoom) below kByReferenceBytes.
-  const bool fits_slot = flow == Flow::from_root && uneven == nullptr &&
-                         root_bytes < kByReferenceBytes && root_bytes <= chain.slot_room;
+  // What a meeting past kPipelinedBytes a VP leaves in the slot: the root's input of a flow from
+  // the root (in root_input, which holds p blocks of up to kPipelinedBytes, or past that in the
+  // wide room), every VP's of a flow to the root (in the wide inputs). Up to slot_room
+  // (p times kPipelinedBytes or PipelinedMeeting::kWideRoom), below kByReferenceBytes, it
+  // pipelines: a broadcast, a scatter, a gather or a reduce.
+  const std::size_t slot_bytes = flow == Flow::from_root ? root_bytes : n * p;
+  const bool fits_slot =
+      uneven == nullptr && root_bytes < kByReferenceBytes && slot_bytes <= chain.slot_room;
   if (uneven != nullptr ? uneven->by_reference : n > kPipelinedBytes && !fits_slot) {
     // Large: by reference, where it moves enough to pay for the root's wait (port.hpp).
     if (uneven == nullptr &&
@@ -791,8 +797,10 @@ bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, co
   detail::prefetch_for_writing(&next.left, sizeof(next.left));
   if (!is_root && flow == Flow::from_root)
     detail::prefetch_for_reading(&next.seats[static_cast<std::size_t>(root)], sizeof(Chain::Seat));
-  const Chain::Inputs inputs =
-      uneven != nullptr ? Chain::Inputs{slot.inputs, Chain::kBytes} : slot.inputs_of(n);
+  // A flow to the root of more than kBytes a VP leaves its inputs in the wide inputs.
+  const Chain::Inputs inputs = uneven != nullptr   ? Chain::Inputs{slot.inputs, Chain::kBytes}
+                               : n > Chain::kBytes ? Chain::Inputs{slot.wide_inputs, n}
+                                                   : slot.inputs_of(n);
   const auto at = [&](int vp) {
     return inputs.base + static_cast<std::size_t>(vp) * inputs.stride;
   };
@@ -850,7 +858,13 @@ bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, co
           &tag, all_came, [&] { return concluded(chain, generation); }, place.group);
     check_seats(place, generation, root, 0, place.size);
     slot.root.store(kRootCheckedAll, std::memory_order_relaxed);  // published by `left`
-    if (combine != nullptr && (uneven != nullptr ? uneven->seat : n) != 0) {
+    if (combine == nullptr && n != 0) {  // a gather's blocks (Results::per_vp), into place
+      if (inputs.stride == n)
+        std::memcpy(out.data(), inputs.base, n * p);  // in the wide inputs, laid out as in out
+      else
+        for (std::size_t j = 0; j < p; ++j)
+          std::memcpy(out.data() + j * n, at(static_cast<int>(j)), n);
+    } else if (combine != nullptr && (uneven != nullptr ? uneven->seat : n) != 0) {
       const auto levels = static_cast<std::size_t>(std::bit_width(p - 1));
       rooted_inputs_.resize(p);
       for (int j = 0; j < place.size; ++j) rooted_inputs_[static_cast<std::size_t>(j)] = at(j);
