@@ -69,8 +69,9 @@ void scatter_gather_reduce(hc::Proc& vp, Keep& keep, std::size_t block, int root
 }
 
 // Scans and exscans back to back (more than the meeting has slots), of a few doubles, of the
-// largest vector a prefix meeting takes and one more element (a meeting of every VP), of
-// non-commutative matrices; the clock read now and then, point-to-point messages, barriers and
+// largest vector a small prefix meeting takes and one more element, past that up to the slot's
+// wide inputs and one more element (a meeting of every VP, or messages), of non-commutative
+// matrices; the clock read now and then, point-to-point messages, barriers and
 // all-reduces between; VPs yield at varying points so that every VP arrives first and last.
 hctest::MeetingResults run_scans(const hc::Topology& t, hc::Options o, int iterations) {
   return hctest::run_keeping(t, o, [&](hc::Proc& vp, auto& keep) {
@@ -101,6 +102,26 @@ hctest::MeetingResults run_scans(const hc::Topology& t, hc::Options o, int itera
         keep(mout);
       }
       keep(std::vector<long>{hc::scan(vp, long{me * i}, std::plus<>())});
+      if (i % 10 == 7) {  // past 256 B: in the wide inputs, up to the room, and one element over
+        const auto p = static_cast<std::size_t>(vp.size());
+        const std::size_t least = hc::detail::Port::kPipelinedBytes / sizeof(double) + 1;
+        const std::size_t most = std::max(p * hc::detail::Port::kPipelinedBytes,
+                                          hc::detail::PipelinedMeeting::kWideRoom) /
+                                 (p * sizeof(double));
+        const std::size_t k = static_cast<std::size_t>(i / 10);
+        const std::size_t wide = most < least ? least
+                                 : k % 4 == 0 ? least
+                                 : k % 4 == 1 ? most
+                                 : k % 4 == 2 ? most + 1
+                                              : least + k * 7 % (most - least + 1);
+        std::vector<double> w(wide), wout(wide, -7.0);
+        for (std::size_t j = 0; j < wide; ++j) w[j] = tricky(me + i, j);
+        if (k % 2 == 0)
+          hc::scan(vp, std::span<const double>(w), std::span<double>(wout), std::plus<>());
+        else
+          hc::exscan(vp, std::span<const double>(w), std::span<double>(wout), std::plus<>());
+        keep(wout);
+      }
       if (i % 13 == 5) keep(std::vector<double>{vp.clock()});
       if (i % 17 == 8) {  // a message across dimension 0, its clock the sender's settled one
         std::vector<char> out(static_cast<std::size_t>(me % 4) * 16 + 8, 'x');

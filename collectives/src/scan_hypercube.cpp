@@ -23,10 +23,11 @@
 //
 // When VPs outnumber cores a small vector may instead be scanned in shared memory: the same
 // rounds on the model clocks and the links as the all-reduce's butterfly, and every VP's result
-// bit for bit, folded as these rounds fold it. Up to Port::kPipelinedBytes in a prefix meeting
-// (Port::meet_prefix), where VP i leaves once VPs 0..i have come (prefix_step computes its
-// result from theirs), so that VPs calling scan after scan pipeline; up to kMeetingBytes in one
-// meeting of every VP (Port::meet), where the last to arrive folds every result (fold_prefixes).
+// bit for bit, folded as these rounds fold it. Up to Port::kPipelinedBytes (or where the p
+// inputs fit in the slot's 16 KiB of wide inputs) in a prefix meeting (Port::meet_prefix), where
+// VP i leaves once VPs 0..i have come (prefix_step computes its result from theirs), so that VPs
+// calling scan after scan pipeline; else up to kMeetingBytes in one meeting of every VP
+// (Port::meet), where the last to arrive folds every result (fold_prefixes).
 
 #include <bit>
 #include <cstring>
@@ -132,8 +133,8 @@ void scan_hypercube(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, 
   if (m <= kMeetingBytes) {
     const ScanMeeting context{&op, exclusive};
     const Bytes mine = exclusive && my_id == 0 ? Bytes{} : out;  // VP 0's exscan out: untouched
-    if (m <= Port::kPipelinedBytes && c.meet_prefix({d, m, butterfly_partner, butterfly_partner},
-                                                    in, prefix_step, &context, mine))
+    if (c.meet_prefix({d, m, butterfly_partner, butterfly_partner}, in, prefix_step, &context,
+                      mine))
       return;
     if (c.meet({d, m, butterfly_partner, butterfly_partner}, in.data(), fold_prefixes, &context,
                mine, Port::Results::per_vp))

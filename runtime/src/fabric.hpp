@@ -271,14 +271,22 @@ struct PipelinedMeeting {
     std::byte* root_input = nullptr;
     // A wide call's data past p * kBytes (up to kWideRoom), apart from the above, slot_room
     // bytes each: a broadcast's or scatter's root input in wide_room (root_input itself where
-    // that holds as much), a gather's or reduce's p inputs of more than kBytes each in
-    // wide_inputs, VP i's at i * n (apart from wide_room for the reason root_input is).
+    // that holds as much), a gather's, reduce's or scan's p inputs of more than kBytes each in
+    // wide_inputs, VP i's at i * n (apart from wide_room for the reason root_input is), a
+    // scan's partial folds in wide_room.
     std::byte* wide_room = nullptr;
     std::byte* wide_inputs = nullptr;
-    // The VPs' inputs of `bytes` each: in their seats up to kSmallBytes, else in `inputs`.
+    // The VPs' inputs of `bytes` each: in their seats up to kSmallBytes, in `inputs` up to
+    // kBytes, past that in the wide inputs (a reduce, gather or scan whose p inputs fit there).
     [[nodiscard]] Inputs inputs_of(std::size_t bytes) const noexcept {
       if (bytes <= kSmallBytes) return {seats[0].small, sizeof(Seat)};
+      if (bytes > kBytes) return {wide_inputs, bytes};
       return {inputs, kBytes};
+    }
+    // A prefix meeting's partial folds of `bytes` each, at the inputs' stride: past kBytes in
+    // the wide room (a prefix meeting has no root's input).
+    [[nodiscard]] std::byte* folds_of(std::size_t bytes) const noexcept {
+      return bytes > kBytes ? wide_room : folds;
     }
   };
   // A group's chain (Fabric::group_chain): VPs run fewer meetings ahead in it (kGroupSlots),
@@ -286,8 +294,8 @@ struct PipelinedMeeting {
   static constexpr std::uint32_t kGroupSlots = 64;
   static constexpr std::size_t kGroupsStorage = 64 << 20;
   // The least room in a slot for a wide call's data: a broadcast or scatter whose root's input,
-  // or a gather or reduce whose p inputs, hold up to this much (or p * kBytes, where that is
-  // more) pipelines (Port::meet_rooted).
+  // or a gather, reduce or scan whose p inputs, hold up to this much (or p * kBytes, where that
+  // is more) pipelines (Port::meet_rooted, Port::meet_prefix).
   static constexpr std::size_t kWideRoom = 16 << 10;
   // Slots of kBytes inputs, folds and root input per VP, as many as kStorage allows for p VPs
   // (a power of two from 2 to most_slots).

@@ -105,7 +105,7 @@ void prefetch_next_chain(const detail::PipelinedMeeting::Slot& next, std::size_t
                          std::size_t bytes) noexcept {
   if (me + 1 < static_cast<std::size_t>(p))
     detail::prefetch_for_writing(&next.seats[me + 1].mark, sizeof(std::uint64_t));
-  detail::prefetch_for_writing(next.folds + me * next.inputs_of(bytes).stride,
+  detail::prefetch_for_writing(next.folds_of(bytes) + me * next.inputs_of(bytes).stride,
                                std::max<std::size_t>(bytes, 1));
 }
 
@@ -662,10 +662,15 @@ bool Port::meet_prefix(const detail::GroupInfo* group, const MessageTag& tag, co
                        std::span<const std::byte> input, PrefixStep step, const void* context,
                        std::span<std::byte> out) {
   using Chain = detail::PipelinedMeeting;
-  if (!may_meet() || input.size() > kPipelinedBytes) return false;
+  if (!may_meet()) return false;
   const ChainSeat place = chain_seat(group);
   Chain& chain = place.chain;
   if (chain.slot_count == 0) return false;
+  // Past kPipelinedBytes a VP the inputs lie in the slot's wide inputs and the steps' folds in
+  // its wide room: up to slot_room for the p of them.
+  if (input.size() > kPipelinedBytes &&
+      input.size() * static_cast<std::size_t>(place.size) > chain.slot_room)
+    return false;
   // A clock pending in another chain (the machine's, another group's) is settled there first:
   // a seat's pending clock is the one its own chain's previous meeting sets.
   if (pending_ != 0 && pending_chain_ != &chain) settle_clock();
@@ -725,7 +730,7 @@ void Port::run_prefix_chain(const ChainSeat& place, std::uint64_t generation, in
       check_seats(place, generation, 0, static_cast<int>(i), static_cast<int>(i) + 1);
       const Chain::Inputs inputs = slot.inputs_of(seat.bytes);
       step(context, static_cast<int>(i), place.size, seat.bytes, inputs.stride, inputs.base,
-           slot.folds, seat.out);
+           slot.folds_of(seat.bytes), seat.out);
       if (i + 1 == p) break;
       seat.mark.store(base + Chain::kDone, std::memory_order_release);
       if (!claim_next_step(slot.seats[i + 1].mark, base)) {
@@ -797,10 +802,9 @@ bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, co
   detail::prefetch_for_writing(&next.left, sizeof(next.left));
   if (!is_root && flow == Flow::from_root)
     detail::prefetch_for_reading(&next.seats[static_cast<std::size_t>(root)], sizeof(Chain::Seat));
-  // A flow to the root of more than kBytes a VP leaves its inputs in the wide inputs.
-  const Chain::Inputs inputs = uneven != nullptr   ? Chain::Inputs{slot.inputs, Chain::kBytes}
-                               : n > Chain::kBytes ? Chain::Inputs{slot.wide_inputs, n}
-                                                   : slot.inputs_of(n);
+  // A flow to the root of more than kBytes a VP leaves its inputs in the wide inputs (inputs_of).
+  const Chain::Inputs inputs =
+      uneven != nullptr ? Chain::Inputs{slot.inputs, Chain::kBytes} : slot.inputs_of(n);
   const auto at = [&](int vp) {
     return inputs.base + static_cast<std::size_t>(vp) * inputs.stride;
   };
