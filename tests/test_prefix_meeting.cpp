@@ -68,6 +68,23 @@ void scatter_gather_reduce(hc::Proc& vp, Keep& keep, std::size_t block, int root
   keep(product);
 }
 
+// Doubles a VP for a call past Port::kPipelinedBytes whose p inputs go to the slot's wide
+// inputs (a gather's, reduce's or scan's), chosen by i: just past 256 B, at the most that fits
+// (p times 256 B, or PipelinedMeeting::kWideRoom where that is more), one element over (messages,
+// or a meeting of every VP), and between; where not even the least fits, the most and the least.
+std::size_t wide_doubles(int i, std::size_t p) {
+  constexpr std::size_t small = hc::detail::Port::kPipelinedBytes;
+  const std::size_t least = small / sizeof(double) + 1;
+  const std::size_t most =
+      std::max(p * small, hc::detail::PipelinedMeeting::kWideRoom) / (p * sizeof(double));
+  const auto k = static_cast<std::size_t>(i);
+  if (most < least) return k % 2 == 0 ? least : most;
+  return k % 4 == 0   ? least
+         : k % 4 == 1 ? most
+         : k % 4 == 2 ? most + 1
+                      : least + k * 7 % (most - least + 1);
+}
+
 // Scans and exscans back to back (more than the meeting has slots), of a few doubles, of the
 // largest vector a small prefix meeting takes and one more element, past that up to the slot's
 // wide inputs and one more element (a meeting of every VP, or messages), of non-commutative
@@ -76,6 +93,17 @@ void scatter_gather_reduce(hc::Proc& vp, Keep& keep, std::size_t block, int root
 hctest::MeetingResults run_scans(const hc::Topology& t, hc::Options o, int iterations) {
   return hctest::run_keeping(t, o, [&](hc::Proc& vp, auto& keep) {
     const int me = vp.id();
+    // A scan (inclusive) or exscan of n doubles, kept; returns the input.
+    const auto scan_and_keep = [&](std::size_t n, int i, bool inclusive) {
+      std::vector<double> x(n), y(n, -7.0);
+      for (std::size_t k = 0; k < n; ++k) x[k] = tricky(me + i, k);
+      if (inclusive)
+        hc::scan(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
+      else
+        hc::exscan(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
+      keep(y);
+      return x;
+    };
     for (int i = 0; i < iterations; ++i) {
       if ((i * 7 + me * 3) % 11 == 0) std::this_thread::yield();
       // 1-3, 6 and 7 doubles: in the seats (up to PipelinedMeeting::kSmallBytes) and just past.
@@ -83,13 +111,7 @@ hctest::MeetingResults run_scans(const hc::Topology& t, hc::Options o, int itera
                             : i % 5 == 3 ? 33
                             : i % 5 == 2 ? 6 + static_cast<std::size_t>(i / 5 % 2)
                                          : 1 + static_cast<std::size_t>(i % 3);
-      std::vector<double> x(n), y(n, -7.0);
-      for (std::size_t k = 0; k < n; ++k) x[k] = tricky(me + i, k);
-      if (i % 2 == 0)
-        hc::scan(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
-      else
-        hc::exscan(vp, std::span<const double>(x), std::span<double>(y), std::plus<>());
-      keep(y);
+      std::vector<double> x = scan_and_keep(n, i, i % 2 == 0);
       if (i % 4 == 1) {
         hc::scan(vp, std::span<const double>(x), std::span<double>(x), std::plus<>());
         keep(x);  // in place
@@ -102,26 +124,9 @@ hctest::MeetingResults run_scans(const hc::Topology& t, hc::Options o, int itera
         keep(mout);
       }
       keep(std::vector<long>{hc::scan(vp, long{me * i}, std::plus<>())});
-      if (i % 10 == 7) {  // past 256 B: in the wide inputs, up to the room, and one element over
-        const auto p = static_cast<std::size_t>(vp.size());
-        const std::size_t least = hc::detail::Port::kPipelinedBytes / sizeof(double) + 1;
-        const std::size_t most = std::max(p * hc::detail::Port::kPipelinedBytes,
-                                          hc::detail::PipelinedMeeting::kWideRoom) /
-                                 (p * sizeof(double));
-        const std::size_t k = static_cast<std::size_t>(i / 10);
-        const std::size_t wide = most < least ? least
-                                 : k % 4 == 0 ? least
-                                 : k % 4 == 1 ? most
-                                 : k % 4 == 2 ? most + 1
-                                              : least + k * 7 % (most - least + 1);
-        std::vector<double> w(wide), wout(wide, -7.0);
-        for (std::size_t j = 0; j < wide; ++j) w[j] = tricky(me + i, j);
-        if (k % 2 == 0)
-          hc::scan(vp, std::span<const double>(w), std::span<double>(wout), std::plus<>());
-        else
-          hc::exscan(vp, std::span<const double>(w), std::span<double>(wout), std::plus<>());
-        keep(wout);
-      }
+      if (i % 10 == 7)  // past 256 B: in the wide inputs, up to the room, and one element over
+        (void)scan_and_keep(wide_doubles(i / 10, static_cast<std::size_t>(vp.size())), i,
+                            i / 10 % 2 == 0);
       if (i % 13 == 5) keep(std::vector<double>{vp.clock()});
       if (i % 17 == 8) {  // a message across dimension 0, its clock the sender's settled one
         std::vector<char> out(static_cast<std::size_t>(me % 4) * 16 + 8, 'x');
@@ -323,14 +328,7 @@ hctest::MeetingResults run_mid_rooted(const hc::Topology& t, hc::Options o, int 
                : i % 6 == 4 ? room(p) + 1
                             : small + 1 + static_cast<std::size_t>(i) * 97 % (room(p) - small);
       },
-      [room](int i, std::size_t p) {  // doubles a VP: just past 256 B, at the room, one over
-        const std::size_t least = small / sizeof(double) + 1;
-        const std::size_t most = room(p) / (p * sizeof(double));
-        return i % 4 == 0   ? least
-               : i % 4 == 1 ? most
-               : i % 4 == 2 ? most + 1
-                            : least + static_cast<std::size_t>(i) * 7 % (most - least);
-      });
+      wide_doubles);
 }
 
 }  // namespace
