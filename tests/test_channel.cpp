@@ -152,9 +152,10 @@ TEST_CASE("a full ring goes on in new segments, in order, and never blocks the p
 TEST_CASE("a message continued over consecutive slots wraps the ring and keeps its bytes") {
   using hypercomm::detail::kContinuationBytes;
   // Every size around the slot boundaries, through rings where a message takes from one slot
-  // to half the ring (at most kMostContinuedSlots: in the 256-slot ring, longer messages go in
-  // blocks). The payload is made of little-endian ring positions (0, 1, 2, ...), what a
-  // continuation slot's sequence word would hold if the consumer looked at it: it must not.
+  // to half the ring (12 slots of the 64-slot ring, at most kMostContinuedSlots in the 256-slot
+  // one: longer messages go in blocks). The payload is made of little-endian ring positions (0, 1,
+  // 2, ...), what a continuation slot's sequence word would hold if the consumer looked at it: it
+  // must not.
   for (std::size_t capacity : {4u, 8u, 16u, 64u, 256u}) {
     CAPTURE(capacity);
     Channel channel(capacity);

@@ -16,12 +16,19 @@ constexpr std::size_t kBlockGranule = 4096;
 // Two slots at least: with one, a slot's sequence from the last lap (position - 1 + 1) would read
 // as full at the next position.
 std::size_t ring_capacity(std::size_t n) noexcept { return n <= 2 ? 2 : std::bit_ceil(n); }
+
+// The most slots one message continues over in a ring of `capacity` slots (channel.hpp): half
+// the ring, at most kMostContinuedSlots, or kMostContinuedSlotsShortRings of a kRingSlots ring.
+std::size_t most_continued_slots(std::size_t capacity) noexcept {
+  if (capacity == kRingSlots) return kMostContinuedSlotsShortRings;
+  return std::min(capacity / 2, kMostContinuedSlots);
+}
 }  // namespace
 
 Channel::Channel(std::size_t capacity, std::size_t shared_copy_bytes)
     : capacity_(ring_capacity(capacity)),
       mask_(capacity_ - 1),
-      max_slots_(std::min(capacity_ / 2, kMostContinuedSlots)),
+      max_slots_(most_continued_slots(capacity_)),
       shared_copy_bytes_(shared_copy_bytes),
       producer_segment_(std::make_unique<Segment>(capacity_).release()),
       consumer_segment_(producer_segment_) {}

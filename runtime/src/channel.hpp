@@ -68,9 +68,22 @@ inline constexpr std::size_t kRingSlots = 64;
 inline constexpr std::size_t kRingSlotsOwnCores = 256;
 inline constexpr int kMostVpsForLongRings = 16;
 inline constexpr std::size_t kRingSlotsManyLinks = 16;  // past 4096 links
-// The most slots one message continues over (else it goes in a block), whatever the ring's
-// length: the bound measured with 64 slots (a message of up to 3.8 KiB).
+// The most slots one message continues over (else it goes in a block): the bound measured with
+// 64 slots (a message of up to 3.8 KiB), and kept for the long rings.
 inline constexpr std::size_t kMostContinuedSlots = kRingSlots / 2;
+// On rings of kRingSlots (VPs that share cores, or more than kMostVpsForLongRings VPs), 12 slots (a
+// message of up to 1400 B): where VPs share cores a sender below kRendezvousBytesShared never waits
+// for its receiver, and one running ahead of it filled a ring with three or four messages of
+// 1.5-3.8 KiB and went on linking segments that the receiver read cold; with the payloads in blocks
+// it goes on through the ring's one-slot headers (8 VPs on 2 cores, the AMD EPYC of 2 vCPUs in a
+// slow phase, 2026-12-04, ABBA rounds, medians of the paired ratios, the time with 12 or 16 slots
+// over the time with 32: windowed bandwidth with 12 at 1.25 KiB 0.99, 1.5 KiB 0.56, 1.75 KiB 0.61,
+// at 16 VPs 1.01, 0.62, 0.64; with 16 at 2 KiB 0.79, 3 KiB 0.58, at 16 VPs 0.58 and 0.61; back to
+// back at 1.5 KiB with 12 the ping-pong 0.91, all_gather 0.95, all_to_all 1.00, reduce_scatter
+// 0.94, all_reduce 1.03, and at 2-3 KiB with 16 0.99-1.06, 0.97-1.02, 0.96-0.99, 0.93-1.00,
+// 1.03-1.09. Eight slots, blocks from 1 KiB: 1 KiB 1.25. Not the segments: keeping 64 of them for
+// the producer rather than 8 made 1-3 KiB 1.01-1.03).
+inline constexpr std::size_t kMostContinuedSlotsShortRings = 12;
 // A message longer than kInlineBytes continues in the slots after its first: everything of a
 // continuation slot but its sequence word, which only a message's first slot sets. Positions
 // grow across segments, so a stale sequence word (position + 1 of an earlier message, or 0 in
@@ -347,7 +360,7 @@ class Channel final : public Link {
 
   const std::size_t capacity_;
   const std::size_t mask_;
-  const std::size_t max_slots_;  // the most slots one message may take (kMostContinuedSlots)
+  const std::size_t max_slots_;  // the most slots one message may take (most_continued_slots)
   const std::size_t shared_copy_bytes_;
 
   // Producer-only state.
