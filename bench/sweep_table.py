@@ -108,10 +108,10 @@ def fmt(x, digits=3):
 
 
 def size_text(b):
-    if b >= 1 << 20:
-        return f"{b >> 20} MiB"
-    if b >= 1 << 10:
-        return f"{b >> 10} KiB"
+    # Sizes between powers of two (--sizes 1536) keep their fraction: 1.5 KiB, not 1 KiB.
+    for shift, unit in ((20, "MiB"), (10, "KiB")):
+        if b >= 1 << shift:
+            return f"{b / (1 << shift):g} {unit}"
     return f"{b} B"
 
 
