@@ -7,6 +7,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <span>
@@ -377,6 +378,73 @@ void all_reduce_suite() {
 TEST_CASE("all_reduce: plus on int64") { all_reduce_suite<PlusInt>(); }
 TEST_CASE("all_reduce: max on double") { all_reduce_suite<MaxDouble>(); }
 TEST_CASE("all_reduce: non-commutative MatMul folds in id order") { all_reduce_suite<MatMulOp>(); }
+
+// Every VP of an all_reduce gets the same bits, whatever the algorithm, for a sum of doubles whose
+// rounding depends on the order of the fold (1e16 + 1 is 1e16; +1 -1e16 ... cancel): a program
+// that branches on the result (a convergence test) takes the same branch on every VP. Also with
+// more VPs than cores (meetings) and on groups' rows and columns.
+TEST_CASE("all_reduce of doubles: every VP gets the same bits, every algorithm") {
+  const auto value = [](int vp, std::size_t i) {
+    const int k = (vp + static_cast<int>(i)) % 5;
+    return k == 0 ? 1e16 : k == 3 ? -1e16 : k == 4 ? 0.1 * (vp + 1) : 1.0;
+  };
+  std::vector<Topology> topologies = hctest::all_topologies();
+  for (const char* name : {"mesh:3x4", "mesh:3x4:open", "mesh:1x7", "mesh:5x2", "linear:6"})
+    topologies.push_back(Topology::parse(name));
+  for (const Topology& t : topologies) {
+    for (Links links : kLinkModes) {
+      // (valid() knows the strict links of the rings, tori and hypercubes.)
+      const bool open =
+          t.kind() == Topology::Kind::linear || (t.kind() == Topology::Kind::mesh && !t.wraps());
+      if (open && links == Links::strict) continue;
+      for (const bool meetings : {true, false}) {
+        INFO(t.name() << " links=" << name_of(links) << " meetings=" << meetings);
+        const int p = t.size();
+        const auto cases = cases_for(Operation::all_reduce, t, links, false, true);
+        Slots<double> slots(cases.size(), p);
+        std::vector<std::vector<double>> rows(static_cast<std::size_t>(p));
+        Options o = options_for(links);
+        o.meetings = meetings;
+        const bool ran = run_ok(
+            t,
+            [&](Proc& vp) {
+              const int me = vp.id();
+              for (std::size_t k = 0; k < cases.size(); ++k) {
+                const Case& cs = cases[k];
+                if (!cs.valid) continue;
+                std::vector<double> in(cs.count), out(cs.count);
+                for (std::size_t i = 0; i < cs.count; ++i) in[i] = value(me, i);
+                hypercomm::all_reduce(vp, in, out, std::plus<>{}, cs.algo);
+                slots.out[k][static_cast<std::size_t>(me)] = std::move(out);
+              }
+              if (t.kind() == Topology::Kind::mesh && t.wraps()) {
+                // Along the row, then the column: each row's members agree, then all.
+                std::vector<double> x{value(me, 0), value(me, 1)};
+                hypercomm::all_reduce(vp.row(), x, x, std::plus<>{});
+                hypercomm::all_reduce(vp.column(), x, x, std::plus<>{});
+                rows[static_cast<std::size_t>(me)] = std::move(x);
+              }
+            },
+            o);
+        if (!ran) continue;
+        for (std::size_t k = 0; k < cases.size(); ++k) {
+          if (!cases[k].valid) continue;
+          INFO("Algo::" << name_of(cases[k].algo) << " count=" << cases[k].count);
+          const auto& got = slots.out[k];
+          for (int v = 1; v < p; ++v)
+            CHECK_MESSAGE(std::memcmp(got[static_cast<std::size_t>(v)].data(), got[0].data(),
+                                      got[0].size() * sizeof(double)) == 0,
+                          "VP " << v << " differs from VP 0");
+        }
+        if (!rows[0].empty())
+          for (int v = 1; v < p; ++v)
+            CHECK_MESSAGE(std::memcmp(rows[static_cast<std::size_t>(v)].data(), rows[0].data(),
+                                      2 * sizeof(double)) == 0,
+                          "rows and columns: VP " << v << " differs from VP 0");
+      }
+    }
+  }
+}
 
 // The mesh all-reduce on large vectors (its phases gather and fold whatever the size), uneven
 // blocks, both operator kinds.

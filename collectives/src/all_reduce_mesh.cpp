@@ -1,7 +1,10 @@
 // All-reduce on a rows x cols mesh: an all-reduce along each row, then along each column (the
 // mesh form of Grama et al. 4.6 with a combine in place of the union). The row phase folds ids
 // r*cols .. r*cols + cols - 1 in order and the column phase folds the row results in row order,
-// so a non-commutative operator gets x0 op x1 op ... op x(p-1).
+// so a non-commutative operator gets x0 op x1 op ... op x(p-1). Every member of a line folds
+// the line's vectors as x0 op (x1 op (... op x(n-1))), so that every VP gets the same bits
+// (floating point, user operators); an exact operator (Reducer::exact: integers) folds them as
+// they come (below), which gives the same bits in any order.
 //
 // Each phase is an all-reduce over a ring of n members (n = cols, then rows) with the pattern of
 // the all-to-all broadcast (section 4.3: messages that do not grow): the members' whole vectors
@@ -17,8 +20,9 @@
 // Restrictions: a mesh topology (any rows x cols, 1 x n included); neighbours only.
 //
 // Gather-and-fold, member 1 of n = 4 (x0..x3): the vectors arrive from the left in the order
-// x0, x3, x2. result := x1 -> x0 x1 (prepend, below me); high := x3 -> x2 x3 (prepend, above
-// me); result := (x0 x1) op (x2 x3).
+// x0, x3, x2. x0 is kept; high := x3 -> x2 x3 (prepend, above me); result := x1 op (x2 x3);
+// result := x0 op (x1 (x2 x3)). An exact operator: result := x0 x1 as x0 comes, then
+// result := (x0 x1) op (x2 x3).
 //
 // in may be out.
 
@@ -31,38 +35,46 @@
 namespace hypercomm::detail {
 namespace {
 
-// The whole vectors travel right round the ring; each member prepends those of lower rank
-// (they arrive in order my_rank-1, ..., 0) to its result and those of higher rank (they arrive
-// n-1, ..., my_rank+1) to `high`.
+// The whole vectors travel right round the ring: those of lower rank arrive first (my_rank-1,
+// ..., 0), then those of higher rank (n-1, ..., my_rank+1), which each member prepends to `high`;
+// then result := x(my_rank) op high. Folded as x0 op (x1 op (... op x(n-1))) on every member
+// (the same bits everywhere), the lower ones are kept until then and prepended last (member k
+// keeps k, member n-1 none: it prepends them as they come); with an exact operator every member
+// prepends them to its result as they come, keeping none (the same bits in any order).
 void gather_and_fold(const Comm& c, Bytes result, const Ring& g, const Reducer& op) {
   const int n = g.size;
   const int my_rank = g.rank_of(c.id());
   const int left = g.left(my_rank);
   const int right = g.right(my_rank);
   const std::size_t m = result.size();
+  const auto kept = static_cast<std::size_t>(op.exact || my_rank == n - 1 ? 0 : my_rank);
+  Buffer lower(kept * m);  // x(my_rank-1), ..., x0, in the order they come
   Buffer first_buffer(m);
   Buffer second_buffer(m);
-  Buffer high;  // x(my_rank+1) op ... op x(n-1), once the first has arrived
+  Buffer high;  // x(j) op (... op x(n-1)) for the higher ranks j come so far
   bool has_high = false;
   Bytes incoming = first_buffer;
   Bytes spare = second_buffer;
   ConstBytes msg = result;  // what goes right this step: my vector, then the last one received
-  // result is sent at step 1 before anything is folded into it (send copies the message).
   for (int i = 1; i < n; ++i) {
     const int source = (my_rank - i + n) % n;
-    c.sendrecv_to_combine(right, msg, left, incoming);
-    if (source < my_rank) {
-      op(result.data(), incoming.data(), result.data(), m);
-    } else if (!has_high) {
-      high.assign(incoming.begin(), incoming.end());
+    const bool keep = source < my_rank && kept != 0;
+    const Bytes into =
+        keep ? Bytes(lower).subspan(static_cast<std::size_t>(i - 1) * m, m) : incoming;
+    c.sendrecv_to_combine(right, msg, left, into);
+    if (source < my_rank && !keep) {
+      op(result.data(), into.data(), result.data(), m);  // prepended as they come
+    } else if (source > my_rank && !has_high) {
+      high.assign(into.begin(), into.end());
       has_high = true;
-    } else {
-      op(high.data(), incoming.data(), high.data(), m);
+    } else if (source > my_rank) {
+      op(high.data(), into.data(), high.data(), m);
     }
-    msg = incoming;
-    std::swap(incoming, spare);
+    msg = into;
+    if (!keep) std::swap(incoming, spare);
   }
   if (has_high) op(result.data(), result.data(), high.data(), m);
+  for (std::size_t j = 0; j < kept; ++j) op(result.data(), lower.data() + j * m, result.data(), m);
 }
 
 }  // namespace

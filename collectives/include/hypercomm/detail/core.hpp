@@ -68,6 +68,11 @@ struct Reducer {
   // The operator cannot throw: a receive may fold a message with it on the sender's thread as
   // the message lands (Comm::recv_fold); a throwing one folds only on the thread that called.
   bool never_throws = false;
+  // Any association of the fold gives the same bits (a standard operator on integers): an
+  // algorithm whose members fold the same operands in different orders (all_reduce_mesh.cpp)
+  // may then keep its own order; otherwise every member folds them in one order, so that all
+  // get the same bits (floating-point sums, user operators).
+  bool exact = false;
 
   void operator()(std::byte* dst, const std::byte* left, const std::byte* right,
                   std::size_t bytes) const {
@@ -120,8 +125,13 @@ inline constexpr bool never_throws_v = std::is_nothrow_invocable_v<const Op&, co
 
 template <class T, class Op>
 [[nodiscard]] Reducer make_reducer(const Op& op) noexcept {
-  return Reducer{&combine_block<T, Op>, &op, sizeof(T), is_commutative_v<Op>,
-                 never_throws_v<T, Op>};
+  return Reducer{
+      &combine_block<T, Op>,
+      &op,
+      sizeof(T),
+      is_commutative_v<Op>,
+      never_throws_v<T, Op>,
+      std::is_integral_v<T> && is_standard_arithmetic_op<std::remove_cvref_t<Op>>::value};
 }
 
 using Bytes = std::span<std::byte>;
