@@ -1313,6 +1313,12 @@ TEST_CASE(
                       "rank " + rs + (met ? "" : " (this VP)") + " expects " +
                           std::to_string(expects) + " (its recv_counts[" + ss + "])"})
                   if (text.find(phrase) == std::string::npos) return "no '" + phrase + "'";
+                // A group's reporter names its rank in the group, meeting or not.
+                if (w.kind.kind != Kind::proc && w.kind.kind != Kind::world) {
+                  const std::string who = "VP " + std::to_string(vp) + " (rank " +
+                                          std::to_string(members.rank_of(vp)) + " of ";
+                  if (text.find(who) == std::string::npos) return "no '" + who + "'";
+                }
                 return "";
               });
           CHECK_MESSAGE(outcome.empty(), outcome);

@@ -690,7 +690,8 @@ TEST_CASE("a VP leaving a prefix meeting on an abort has its result written befo
     } catch (const hc::Error& e) {
       FAIL("a hypercomm error instead of the body's: " << e.what());
     } catch (const std::runtime_error& e) {
-      CHECK(std::string(e.what()) == "the last VP gives up");  // the first to fail
+      // The first to fail, named (run leads a std::runtime_error's message with its VP).
+      CHECK(std::string(e.what()) == "VP " + std::to_string(p - 1) + ": the last VP gives up");
     }
     // What a VP held when it left is what it holds now: nothing was written after.
     for (std::size_t i = 0; i < p; ++i)

@@ -8,12 +8,16 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <hypercomm/hypercomm.hpp>
 #include <numeric>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <typeinfo>
 #include <vector>
 
 #include "support.hpp"
@@ -458,6 +462,7 @@ TEST_CASE("a receive whose size differs from the message throws SizeMismatch") {
     CHECK(what.find("expected 2 elements of 4 bytes (8 bytes) but the message has 6 bytes") !=
           std::string::npos);
     CHECK(what.find("6 bytes (") == std::string::npos);
+    CHECK(what.find(": sendrecv from VP ") != std::string::npos);  // the operation, by its name
   }
 }
 
@@ -495,6 +500,71 @@ TEST_CASE("an exception in one VP releases every blocked VP with Aborted, and ru
   CHECK(seconds < 5.0);  // generous on a loaded machine; the watchdog would take 60 s
   for (int i = 0; i < 16; ++i)
     if (i != 5) CHECK(aborted[static_cast<std::size_t>(i)] == 1);
+}
+
+TEST_CASE("run rethrows a <stdexcept> exception as its own type, its message naming the VP") {
+  // Thrown by VP 3 (after the others block): what `run` rethrows, and its message.
+  const auto thrown_by_vp3 = [](auto make) -> std::exception_ptr {
+    try {
+      hc::run(
+          hc::Topology::ring(6),
+          [&](hc::Proc& vp) {
+            if (vp.id() == 3) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(20));
+              throw make();
+            }
+            hc::barrier(vp);
+          },
+          test_options());
+    } catch (...) {
+      return std::current_exception();
+    }
+    return nullptr;
+  };
+  const auto message = [](const std::exception_ptr& e) -> std::string {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      return x.what();
+    } catch (...) {
+      return {};
+    }
+  };
+  const auto is = [](const std::exception_ptr& e, auto* type) {
+    using Type = std::remove_pointer_t<decltype(type)>;
+    try {
+      std::rethrow_exception(e);
+    } catch (const Type& x) {
+      return typeid(x) == typeid(Type);
+    } catch (...) {
+      return false;
+    }
+  };
+  auto e = thrown_by_vp3([] { return std::runtime_error("boom"); });
+  REQUIRE(e != nullptr);
+  CHECK(is(e, static_cast<std::runtime_error*>(nullptr)));
+  CHECK(message(e) == "VP 3: boom");
+  e = thrown_by_vp3([] { return std::out_of_range("index 9 of 4"); });
+  CHECK(is(e, static_cast<std::out_of_range*>(nullptr)));
+  CHECK(message(e) == "VP 3: index 9 of 4");
+  e = thrown_by_vp3([] { return std::invalid_argument("bad"); });
+  CHECK(is(e, static_cast<std::invalid_argument*>(nullptr)));
+  CHECK(message(e) == "VP 3: bad");
+  e = thrown_by_vp3([] { return std::logic_error("VP 3 found a bug"); });  // names it already
+  CHECK(is(e, static_cast<std::logic_error*>(nullptr)));
+  CHECK(message(e) == "VP 3 found a bug");
+  e = thrown_by_vp3([] { return std::logic_error("VP 31 is not VP 3"); });
+  CHECK(message(e) == "VP 3: VP 31 is not VP 3");
+  // Another type is the original object; hypercomm's errors name the VP themselves.
+  struct Own : std::runtime_error {
+    using std::runtime_error::runtime_error;
+  };
+  e = thrown_by_vp3([] { return Own("mine"); });
+  CHECK(is(e, static_cast<Own*>(nullptr)));
+  CHECK(message(e) == "mine");
+  e = thrown_by_vp3([] { return 42; });
+  REQUIRE(e != nullptr);
+  CHECK_THROWS_AS(std::rethrow_exception(e), int);
 }
 
 // A VP publishes each collective call it enters, and nothing as it leaves (Port::begin_call):

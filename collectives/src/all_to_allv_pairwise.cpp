@@ -31,6 +31,7 @@
 
 #include "card.hpp"
 #include "exchange.hpp"
+#include "select.hpp"
 
 namespace hypercomm::detail {
 
@@ -49,7 +50,8 @@ struct Member {
 
 struct Exchange {
   std::size_t elem_size;
-  int me;  // the last arriver, which reports a disagreement
+  int me;                  // the last arriver, which reports a disagreement
+  const GroupInfo* group;  // its group, which the report names
 };
 
 // What the meeting tells every VP (its result): whether its blocks have come (a 64-bit flag),
@@ -74,7 +76,7 @@ struct Exchange {
 // ranks and both counts), then every block moved when they are few, and the members listed.
 void exchange_blocks(const void* context, std::span<const void* const> inputs, Bytes result,
                      Bytes /*scratch*/) {
-  const auto& [elem_size, me] = *static_cast<const Exchange*>(context);
+  const auto& [elem_size, me, group] = *static_cast<const Exchange*>(context);
   const int p = static_cast<int>(inputs.size());
   const auto member = [&](int i) { return static_cast<const Member*>(inputs[i]); };
   std::size_t total = 0;
@@ -85,7 +87,7 @@ void exchange_blocks(const void* context, std::span<const void* const> inputs, B
       if (sends == expects) continue;
       const auto elements = [&](std::size_t bytes) { return std::to_string(bytes / elem_size); };
       const std::string from = std::to_string(i), to = std::to_string(j);
-      throw SizeMismatch("VP " + std::to_string(me) + ": all_to_allv: rank " + from + " sends " +
+      throw SizeMismatch(who(*group, me) + ": all_to_allv: rank " + from + " sends " +
                          elements(sends) + " elements to rank " + to + " (its send_counts[" + to +
                          "]) but rank " + to + " expects " + elements(expects) +
                          " (its recv_counts[" + from + "]) (they met in shared memory)");
@@ -111,7 +113,7 @@ bool meet_pairwise(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
   if (!c.is_call(Collective::all_to_allv)) return false;
   const int p = c.p();
   const Member mine{in.data(), &sent, out.data(), &received};
-  const Exchange context{elem_size == 0 ? 1 : elem_size, c.port.id()};
+  const Exchange context{elem_size == 0 ? 1 : elem_size, c.port.id(), &c.group};
   Port::Rounds rounds{p - 1, 0, step_partner_to, step_partner_from};
   rounds.sent_bytes = step_bytes;
   Buffer told(outcome_bytes(p));

@@ -189,6 +189,17 @@ void read_from(void* context, std::span<std::byte> to) {
               std::to_string(place.pid) + ") failed: " + std::strerror(errno));
 }
 
+bool is_deadlock(const std::exception_ptr& error) {
+  if (!error) return false;
+  try {
+    std::rethrow_exception(error);
+  } catch (const Deadlock&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 std::string what_of(const std::exception_ptr& error) {
   if (!error) return {};
   try {
@@ -1246,7 +1257,9 @@ void MpiRemote::announce_abort(Fabric& fabric) {
   abort_since_ = Clock::now();
   const int vp = fabric.failed_vp();
   if (vp < 0) return;  // another process's abort, already everywhere
-  const Header header{Kind::abort, vp, -1, kVpError, {}};
+  // A VP that found its wait could never end (the VP it waits for has finished) raised
+  // Deadlock: the other processes raise it too, as they do for a deadlock the watch finds.
+  const Header header{Kind::abort, vp, -1, is_deadlock(fabric.error()) ? kDeadlock : kVpError, {}};
   to_all(header, bytes_of(what_of(fabric.error())));
 }
 

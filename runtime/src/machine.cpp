@@ -6,8 +6,11 @@
 #include <hypercomm/errors.hpp>
 #include <hypercomm/machine.hpp>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 #include <thread>
+#include <typeinfo>
 
 #include "fabric.hpp"
 #include "futex.hpp"
@@ -34,6 +37,43 @@ void validate(const Options& options) {
   if (options.deadlock_timeout <= std::chrono::nanoseconds::zero())
     throw Error("Options::deadlock_timeout must be positive (got " +
                 std::to_string(options.deadlock_timeout.count()) + " ns)");
+}
+
+// A VP body's exception as `run` rethrows it: one of <stdexcept>'s own types again, its message led
+// by the VP's name unless it names that VP first already (API.md: the rethrown exception's message
+// names the VP id); hypercomm's errors name the VP themselves, and every other type is the
+// original object, whose message only its thrower can make.
+template <class Standard>
+bool renamed(const std::exception& e, const std::string& text, std::exception_ptr& out) {
+  if (typeid(e) != typeid(Standard)) return false;
+  out = std::make_exception_ptr(Standard(text));
+  return true;
+}
+
+std::exception_ptr naming_vp(std::exception_ptr error, int vp) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const Error&) {
+    return error;
+  } catch (const std::exception& e) {
+    const std::string name = "VP " + std::to_string(vp);
+    const std::string_view what = e.what();
+    if (what.starts_with(name) &&
+        (what.size() == name.size() || what[name.size()] < '0' || what[name.size()] > '9'))
+      return error;
+    const std::string text = name + ": " + std::string(what);
+    std::exception_ptr named;
+    if (renamed<std::runtime_error>(e, text, named) || renamed<std::logic_error>(e, text, named) ||
+        renamed<std::invalid_argument>(e, text, named) ||
+        renamed<std::out_of_range>(e, text, named) || renamed<std::length_error>(e, text, named) ||
+        renamed<std::domain_error>(e, text, named) || renamed<std::range_error>(e, text, named) ||
+        renamed<std::overflow_error>(e, text, named) ||
+        renamed<std::underflow_error>(e, text, named))
+      return named;
+    return error;
+  } catch (...) {
+    return error;
+  }
 }
 
 // Whether a blocked VP's VpState::operation names a collective (the point-to-point waits name
@@ -232,7 +272,7 @@ void Fabric::vp_main(int id) {
       port.settle_clock();  // a VP that left a prefix meeting early waits for its clock
       port.settle_ports();
     } catch (...) {
-      fail(std::current_exception(), id);
+      fail(naming_vp(std::current_exception(), id), id);
     }
     finish(id);
   }
@@ -386,6 +426,21 @@ std::string Fabric::describe_waits() const {
               group_name(calls.latest.group, topology_) + ")";
     if (peer == kWaitsForAll) {
       item += " for every VP to join it";
+      // Which have not: on the whole machine, this process's VPs whose latest call is another.
+      if (calls.latest.kind != 0 && calls.latest.group == 0) {
+        std::string absent;
+        int count = 0;
+        for (int j = first_; j < last_; ++j) {
+          PublishedCalls theirs;
+          if (read_calls(states_[static_cast<std::size_t>(j)], theirs) &&
+              theirs.latest.sequence == calls.latest.sequence && theirs.latest.group == 0 &&
+              theirs.latest.kind != 0)
+            continue;
+          if (count++ < 8) absent += (absent.empty() ? "VP " : ", ") + std::to_string(j);
+        }
+        if (count > 8) absent += ", ...";
+        if (count > 0) item += " (not in it: " + absent + ")";
+      }
     } else {
       item += " for VP " + std::to_string(peer);
       if (peer >= 0 && states_[static_cast<std::size_t>(peer)].status.load() == kFinished)

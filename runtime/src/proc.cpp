@@ -741,6 +741,16 @@ void Port::sendrecv_into(int dest, std::span<const std::byte> out, int src, std:
     settle_clock();
   check_peer(dest, "sendrecv", out.size());
   check_peer(src, "sendrecv", in.size());
+  // A program's own exchange names itself in its errors and waits (a collective's, the
+  // collective).
+  struct Naming {
+    const char*& operation;
+    bool named;
+    ~Naming() {
+      if (named) operation = nullptr;
+    }
+  } const naming{operation_, operation_ == nullptr};
+  if (naming.named) operation_ = "sendrecv";
   const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
   const double start = departure(dest);
   Link& in_channel = channel_from(src);
