@@ -431,10 +431,13 @@ TEST_CASE("all_reduce of doubles: every VP gets the same bits, every algorithm")
           if (!cases[k].valid) continue;
           INFO("Algo::" << name_of(cases[k].algo) << " count=" << cases[k].count);
           const auto& got = slots.out[k];
-          for (int v = 1; v < p; ++v)
-            CHECK_MESSAGE(std::memcmp(got[static_cast<std::size_t>(v)].data(), got[0].data(),
-                                      got[0].size() * sizeof(double)) == 0,
+          for (int v = 1; v < p; ++v) {
+            const auto& theirs = got[static_cast<std::size_t>(v)];
+            CHECK_MESSAGE((theirs.size() == got[0].size() &&
+                           (theirs.empty() || std::memcmp(theirs.data(), got[0].data(),
+                                                          theirs.size() * sizeof(double)) == 0)),
                           "VP " << v << " differs from VP 0");
+          }
         }
         if (!rows[0].empty())
           for (int v = 1; v < p; ++v)
