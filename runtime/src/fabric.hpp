@@ -606,6 +606,11 @@ class HYPERCOMM_INTERNAL Fabric {
   [[nodiscard]] std::span<const int> vp_cpus() const noexcept { return vp_cpus_; }
   void set_vp_cpus(std::vector<int> cpus) noexcept { vp_cpus_ = std::move(cpus); }
   [[nodiscard]] std::chrono::nanoseconds yield_time() const noexcept { return yield_time_; }
+  // How long a sleeping VP waits before it looks again unwoken: in a collective (Waiter::kRecheck,
+  // scaled) or outside one (kIdleRecheck, scaled); see Fabric's constructor.
+  [[nodiscard]] std::chrono::nanoseconds recheck_time(bool in_collective) const noexcept {
+    return in_collective ? recheck_time_ : idle_recheck_time_;
+  }
   // A sender of this many bytes or more waits a while for its receiver to post (channel.hpp),
   // in an exchange or not.
   [[nodiscard]] std::size_t rendezvous_bytes(bool exchange) const noexcept {
@@ -662,6 +667,8 @@ class HYPERCOMM_INTERNAL Fabric {
   std::chrono::nanoseconds cross_core_spin_{0};
   bool node_crowded_ = false;
   std::chrono::nanoseconds yield_time_;
+  std::chrono::nanoseconds recheck_time_;       // recheck_time(true)
+  std::chrono::nanoseconds idle_recheck_time_;  // recheck_time(false)
   std::size_t rendezvous_bytes_;
   std::size_t one_way_rendezvous_bytes_;  // a send alone's (not an exchange's)
   std::size_t bounded_queue_bytes_;       // bounded_queue_bytes()

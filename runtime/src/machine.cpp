@@ -17,6 +17,7 @@
 #include "group_info.hpp"
 #include "pinning.hpp"
 #include "port.hpp"
+#include "waiter.hpp"
 
 namespace hypercomm {
 namespace detail {
@@ -116,6 +117,19 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   // cost several times a switch between two VPs of one core).
   spin_time_ = oversubscribed ? std::chrono::microseconds(0) : std::chrono::microseconds(200);
   yield_time_ = oversubscribed ? std::chrono::microseconds(1000) : std::chrono::microseconds(0);
+  // A sleeper's recheck in a collective reads every member's published call (Port::disagreement):
+  // p sleepers each waking every 25 ms read p^2 calls that often, and at 4096 VPs on 2 cores that
+  // took both cores (a deadlock among them was reported after 48 s, not 1). The rechecks are a
+  // backstop (a finishing VP, an abort, a release wake the sleepers), so with many VPs here they
+  // come less often, but at least four times a deadlock timeout: the watch declares a deadlock
+  // only once every blocked VP has looked again (Fabric::stalled).
+  const auto scaled = [&](std::chrono::nanoseconds base) {
+    const auto factor = static_cast<std::int64_t>(std::max<std::size_t>(1, here / 64));
+    return std::min(base * factor,
+                    std::max<std::chrono::nanoseconds>(base, options_.deadlock_timeout / 4));
+  };
+  recheck_time_ = scaled(Waiter::kRecheck);
+  idle_recheck_time_ = scaled(Waiter::kIdleRecheck);
   const std::size_t node_vps =
       placement.node_vps > 0 ? static_cast<std::size_t>(placement.node_vps) : here;
   node_crowded_ = crowded(node_vps, node_cpus);
@@ -331,7 +345,9 @@ void Fabric::fail(std::exception_ptr error, int vp) noexcept {
       failed_vp_.store(vp, std::memory_order_release);
     }
   }
-  attention_.fetch_or(kAborted, std::memory_order_seq_cst);
+  // The first failure wakes every VP; each released VP fails with Aborted in turn, and waking
+  // all again for each took p^2 system calls (150 s at 4096 VPs on 2 cores, now 1-2 s).
+  if ((attention_.fetch_or(kAborted, std::memory_order_seq_cst) & kAborted) != 0) return;
   meeting_.signal.fetch_add(1, std::memory_order_seq_cst);
   futex_wake(meeting_.signal, INT_MAX);
   for (int i = first_; i < last_; ++i) {
@@ -404,6 +420,21 @@ std::string Fabric::describe_waits() const {
     else if (listed == 65)
       text += "; ...";
   };
+  // Each VP's latest call on the whole machine (its sequence; -1: none or unreadable), read once
+  // when a meeting's wait first asks who is not in it: p VPs waiting would otherwise read p each.
+  std::vector<std::int64_t> machine_calls;
+  const auto machine_call = [&](int j) {
+    if (machine_calls.empty()) {
+      machine_calls.assign(static_cast<std::size_t>(last_ - first_), -1);
+      for (int k = first_; k < last_; ++k) {
+        PublishedCalls theirs;
+        if (read_calls(states_[static_cast<std::size_t>(k)], theirs) && theirs.latest.group == 0 &&
+            theirs.latest.kind != 0)
+          machine_calls[static_cast<std::size_t>(k - first_)] = theirs.latest.sequence;
+      }
+    }
+    return machine_calls[static_cast<std::size_t>(j - first_)];
+  };
   for (int i = first_; i < last_; ++i) {
     const VpState& s = states_[static_cast<std::size_t>(i)];
     const std::uint32_t status = s.status.load(std::memory_order_acquire);
@@ -431,11 +462,7 @@ std::string Fabric::describe_waits() const {
         std::string absent;
         int count = 0;
         for (int j = first_; j < last_; ++j) {
-          PublishedCalls theirs;
-          if (read_calls(states_[static_cast<std::size_t>(j)], theirs) &&
-              theirs.latest.sequence == calls.latest.sequence && theirs.latest.group == 0 &&
-              theirs.latest.kind != 0)
-            continue;
+          if (machine_call(j) == static_cast<std::int64_t>(calls.latest.sequence)) continue;
           if (count++ < 8) absent += (absent.empty() ? "VP " : ", ") + std::to_string(j);
         }
         if (count > 8) absent += ", ...";

@@ -541,7 +541,7 @@ void Port::wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused
     if (done()) return;
     check();
     meeting.sleepers.fetch_add(1, std::memory_order_seq_cst);
-    if (!done()) detail::Waiter::sleep(meeting.signal, signal, detail::Waiter::kRecheck);
+    if (!done()) detail::Waiter::sleep(meeting.signal, signal, fabric_->recheck_time(true));
     meeting.sleepers.fetch_sub(1, std::memory_order_relaxed);
   }
 }
