@@ -647,8 +647,7 @@ Port::Wait Port::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
       result = ready() ? Wait::ready : Wait::peer_finished;
     } else {
       fabric_->sleeping_on(src);
-      detail::Waiter::sleep(
-          me.wake, ticket, fabric_->recheck_time(tag.kind != 0));
+      detail::Waiter::sleep(me.wake, ticket, fabric_->recheck_time(tag.kind != 0));
       me.sleeping.store(0, std::memory_order_relaxed);
       continue;
     }
