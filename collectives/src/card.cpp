@@ -5,12 +5,15 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -391,18 +394,13 @@ namespace {
 // directed link carries one message at a time, first come first served, ties to the smaller id):
 // where routes chain (message A's second link is B's first, and so on round a ring) the waits
 // add up beyond the load. Exact up to 256 VPs; above, both the average load over the used links
-// (a lower bound). Computed once per topology and x, shared by every thread.
+// (a lower bound).
 struct XorCongestion {
   double load = 1.0;
   double chained = 1.0;
 };
 
-XorCongestion xor_congestion_shared(const Topology& t, int x) {
-  static std::mutex mutex;
-  static std::map<std::pair<std::string, int>, XorCongestion> cache;
-  const std::lock_guard lock(mutex);
-  const auto key = std::make_pair(t.name(), x);
-  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+XorCongestion compute_xor_congestion(const Topology& t, int x) {
   const int p = t.size();
   XorCongestion congestion;
   if (p <= 256) {
@@ -428,24 +426,57 @@ XorCongestion xor_congestion_shared(const Topology& t, int x) {
     congestion.load = congestion.chained =
         std::max(1.0, hops / (static_cast<double>(p) * std::max(1, t.max_degree())));
   }
-  cache.emplace(key, congestion);
   return congestion;
+}
+
+// One topology's congestions, x = 1 .. p-1, each computed once (under the table's lock) by the
+// first thread to ask and then read without a lock: the pairwise all-to-alls' selection asks for
+// every x on every VP (p^2 lookups a call; under one shared lock, 4096 VPs took 15 s).
+class XorCongestionTable {
+ public:
+  explicit XorCongestionTable(const Topology& t)
+      : topology_(t),
+        values_(static_cast<std::size_t>(t.size())),
+        ready_(static_cast<std::size_t>(t.size())) {}
+  XorCongestion operator()(int x) {
+    const auto i = static_cast<std::size_t>(x);
+    if (!ready_[i].load(std::memory_order_acquire)) {
+      const std::lock_guard lock(mutex_);
+      if (!ready_[i].load(std::memory_order_relaxed)) {
+        values_[i] = compute_xor_congestion(topology_, x);
+        ready_[i].store(true, std::memory_order_release);
+      }
+    }
+    return values_[i];
+  }
+
+ private:
+  const Topology topology_;
+  std::mutex mutex_;
+  std::vector<XorCongestion> values_;
+  std::vector<std::atomic<bool>> ready_;
+};
+
+// The table of t, shared by every thread and kept for the process's life (one per shape used).
+XorCongestionTable& xor_congestion_table(const Topology& t) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int, int, int, bool>, std::unique_ptr<XorCongestionTable>> tables;
+  const std::lock_guard lock(mutex);
+  auto& table = tables[{static_cast<int>(t.kind()), t.rows(), t.cols(), t.wraps()}];
+  if (!table) table = std::make_unique<XorCongestionTable>(t);
+  return *table;
 }
 
 }  // namespace
 
-// The irregular collectives consult the table on most calls (their counts change from call to
-// call): this thread's last topology keeps its congestions of x = 2^k, without the shared lock.
+// This thread's last topology keeps a reference to its table, found without the shared lock.
 double xor_congestion(const Topology& t, int x, bool chained) {
   if (t.kind() == Topology::Kind::hypercube) return 1.0;
-  const auto pick = [chained](const XorCongestion& c) { return chained ? c.chained : c.load; };
-  if (!is_power_of_two(x)) return pick(xor_congestion_shared(t, x));
   thread_local std::optional<Topology> topology;
-  thread_local std::array<std::optional<XorCongestion>, 13> by_bit{};
-  if (topology != t) topology = t, by_bit.fill(std::nullopt);
-  auto& c = by_bit[static_cast<std::size_t>(log2_of(x))];
-  if (!c) c = xor_congestion_shared(t, x);
-  return pick(*c);
+  thread_local XorCongestionTable* table = nullptr;
+  if (topology != t) table = &xor_congestion_table(t), topology = t;
+  const XorCongestion c = (*table)(x);
+  return chained ? c.chained : c.load;
 }
 
 namespace {

@@ -26,6 +26,7 @@
 #include "channel.hpp"
 #include "futex.hpp"
 #include "port.hpp"
+#include "straight_runs.hpp"
 #include "transport.hpp"
 
 namespace hypercomm::detail {
@@ -347,6 +348,18 @@ struct alignas(64) LinkCounterLine {
   LinkCounter counters[kCountersPerLine];
 };
 
+// The marks of the routed messages' straight runs on a grid machine (Fabric::count_straight_run):
+// at the link where a run begins and after the link where it ends, so that a route of any length
+// costs a sender a few additions; Fabric::collect sums them along each line.
+struct RunMark {
+  std::atomic<std::uint64_t> messages{0};
+  std::atomic<std::uint64_t> bytes{0};
+  void add(std::uint64_t m, std::uint64_t b) noexcept {
+    messages.fetch_add(m, std::memory_order_relaxed);
+    bytes.fetch_add(b, std::memory_order_relaxed);
+  }
+};
+
 using ChannelRow = std::vector<std::atomic<Link*>>;
 
 class Fabric;
@@ -568,6 +581,30 @@ class HYPERCOMM_INTERNAL Fabric {
     c.routed_messages.fetch_add(messages, std::memory_order_relaxed);
     c.routed_bytes.fetch_add(bytes, std::memory_order_relaxed);
   }
+  // `messages` messages of `bytes` bytes in all on every link of `run` (a ring, linear array or
+  // mesh): marks where the run begins and after where it ends, along its line of the grid
+  // (a difference array, unsigned arithmetic modulo 2^64; a run that wraps round a torus line
+  // is the two pieces either side of position 0). Any VP may call it.
+  void count_straight_run(const detail::StraightRun& run, std::uint64_t bytes,
+                          std::uint64_t messages) noexcept {
+    const bool along_row = run.slot < 2;  // slots 0, 1: the column changes
+    const int extent = along_row ? topology_.cols() : topology_.rows();
+    const int position = along_row ? topology_.col_of(run.from) : topology_.row_of(run.from);
+    int first = run.slot % 2 == 0 ? position : position - run.length + 1;  // lowest position
+    if (first < 0) first += extent;
+    const int line_start = along_row ? run.from - position : topology_.col_of(run.from);
+    const int step = along_row ? 1 : topology_.cols();  // from one position of the line to the next
+    const auto mark = [&](int at) noexcept -> RunMark& {
+      return run_marks_[link_index(line_start + at * step, run.slot)];
+    };
+    mark(first).add(messages, bytes);
+    if (const int end = first + run.length; end < extent) {
+      mark(end).add(0 - messages, 0 - bytes);
+    } else if (end > extent) {
+      mark(0).add(messages, bytes);
+      mark(end - extent).add(0 - messages, 0 - bytes);
+    }
+  }
   // The calling VP `from`'s own send on its link in slot `slot` (Topology::link_slot); only VP
   // `from` may call it.
   void count_own_link(int from, int slot, std::uint64_t bytes,
@@ -713,6 +750,7 @@ class HYPERCOMM_INTERNAL Fabric {
 
   std::size_t link_stride_;
   std::unique_ptr<LinkCounterLine[]> links_;  // link_stride_ counters per VP
+  std::unique_ptr<RunMark[]> run_marks_;      // a grid machine's: link_stride_ per VP
 
   // Run control.
   std::atomic<std::uint32_t> generation_{0};

@@ -161,6 +161,8 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
       (static_cast<std::size_t>(std::max(1, topology_.max_degree())) + kCountersPerLine - 1) /
       kCountersPerLine * kCountersPerLine;
   links_ = std::make_unique<LinkCounterLine[]>(p * link_stride_ / kCountersPerLine);
+  if (topology_.kind() != Topology::Kind::hypercube)
+    run_marks_ = std::make_unique<RunMark[]>(p * link_stride_);
   ports_.reserve(p);
   for (int i = 0; i < size_; ++i) ports_.push_back(std::make_unique<Port>(*this, i));
   for (int i = 0; i < size_; ++i)
@@ -601,6 +603,11 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
   for (std::size_t i = 0; i < static_cast<std::size_t>(size_) * link_stride_ / kCountersPerLine;
        ++i)
     for (LinkCounter& c : links_[i].counters) c.clear();
+  if (run_marks_ != nullptr)
+    for (std::size_t i = 0; i < static_cast<std::size_t>(size_) * link_stride_; ++i) {
+      run_marks_[i].messages.store(0, std::memory_order_relaxed);
+      run_marks_[i].bytes.store(0, std::memory_order_relaxed);
+    }
   meeting_.arrived.store(0, std::memory_order_relaxed);  // an aborted run may leave arrivals
   meeting_.deserted.store(0, std::memory_order_relaxed);
   meeting_.parts_left.store(0, std::memory_order_relaxed);
@@ -662,11 +669,37 @@ Report Fabric::collect(double wall_seconds) const {
     r.events.insert(r.events.end(), port.events_.begin(), port.events_.end());
     if (port.recording_) r.operations.push_back(port.operations_);
   }
+  // The straight runs' marks summed along each line of the grid: link (id, slot) carried the
+  // runs marked at or before it on its line, in the slot's order.
+  const std::size_t counters = static_cast<std::size_t>(size_) * link_stride_;
+  std::vector<std::uint64_t> run_messages(run_marks_ != nullptr ? counters : 0);
+  std::vector<std::uint64_t> run_bytes(run_messages.size());
+  if (run_marks_ != nullptr) {
+    const int rows = topology_.rows(), cols = topology_.cols();
+    for (int slot = 0; slot < topology_.max_degree(); ++slot) {
+      const bool along_row = slot < 2;
+      for (int line = 0; line < (along_row ? rows : cols); ++line) {
+        std::uint64_t messages = 0, bytes = 0;
+        for (int at = 0; at < (along_row ? cols : rows); ++at) {
+          const std::size_t i = link_index(along_row ? line * cols + at : at * cols + line, slot);
+          messages += run_marks_[i].messages.load(std::memory_order_relaxed);
+          bytes += run_marks_[i].bytes.load(std::memory_order_relaxed);
+          run_messages[i] = messages;
+          run_bytes[i] = bytes;
+        }
+      }
+    }
+  }
   for (int from = 0; from < size_; ++from) {
     for (int to : topology_.neighbors(from)) {
-      const LinkCounter& c = link_counter(from, topology_.link_slot(from, to));
-      if (const std::uint64_t messages = c.messages(); messages > 0)
-        r.link_traffic[{from, to}] = LinkStats{messages, c.bytes()};
+      const int slot = topology_.link_slot(from, to);
+      const LinkCounter& c = link_counter(from, slot);
+      std::uint64_t messages = c.messages(), bytes = c.bytes();
+      if (!run_messages.empty()) {
+        messages += run_messages[link_index(from, slot)];
+        bytes += run_bytes[link_index(from, slot)];
+      }
+      if (messages > 0) r.link_traffic[{from, to}] = LinkStats{messages, bytes};
     }
   }
   return r;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "hypercomm/errors.hpp"
+#include "straight_runs.hpp"
 
 namespace hypercomm {
 namespace {
@@ -316,5 +317,24 @@ int Topology::id_at(int r, int c) const noexcept {
   if (wraps()) return wrap(r, rows_) * cols_ + wrap(c, cols_);
   return r >= 0 && r < rows_ && c >= 0 && c < cols_ ? r * cols_ + c : -1;
 }
+
+namespace detail {
+
+std::array<StraightRun, 2> straight_runs(const Topology& grid, int a, int b) noexcept {
+  std::array<StraightRun, 2> runs{};
+  const int corner = grid.id_at(grid.row_of(a), grid.col_of(b));  // where XY turns
+  const auto run = [&grid](int from, int to, int position, int target, int extent) {
+    if (from == to) return StraightRun{};
+    const int length =
+        grid.wraps() ? ring_distance(position, target, extent) : std::abs(position - target);
+    return StraightRun{from, grid_link_slot(grid, from, next_hop_unchecked(grid, from, to)),
+                       length};
+  };
+  runs[0] = run(a, corner, grid.col_of(a), grid.col_of(b), grid.cols());
+  runs[1] = run(corner, b, grid.row_of(a), grid.row_of(b), grid.rows());
+  return runs;
+}
+
+}  // namespace detail
 
 }  // namespace hypercomm
