@@ -297,15 +297,22 @@ void Fabric::vp_main(int id) {
 namespace {
 
 // Group g's place in `places` (Fabric::group_meeting, group_chain), made by make() for the
-// first member to ask, found by its key (and members).
+// first member to ask, found by its key and members. Every member asks once, under the lock: a
+// row's, column's or subcube's key names its members, a split group's members are compared (one
+// memcmp); only the member that makes the place lists them (each member listing a subcube of
+// 4096 VPs bit by bit made its scan take 2-3 times as long).
 template <class Place, class Make>
 Place& group_place(std::vector<std::unique_ptr<Place>>& places, std::mutex& mutex,
                    const GroupInfo& g, Make&& make) {
-  std::vector<int> vps(static_cast<std::size_t>(g.size));
-  for (int r = 0; r < g.size; ++r) vps[static_cast<std::size_t>(r)] = g.vp_of(r);
+  const auto holds_g = [&g](const Place& place) {
+    if (place.group != g.key || place.vps.size() != static_cast<std::size_t>(g.size)) return false;
+    return g.shape != GroupInfo::Shape::split || place.vps == g.members;
+  };
   const std::lock_guard lock(mutex);
   for (const auto& place : places)
-    if (place->group == g.key && place->vps == vps) return *place;
+    if (holds_g(*place)) return *place;
+  std::vector<int> vps(static_cast<std::size_t>(g.size));
+  for (int r = 0; r < g.size; ++r) vps[static_cast<std::size_t>(r)] = g.vp_of(r);
   auto& made = places.emplace_back(std::make_unique<Place>());
   make(*made);
   made->group = g.key;
@@ -325,6 +332,16 @@ Meeting& Fabric::group_meeting(const GroupInfo& g) {
       made.next_clocks.resize(p);
     });
   return *g.meeting;
+}
+
+void Fabric::ring_every_bell() noexcept {
+  const auto ring = [](Meeting& bell) noexcept {
+    bell.signal.fetch_add(1, std::memory_order_seq_cst);
+    futex_wake(bell.signal, INT_MAX);
+  };
+  ring(meeting_);
+  const std::lock_guard lock(group_meetings_mutex_);
+  for (const auto& group : group_meetings_) ring(*group);
 }
 
 PipelinedMeeting& Fabric::group_chain(const GroupInfo& g) {
@@ -350,8 +367,7 @@ void Fabric::fail(std::exception_ptr error, int vp) noexcept {
   // The first failure wakes every VP; each released VP fails with Aborted in turn, and waking
   // all again for each took p^2 system calls (150 s at 4096 VPs on 2 cores, now 1-2 s).
   if ((attention_.fetch_or(kAborted, std::memory_order_seq_cst) & kAborted) != 0) return;
-  meeting_.signal.fetch_add(1, std::memory_order_seq_cst);
-  futex_wake(meeting_.signal, INT_MAX);
+  ring_every_bell();
   for (int i = first_; i < last_; ++i) {
     state(i).wake.fetch_add(1, std::memory_order_release);
     futex_wake(state(i).wake, 1);
@@ -376,10 +392,18 @@ void Fabric::remote_finished(int vp) noexcept { mark_finished(vp); }
 void Fabric::finish(int id) noexcept {
   mark_finished(id);
   const bool last = remaining_.fetch_sub(1, std::memory_order_seq_cst) == 1;
-  // And whoever sleeps in a meeting this VP will never join (Port::meet).
-  if (meeting_.sleepers.load(std::memory_order_seq_cst) != 0) {
-    meeting_.signal.fetch_add(1, std::memory_order_seq_cst);
-    futex_wake(meeting_.signal, INT_MAX);
+  // And whoever sleeps in a meeting this VP will never join (Port::meet), which only a program
+  // whose VPs disagree has. Every meeting's sleepers sleep on one word, and waking them all for
+  // each VP that finished made p^2 wake-ups (4096 VPs in 256 subcube meetings stalled 5-15 s
+  // a run, each sleeper woken thousands of times): a finish wakes them at most once a recheck
+  // period, and a sleeper's own recheck finds a later one within that period.
+  {
+    const std::int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+    std::int64_t due = finish_wake_due_.load(std::memory_order_relaxed);
+    if (now >= due && finish_wake_due_.compare_exchange_strong(
+                          due, now + std::chrono::steady_clock::duration(recheck_time_).count(),
+                          std::memory_order_relaxed))
+      ring_every_bell();
   }
   if (last) futex_wake(remaining_, 1);
   if (remote_ != nullptr) remote_->outgoing();  // the other processes must hear of it

@@ -259,7 +259,7 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
           ? MeetingPlace{fabric_->meeting(), nullptr, id_, size_}
           : MeetingPlace{fabric_->group_meeting(*group), group, group->rank, group->size};
   detail::Meeting& meeting = place.meeting;
-  detail::Meeting& bell = fabric_->meeting();  // every meeting's signal and sleepers
+  detail::Meeting& bell = fabric_->bell(group);  // where its sleepers sleep
   detail::VpState& me = fabric_->state(id_);
   auto& seat = meeting.seats[static_cast<std::size_t>(place.rank)];
   seat.clock = clock_;
@@ -347,7 +347,7 @@ void Port::do_part(const MeetingPlace& place, const MessageTag& tag, Part part,
   me.status.store(detail::kBlocked, std::memory_order_release);
   const auto parts_done = [&] { return meeting.parts_left.load(std::memory_order_acquire) == 0; };
   if (meeting.parts_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    wake_sleepers(fabric_->meeting());  // every meeting's sleepers wait on the machine's
+    wake_sleepers(fabric_->bell(place.group));
   } else {
     try {
       wait_in_meeting(
@@ -493,15 +493,18 @@ void Port::conclude_meeting(const MeetingPlace& place, const Rounds& rounds, Com
 template <class Done, class Excused>
 void Port::wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused,
                            const detail::GroupInfo* group) {
-  detail::Meeting& meeting = fabric_->meeting();
+  detail::Meeting& meeting = fabric_->bell(group);
   auto abandoned = [&] {
     return Aborted(vp_name(id_) + ": " + operation_name() +
                    " abandoned: another VP failed or the run deadlocked");
   };
   // As a VP waiting for a message does (Port::wait_until): the other VPs may be in a different
   // call of the same sequence number, or have finished.
+  detail::LookPace pace(group != nullptr ? group->size : topology().size(),
+                        fabric_->recheck_time(true));
   auto check = [&] {
     if (fabric_->aborted()) throw abandoned();
+    if (!pace.due()) return;
     if (tag != nullptr)
       if (std::string problem = disagreement(*tag); !problem.empty() && !done())
         throw CollectiveMismatch(problem);
@@ -547,6 +550,8 @@ void Port::wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused
 }
 
 int Port::finished_member(const detail::GroupInfo& group) const noexcept {
+  // None of the VPs has finished (only where every member is local is that all of them).
+  if (fabric_->remote() == nullptr && fabric_->finished_vp() < 0) return -1;
   for (int r = 0; r < group.size; ++r) {
     const int vp = group.vp_of(r);
     if (fabric_->state(vp).status.load(std::memory_order_acquire) == detail::kFinished) return vp;
@@ -734,7 +739,7 @@ void Port::run_prefix_chain(const ChainSeat& place, std::uint64_t generation, in
       if (i + 1 == p) break;
       seat.mark.store(base + Chain::kDone, std::memory_order_release);
       if (!claim_next_step(slot.seats[i + 1].mark, base)) {
-        wake_sleepers(fabric_->meeting());  // VP i + 1 has not come: it takes the chain on
+        wake_sleepers(fabric_->bell(place.group));  // VP i + 1 has not come: it takes the chain on
         return;
       }
       ++i;
@@ -750,7 +755,7 @@ void Port::run_prefix_chain(const ChainSeat& place, std::uint64_t generation, in
   }
   slot.seats[p - 1].mark.store(base + Chain::kDone, std::memory_order_release);
   slot.generation.store(generation + chain.slot_count, std::memory_order_release);
-  wake_sleepers(fabric_->meeting());
+  wake_sleepers(fabric_->bell(place.group));
 }
 
 bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, const Rounds& rounds,
@@ -925,7 +930,7 @@ void Port::leave_rooted(const ChainSeat& place, std::uint64_t generation, const 
     slot.root.store(0, std::memory_order_relaxed);
     slot.unchecked.store(0, std::memory_order_relaxed);
     slot.generation.store(generation + chain.slot_count, std::memory_order_release);
-    wake_sleepers(fabric_->meeting());
+    wake_sleepers(fabric_->bell(place.group));
   }
   leave_pipelined(place, generation, rounds, op, sizes);
 }
@@ -995,7 +1000,7 @@ bool Port::meet_rooted_by_reference(const ChainSeat& place, const MessageTag& ta
         std::memcpy(theirs.out + offset, input.data(), n);
     }
     seat.mark.store(base + Chain::kDone, std::memory_order_seq_cst);
-    wake_sleepers(fabric_->meeting());
+    wake_sleepers(fabric_->bell(place.group));
   } else {
     if (results == Results::per_vp && n != 0) {  // the root's own block
       if (flow == Flow::from_root && out.data() != input.data() + offset)

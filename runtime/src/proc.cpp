@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <hypercomm/errors.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -577,8 +578,14 @@ Port::Wait Port::wait_until(int src, const MessageTag& tag, std::uint32_t& peer_
     peer_meeting = peer.meeting.load(std::memory_order_acquire);
     return peer_meeting != 0 && peer_meeting >= tag.sequence && !ready();
   };
+  std::optional<detail::LookPace> pace;  // made on the first look: most waits end before
   auto disagrees = [&] {
     if (tag.kind == 0) return false;
+    if (!pace) {
+      const detail::GroupInfo* group = groups_->find(tag.group);
+      pace.emplace(group != nullptr ? group->size : 0, fabric_->recheck_time(true));
+    }
+    if (!pace->due()) return false;
     problem_ = disagreement(tag);
     return !problem_.empty() && !ready();
   };
