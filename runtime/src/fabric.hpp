@@ -257,6 +257,9 @@ struct PipelinedMeeting {
     // A rooted meeting by reference whose root leaves on an error: no VP may start to copy
     // from or into its buffers any more (Port::meet_rooted).
     std::atomic<std::uint32_t> closed{0};
+    // A rooted meeting by reference: the copies made, counted after each; the last wakes the
+    // root (one wake-up where one per copy woke the root 4095 times at 4096 VPs).
+    std::atomic<std::uint32_t> copied{0};
     // What follows is set once (allocate) and read by every VP at every meeting: on a line of its
     // own, away from the counters above that the VPs of both cores write.
     alignas(kCacheLine) std::unique_ptr<Seat[]> seats;

@@ -218,6 +218,7 @@ void PipelinedMeeting::reset() noexcept {
     slot.root.store(0, std::memory_order_relaxed);
     slot.unchecked.store(0, std::memory_order_relaxed);
     slot.closed.store(0, std::memory_order_relaxed);
+    slot.copied.store(0, std::memory_order_relaxed);
     for (std::size_t i = 0; i < p; ++i) slot.seats[i].mark.store(0, std::memory_order_relaxed);
   }
   concluded.store(0, std::memory_order_relaxed);
@@ -929,6 +930,7 @@ void Port::leave_rooted(const ChainSeat& place, std::uint64_t generation, const 
     slot.left.store(0, std::memory_order_relaxed);
     slot.root.store(0, std::memory_order_relaxed);
     slot.unchecked.store(0, std::memory_order_relaxed);
+    slot.copied.store(0, std::memory_order_relaxed);
     slot.generation.store(generation + chain.slot_count, std::memory_order_release);
     wake_sleepers(fabric_->bell(place.group));
   }
@@ -966,6 +968,8 @@ bool Port::meet_rooted_by_reference(const ChainSeat& place, const MessageTag& ta
   if (place.rank == root) claim_root(place, generation, tag, op);
   const std::uint64_t base = Chain::base(generation);
   seat.mark.store(base + Chain::kCame, std::memory_order_seq_cst);
+  // The VPs that came before the root wait for it to come (root_came), and copy then.
+  if (place.rank == root) wake_sleepers(fabric_->bell(place.group));
   // This VP's part: block `me` (Results::per_vp) of the root's input or out, or all of it.
   const std::size_t offset = uneven != nullptr            ? uneven->offset
                              : results == Results::per_vp ? me * n
@@ -1000,7 +1004,10 @@ bool Port::meet_rooted_by_reference(const ChainSeat& place, const MessageTag& ta
         std::memcpy(theirs.out + offset, input.data(), n);
     }
     seat.mark.store(base + Chain::kDone, std::memory_order_seq_cst);
-    wake_sleepers(fabric_->bell(place.group));
+    // Only the root waits for the copies, for all of them: the last copy wakes it.
+    if (slot.copied.fetch_add(1, std::memory_order_seq_cst) + 2 ==
+        static_cast<std::uint32_t>(place.size))
+      wake_sleepers(fabric_->bell(place.group));
   } else {
     if (results == Results::per_vp && n != 0) {  // the root's own block
       if (flow == Flow::from_root && out.data() != input.data() + offset)
