@@ -391,12 +391,12 @@ void Fabric::remote_finished(int vp) noexcept { mark_finished(vp); }
 
 void Fabric::finish(int id) noexcept {
   mark_finished(id);
-  const bool last = remaining_.fetch_sub(1, std::memory_order_seq_cst) == 1;
   // And whoever sleeps in a meeting this VP will never join (Port::meet), which only a program
-  // whose VPs disagree has. Every meeting's sleepers sleep on one word, and waking them all for
-  // each VP that finished made p^2 wake-ups (4096 VPs in 256 subcube meetings stalled 5-15 s
-  // a run, each sleeper woken thousands of times): a finish wakes them at most once a recheck
-  // period, and a sleeper's own recheck finds a later one within that period.
+  // whose VPs disagree has. Waking every meeting's sleepers for each VP that finished made p^2
+  // wake-ups (4096 VPs in 256 subcube meetings stalled 5-15 s a run, each sleeper woken
+  // thousands of times): a finish wakes them at most once a recheck period, and a sleeper's own
+  // recheck finds a later one within that period. Before this VP counts itself out: once the
+  // last has, the next run may clear the group meetings.
   {
     const std::int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
     std::int64_t due = finish_wake_due_.load(std::memory_order_relaxed);
@@ -405,6 +405,7 @@ void Fabric::finish(int id) noexcept {
                           std::memory_order_relaxed))
       ring_every_bell();
   }
+  const bool last = remaining_.fetch_sub(1, std::memory_order_seq_cst) == 1;
   if (last) futex_wake(remaining_, 1);
   if (remote_ != nullptr) remote_->outgoing();  // the other processes must hear of it
 }
@@ -635,8 +636,11 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
   meeting_.arrived.store(0, std::memory_order_relaxed);  // an aborted run may leave arrivals
   meeting_.deserted.store(0, std::memory_order_relaxed);
   meeting_.parts_left.store(0, std::memory_order_relaxed);
-  group_meetings_.clear();  // the groups are this run's (GroupTable::reset)
-  group_chains_.clear();
+  {
+    const std::lock_guard lock(group_meetings_mutex_);  // (ring_every_bell reads them)
+    group_meetings_.clear();  // the groups are this run's (GroupTable::reset)
+    group_chains_.clear();
+  }
   group_chain_bytes_ = 0;
   pipelined_meeting_.reset();
   remaining_.store(static_cast<std::uint32_t>(last_ - first_), std::memory_order_relaxed);
