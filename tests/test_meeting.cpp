@@ -307,6 +307,34 @@ long off_left_fold(const std::vector<Triple>& y, const std::vector<Triple>& z, i
   return wrong;
 }
 
+// All-reduces of Triples (5, and 700: past 4 KiB) by algorithm `a` over g, with the product that
+// cannot throw and the one that may: both must be the left fold over VPs 0 .. size-1 (g is the
+// world, or a group whose ranks are the ids); keeps the first.
+template <class G, class Keep>
+void all_reduce_left_folds(G& g, int me, int size, hc::Algo a, Keep& keep) {
+  for (std::size_t count : {std::size_t{5}, std::size_t{700}}) {
+    std::vector<Triple> x(count), y(count), z(count);
+    for (std::size_t k = 0; k < count; ++k) x[k] = triple_of(me, k);
+    hc::all_reduce(g, std::span<const Triple>(x), std::span<Triple>(y), HeisenbergProduct{}, a);
+    hc::all_reduce(g, std::span<const Triple>(x), std::span<Triple>(z), MayThrowProduct{}, a);
+    CHECK(off_left_fold(y, z, size) == 0);
+    keep(y);
+  }
+}
+
+// An all-reduce by algorithm `a` over g of n longs, member r's k-th seed * 1000 + 7r + k: how many
+// elements of the result differ from the exact sum.
+long off_integer_sum(const hc::Group& g, int seed, std::size_t n, hc::Algo a) {
+  std::vector<long> i(n), j(n, -1);
+  for (std::size_t k = 0; k < n; ++k) i[k] = seed * 1000 + g.rank() * 7 + static_cast<long>(k);
+  hc::all_reduce(g, std::span<const long>(i), std::span<long>(j), std::plus<>(), a);
+  long expected = 0;
+  for (int r = 0; r < g.size(); ++r) expected += seed * 1000 + r * 7;
+  long wrong = 0;
+  for (std::size_t k = 0; k < n; ++k) wrong += j[k] != expected + g.size() * static_cast<long>(k);
+  return wrong;
+}
+
 }  // namespace
 
 TEST_CASE("a scan too large for one VP to fold meets, each VP folding its share of every result") {
@@ -560,16 +588,7 @@ TEST_CASE("an all_reduce or reduce_scatter on a ring of any p meets, folding in 
         hc::all_reduce(g, std::span<const double>(z), std::span<double>(z), std::plus<>(),
                        hc::Algo::ring);  // in is out
         keep(z);
-        std::vector<long> i(n), j(n);
-        for (std::size_t k = 0; k < n; ++k) i[k] = seed * 1000 + me * 7 + static_cast<long>(k);
-        hc::all_reduce(g, std::span<const long>(i), std::span<long>(j), std::plus<>(),
-                       hc::Algo::ring);
-        long expected = 0;
-        for (int r = 0; r < g.size(); ++r) expected += seed * 1000 + r * 7;
-        long wrong = 0;
-        for (std::size_t k = 0; k < n; ++k)
-          wrong += j[k] != expected + g.size() * static_cast<long>(k);
-        CHECK(wrong == 0);
+        CHECK(off_integer_sum(g, seed, n, hc::Algo::ring) == 0);
       }
       // The reduce-scatter alone (Algorithm 4.5, its first half): equal blocks in all up to 4 KiB
       // and past it, uneven ones (reduce_scatterv, an empty block among them).
@@ -602,16 +621,7 @@ TEST_CASE("an all_reduce or reduce_scatter on a ring of any p meets, folding in 
         keep(y);
       }
       // Non-commutative and may-throw: the messages (the left fold over the ranks).
-      for (std::size_t count : {std::size_t{5}, std::size_t{700}}) {
-        std::vector<Triple> x(count), y(count), z(count);
-        for (std::size_t k = 0; k < count; ++k) x[k] = triple_of(me, k);
-        hc::all_reduce(g, std::span<const Triple>(x), std::span<Triple>(y), HeisenbergProduct{},
-                       hc::Algo::ring);
-        hc::all_reduce(g, std::span<const Triple>(x), std::span<Triple>(z), MayThrowProduct{},
-                       hc::Algo::ring);
-        CHECK(off_left_fold(y, z, g.size()) == 0);
-        keep(y);
-      }
+      all_reduce_left_folds(g, me, g.size(), hc::Algo::ring, keep);
     };
     const auto body = [&](hc::Proc& vp, auto& keep) {
       reduces(vp.world(), 0, keep);
@@ -619,6 +629,61 @@ TEST_CASE("an all_reduce or reduce_scatter on a ring of any p meets, folding in 
       reduces(hc::split(vp.world(), vp.id() % 3 == 0 ? 0 : 1, -vp.id()), 1, keep);
     };
     (void)meeting_as_messages(t, body);
+  }
+}
+
+TEST_CASE("an all_reduce on a ring as reduction then broadcast meets, folding as the arms do") {
+  // Algo::reduce_broadcast on a ring (the ring's two-way reduction into rank 0, then its two-way
+  // broadcast: what automatic runs on a ring of p not a power of two, or under Links::strict,
+  // below about 8 KiB) meets up to 4 KiB for any operator: the last VP to arrive folds the
+  // inputs as the arms do, x0 . (x1 . ... . xa) . (x(a+1) . ... . x(p-1)), so the sums' bits, a
+  // non-commutative left fold and one that may throw come out as the messages give them; past
+  // 4 KiB it sends the messages. Clocks, counts and link traffic: the reduction's floor(p/2)
+  // steps, then the broadcast's ceil(p/2).
+  for (const auto& t : {hc::Topology::ring(2), hc::Topology::ring(3), hc::Topology::ring(5),
+                        hc::Topology::ring(6), hc::Topology::ring(12), hc::Topology::mesh(1, 7)}) {
+    CAPTURE(t.name());
+    for (const hc::Links links : {hc::Links::routed, hc::Links::strict}) {
+      CAPTURE(links == hc::Links::strict);
+      hc::Options o = model_options();
+      o.links = links;
+      const auto reduces = [](const hc::Group& g, int seed, auto& keep) {
+        const int me = g.rank();
+        for (std::size_t n :
+             {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{512}, std::size_t{513}}) {
+          std::vector<double> x(n), y(n, -7.0);
+          for (std::size_t k = 0; k < n; ++k) x[k] = tricky(seed + me, k);
+          hc::all_reduce(g, std::span<const double>(x), std::span<double>(y), std::plus<>(),
+                         hc::Algo::reduce_broadcast);
+          keep(y);  // the sums' bits show the order of the additions
+          std::vector<double> z = x;
+          hc::all_reduce(g, std::span<const double>(z), std::span<double>(z), std::plus<>(),
+                         hc::Algo::reduce_broadcast);  // in is out
+          CHECK(z == y);
+          CHECK(off_integer_sum(g, seed, n, hc::Algo::automatic) == 0);
+        }
+      };
+      const auto body = [&](hc::Proc& vp, auto& keep) {
+        const int me = vp.id();
+        reduces(vp.world(), 0, keep);
+        // Groups of every size below p, ranks against id order (split groups are rings; their
+        // members are not neighbours, so Links::routed only).
+        if (links == hc::Links::routed)
+          reduces(hc::split(vp.world(), me % 3 == 0 ? 0 : 1, -me), 1, keep);
+        // Non-commutative, and may throw: the left fold over the ids, in a meeting (up to 4 KiB
+        // either, past it the one that cannot throw) and not.
+        all_reduce_left_folds(vp, me, vp.size(), hc::Algo::reduce_broadcast, keep);
+      };
+      (void)meeting_as_messages(t, body, o);
+      if (t.size() == 12 && links == hc::Links::strict) {
+        // automatic's choice for 8 bytes: 6 steps in, 6 out, 22 messages (the ring pair: 22
+        // steps, 132 messages).
+        const hc::Report r = hc::run(
+            t, [](hc::Proc& vp) { (void)hc::all_reduce(vp, 1.0, std::plus<>()); }, o);
+        CHECK(r.model_time == doctest::Approx(12 * (o.model.ts + o.model.tw * 8 + o.model.th)));
+        CHECK(r.messages == 22);
+      }
+    }
   }
 }
 

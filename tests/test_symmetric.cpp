@@ -64,9 +64,10 @@ bool valid(Operation op, Algo a, const Topology& t, Links links, bool commutativ
     case Algo::ring: return ring_adjacent(t) || routed || gray_ring;
     case Algo::mesh: return is_mesh(t) || gray_ring;  // the Gray-code mesh, alike
     case Algo::two_phase: return op == Operation::all_reduce;
-    case Algo::reduce_broadcast:  // Algorithm 4.3 then 4.1
-      return op == Operation::all_reduce && power_of_two(t.size()) &&
-             (hctest::xor_partners_adjacent(t) || routed);
+    case Algo::reduce_broadcast:  // Algorithm 4.3 then 4.1, or the ring's reduction and broadcast
+      return op == Operation::all_reduce &&
+             ((power_of_two(t.size()) && hctest::xor_partners_adjacent(t)) || routed ||
+              ring_adjacent(t));
     default: return false;
   }
 }

@@ -7,7 +7,8 @@
 // Restrictions: as its two halves: p = 2^d, partners i XOR 2^k neighbours (a hypercube, 1 or 2 VPs,
 // a 2 x 2 mesh) or Links::routed.
 // Never cheaper than the butterfly (all_reduce_hypercube.cpp), so automatic does not pick it; it
-// is here as the book's baseline, to be asked for by name.
+// is here as the book's baseline, to be asked for by name. On a ring of any p, where automatic
+// does pick it for small vectors, the ring's own trees: all_reduce_reduce_broadcast_ring.cpp.
 #include "card.hpp"
 #include "rooted.hpp"
 #include "symmetric.hpp"

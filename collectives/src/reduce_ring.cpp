@@ -29,6 +29,7 @@
 // arms do, straight into the root's out (ring_reduce_share), so that the p - 1 folds spread over
 // the cores and no VP waits for a message.
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "card.hpp"
@@ -38,11 +39,6 @@
 
 namespace hypercomm::detail {
 
-namespace {
-struct ArmsFold {
-  const Reducer* op;
-  int root;
-};
 // The balanced arms' fold, by the root of a meeting (Port::Combine; inputs[k]: member k's):
 // U = in(1) . (in(2) . ( ... . in(a))) from the up arm,
 // D = ((in(n-b) . in(n-b+1)) . ... ) . in(n-1) from the down arm (in(v): the input of the member
@@ -83,20 +79,12 @@ void fold_ring_arms(const void* context, std::span<const void* const> inputs, By
   }
 }
 
-// The large ring reduce's shared meeting (as the hypercube's, reduce_hypercube.cpp): the call
-// with this VP's own room for a share, p input pointers and the arms' two partial folds (each
-// VP brings a ReduceMember, shares.hpp; from kSharedReduceBytes, the hypercube's threshold).
-struct RingReduceShare {
-  ArmsFold fold;
-  std::size_t bytes;
-  std::span<const void*> at;
-  Bytes scratch;
-};
-
 // VP `rank`'s share (shares.hpp): its elements of the root's result, a chunk at a time, folded
-// by fold_ring_arms as the arms fold them.
+// by fold_ring_arms as the arms fold them, and copied into every other member's out where the
+// call asks (the all-reduce). No other share reads or writes these bytes of any in or out, and
+// each chunk is read whole before any out is written.
 void ring_reduce_share(const void* context, std::span<const void* const> inputs, int rank) {
-  const auto& [fold, m, at, scratch] = *static_cast<const RingReduceShare*>(context);
+  const auto& [fold, m, at, scratch, to_every_out] = *static_cast<const RingReduceShare*>(context);
   const std::size_t p = inputs.size();
   const auto member = [&](std::size_t i) -> const ReduceMember& {
     return *static_cast<const ReduceMember*>(inputs[i]);
@@ -104,14 +92,17 @@ void ring_reduce_share(const void* context, std::span<const void* const> inputs,
   const std::size_t elem = fold.op->elem_size;
   const auto [first, last] = share_of(m, elem, p, static_cast<std::size_t>(rank));
   const std::size_t chunk = tree_chunk_bytes(elem);
-  std::byte* const root_out = member(static_cast<std::size_t>(fold.root)).out;
+  const auto root = static_cast<std::size_t>(fold.root);
+  std::byte* const root_out = member(root).out;
   for (std::size_t from = first; from < last; from += chunk) {
     const std::size_t n = std::min(chunk, last - from);
     for (std::size_t i = 0; i < p; ++i) at[i] = member(i).in + from;
     fold_ring_arms(&fold, at, Bytes(root_out + from, n), scratch.first(2 * n));
+    if (to_every_out)
+      for (std::size_t i = 0; i < p; ++i)
+        if (i != root) std::memcpy(member(i).out + from, root_out + from, n);
   }
 }
-}  // namespace
 
 void reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
                  const Ring& g) {
@@ -130,7 +121,7 @@ void reduce_ring(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int
     const ReduceMember member{in.data(), out.data()};
     std::vector<const void*, ScratchAllocator<const void*>> at(static_cast<std::size_t>(n));
     Buffer scratch(2 * tree_chunk_bytes(op.elem_size));
-    const RingReduceShare share{{&op, root}, in.size(), at, scratch};
+    const RingReduceShare share{{&op, root}, in.size(), at, scratch, /*to_every_out=*/false};
     if (c.meet_in_parts(ring_in_rounds(n, in.size(), root), &member, ring_reduce_share, &share))
       return;
   }

@@ -15,7 +15,7 @@ extern const AlgorithmCard reduce_hypercube_card, reduce_two_phase_card, reduce_
 extern const AlgorithmCard all_reduce_hypercube_card, all_reduce_two_phase_card,
     all_reduce_mesh_card, all_reduce_mesh_open_card, all_reduce_mesh_gray_card,
     all_reduce_ring_card, all_reduce_ring_gray_card, all_reduce_line_card,
-    all_reduce_reduce_broadcast_card;
+    all_reduce_reduce_broadcast_card, all_reduce_reduce_broadcast_ring_card;
 extern const AlgorithmCard all_gather_hypercube_card, all_gather_mesh_card,
     all_gather_mesh_open_card, all_gather_mesh_gray_card, all_gather_ring_card,
     all_gather_ring_gray_card, all_gather_line_card;
@@ -79,6 +79,7 @@ constexpr std::array kRegistry{
     &all_reduce_ring_gray_card,
     &all_reduce_line_card,
     &all_reduce_reduce_broadcast_card,
+    &all_reduce_reduce_broadcast_ring_card,
     // all_gather
     &all_gather_hypercube_card,
     &all_gather_mesh_card,

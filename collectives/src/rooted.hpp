@@ -33,6 +33,27 @@ void reduce_mesh(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int
                  const Grid& grid, bool open = false);
 void reduce_two_phase(const Comm& c, ConstBytes in, Bytes out, const Reducer& op, int root,
                       Family f);
+// The balanced arms' fold toward `root` done by one VP (a meeting's Port::Combine, inputs[k]:
+// member k's; n >= 2 members, scratch 2 results): bit for bit what reduce_ring's messages fold.
+struct ArmsFold {
+  const Reducer* op;
+  int root;
+};
+void fold_ring_arms(const void* context, std::span<const void* const> inputs, Bytes result,
+                    Bytes scratch);
+// The large ring reduce's shared meeting (as the hypercube's, reduce_hypercube.cpp; from
+// kSharedReduceBytes), and the ring all-reduce by reduction then broadcast past kMeetingBytes:
+// the call with this VP's own room for a share, p input pointers and the arms' two partial folds
+// (each VP brings a ReduceMember, shares.hpp), and whether every member's out takes the result.
+struct RingReduceShare {
+  ArmsFold fold;
+  std::size_t bytes;
+  std::span<const void*> at;
+  Bytes scratch;
+  bool to_every_out;
+};
+// A member's share of it (Comm::meet_in_parts' part; context: a RingReduceShare).
+void ring_reduce_share(const void* context, std::span<const void* const> inputs, int rank);
 
 // Scatter: root's in holds p blocks laid out by `blocks`; every VP's out (blocks.size(id) bytes)
 // receives its block. in is read at root only (may be empty elsewhere).
