@@ -433,6 +433,8 @@ class alignas(64) Port {
     int hops = 0;
     Link* channel = nullptr;
     std::array<std::pair<int, int>, kCachedHops> links{};  // (from, slot), when hops <= kCachedHops
+    // Send side: the messages this VP had taken when it last sent to peer (~0: never sent).
+    std::uint64_t received_at_send = ~std::uint64_t{0};
   };
   static constexpr std::size_t kRoutes = 8;
   Route& route_to(int dest);
