@@ -462,10 +462,11 @@ void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag
     // for a receiver that keeps up, it queues in the ring even where the receiver waits, and runs
     // ahead, rather than claim each post and write into the receiver's buffer at the receiver's
     // pace. A sender that has taken a message since (a ping-pong, a call after a barrier) hands
-    // over as before: one copy. (p = 2 on the 2-vCPU AMD EPYC, 2026-12-05, 6-8 rounds
-    // alternated, median of the paired ratios of the time, back to back at 256 B-1.25 KiB:
-    // broadcast 0.85-0.90, scatter 0.89-0.92, gather 0.85-0.90, reduce 0.87-0.92, scan 0.88-0.91,
-    // windowed bandwidth 0.88-0.94; after a barrier 0.96-1.06; ping-pong 0.47-1.10.) Not where VPs
+    // over as before: one copy. (p = 2 on the 2-vCPU AMD EPYC, 2026-12-05, 6 rounds alternated,
+    // median of the paired ratios of the time, back to back at 256 B-1.25 KiB: broadcast
+    // 0.84-0.87, scatter 0.87-0.91, gather 0.83-0.88, reduce 0.83-0.89, scan 0.87-0.89, windowed
+    // bandwidth 0.88-0.93; after a barrier 0.94-1.02; ping-pong 0.96-1.02. Handing over only from
+    // 1 KiB instead: after a barrier 1.4x at 256-512 B, ping-pong 3.4x at 256 B.) Not where VPs
     // share cores, where it was not measured.
     bool streaming = false;
     if (!exchange && data.size() >= detail::kHandOverBytes && !fabric_->oversubscribed() &&
