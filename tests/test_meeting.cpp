@@ -638,8 +638,9 @@ TEST_CASE("an all_reduce on a ring as reduction then broadcast meets, folding as
   // below about 8 KiB) meets up to 4 KiB for any operator: the last VP to arrive folds the
   // inputs as the arms do, x0 . (x1 . ... . xa) . (x(a+1) . ... . x(p-1)), so the sums' bits, a
   // non-commutative left fold and one that may throw come out as the messages give them; past
-  // 4 KiB it sends the messages. Clocks, counts and link traffic: the reduction's floor(p/2)
-  // steps, then the broadcast's ceil(p/2).
+  // 4 KiB an operator that cannot throw meets with the work shared (each VP folds its share of
+  // the elements so), one that may throw sends the messages. Clocks, counts and link traffic: the
+  // reduction's floor(p/2) steps, then the broadcast's ceil(p/2).
   for (const auto& t : {hc::Topology::ring(2), hc::Topology::ring(3), hc::Topology::ring(5),
                         hc::Topology::ring(6), hc::Topology::ring(12), hc::Topology::mesh(1, 7)}) {
     CAPTURE(t.name());
