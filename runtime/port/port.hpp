@@ -428,14 +428,21 @@ class alignas(64) Port {
   static constexpr int kCachedHops = 4;
   struct Route {
     int peer = -1;
-    int slot = -1;  // the link slot from this VP (send side), -1 when not a neighbour
-    int port = -1;  // the link slot of the route's first link (send side)
+    // The link slot from this VP (send side), -1 when not a neighbour; the link slot of the
+    // route's first link (send side). 16 bits each, so that a Route is one cache line's size (at
+    // 72 bytes a ping-pong of 256 B at p = 2 took 0.071 us against 0.050).
+    std::int16_t slot = -1;
+    std::int16_t port = -1;
     int hops = 0;
+    // Send side: streaming sends left before this VP asks again whether peer keeps up
+    // (kSendsBeforeAskingAgain).
+    std::uint32_t sends_before_asking = 0;
     Link* channel = nullptr;
     std::array<std::pair<int, int>, kCachedHops> links{};  // (from, slot), when hops <= kCachedHops
     // Send side: the messages this VP had taken when it last sent to peer (~0: never sent).
     std::uint64_t received_at_send = ~std::uint64_t{0};
   };
+  static_assert(sizeof(Route) == 64, "a Route fills one cache line");
   static constexpr std::size_t kRoutes = 8;
   Route& route_to(int dest);
   Link& channel_from(int src);

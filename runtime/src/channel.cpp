@@ -4,6 +4,7 @@
 #include <bit>
 #include <cassert>
 #include <cstring>
+#include <limits>
 #include <thread>
 
 #include "futex.hpp"
@@ -42,15 +43,27 @@ Channel::~Channel() {
   while (returned_blocks_.pop(block)) std::unique_ptr<Block>(block).reset();
 }
 
-std::size_t one_way_keeping_up_rendezvous_bytes([[maybe_unused]] bool long_rings) noexcept {
+namespace {
+bool amd_cpu() noexcept {
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
   static const bool amd = [] {
     __builtin_cpu_init();
     return __builtin_cpu_is("amd") != 0;
   }();
-  if (amd && !long_rings) return kOneWayKeepingUpRendezvousBytesAmd;
+  return amd;
+#else
+  return false;
 #endif
-  return kOneWayKeepingUpRendezvousBytes;
+}
+}  // namespace
+
+std::size_t one_way_keeping_up_rendezvous_bytes(bool long_rings) noexcept {
+  return amd_cpu() && !long_rings ? kOneWayKeepingUpRendezvousBytesAmd
+                                  : kOneWayKeepingUpRendezvousBytes;
+}
+
+std::size_t cpu_streaming_wait_bytes() noexcept {
+  return amd_cpu() ? kStreamingWaitBytesAmd : std::numeric_limits<std::size_t>::max();
 }
 
 // ---------------------------------------------------------------- producer side

@@ -188,6 +188,28 @@ inline constexpr std::size_t kOneWayKeepingUpRendezvousBytesAmd = kKeepingUpRend
 // where the wait's round trip is short, 0.98-1.24 and 1.05-1.36.
 // The one for the CPU this runs on and the length of the rings.
 [[nodiscard]] std::size_t one_way_keeping_up_rendezvous_bytes(bool long_rings) noexcept;
+// Below that, a sender that streams (Port::post_send: it has taken no message since its last send
+// to the receiver) queues in the ring. On AMD's CPUs it waits instead from 512 B where its
+// receiver keeps up (windowed bandwidth, a root's broadcast or scatter, a gather's senders): every
+// message queued costs its receiver the ring's lines, each a crossing, and in a slow phase of the
+// vCPUs a crossing costs three to four times as much. The 2-vCPU AMD EPYC, p = 2, 2026-12-05,
+// osu_hypercomm back to back, 6 rounds alternated, median of the paired ratios of the time,
+// waiting over queueing, at 512 / 768 / 1024 / 1280 B, mostly in a slow phase (core_probe
+// 300-330 ns): windowed bandwidth 0.74 / 0.59 / 0.52 / 0.47, broadcast 0.79 / 0.61 / 0.58 / 0.42,
+// gather 0.71 / 0.56 / 0.64 / 0.41, scatter 0.72 / 0.58 / 0.50 / 0.42. In a fast phase (77-86 ns,
+// 4 rounds): 0.72 / 0.80 / 0.73 / 0.63, 0.92 / 0.81 / 0.72 / 0.71, 0.86 / 0.81 / 0.84 / 0.77,
+// 0.95 / 0.83 / 0.70 / 0.62. Reduce and scan, whose receivers combine and which stream as before,
+// 0.98-1.04; a ping-pong and every call after a barrier do not stream and are unchanged. From
+// 256 B it lost (back to back at 256 B: broadcast 1.16, gather 1.24). On Intel's, where a sender
+// running ahead led at 1 KiB (above), never.
+inline constexpr std::size_t kStreamingWaitBytesAmd = 512;
+// The one for the CPU this runs on (the largest size_t: never).
+[[nodiscard]] std::size_t cpu_streaming_wait_bytes() noexcept;
+// A streaming sender that finds its receiver combining (or behind) queues this many messages to it
+// before it asks again: the question reads the receiver's lines, which the receiver of a reduce or
+// a scan, the slower of the two, must then claim back (asked at every send, both took 1.04-1.13x
+// the time at 768-1280 B; asked every 64, 0.98-1.04).
+inline constexpr std::uint32_t kSendsBeforeAskingAgain = 64;
 // A send alone (not an exchange) whose receiver does not keep up, which is mostly one that
 // combines what it receives (reduce, scan), waits only from 4 KiB where the rings are long: its
 // sender runs ahead of the receiver's folds by up to nine messages of 3 KiB, where 64 slots held

@@ -675,6 +675,9 @@ class HYPERCOMM_INTERNAL Fabric {
            : exchange       ? kKeepingUpRendezvousBytes
                             : one_way_keeping_up_bytes_;
   }
+  // A sender that streams (Port::post_send) to a receiver that keeps up waits for its post from
+  // this many bytes, below keeping_up_rendezvous_bytes(false) (channel.hpp).
+  [[nodiscard]] std::size_t streaming_wait_bytes() const noexcept { return streaming_wait_bytes_; }
   [[nodiscard]] bool oversubscribed() const noexcept { return core_share_ > 0; }
   // The cores the VPs share when they outnumber them, else 0: automatic then weighs the work of
   // all VPs over those cores (select.cpp). What one process's CPUs make of the topology
@@ -725,6 +728,7 @@ class HYPERCOMM_INTERNAL Fabric {
   std::size_t bounded_queue_bytes_;       // bounded_queue_bytes()
   // A send alone to a receiver that keeps up waits from this many bytes (channel.hpp).
   std::size_t one_way_keeping_up_bytes_;
+  std::size_t streaming_wait_bytes_ = ~std::size_t{0};  // streaming_wait_bytes()
   std::size_t shared_copy_bytes_;  // the channels' (channel.hpp), chosen with the wait policy
   int core_share_ = 0;             // oversubscribed: VPs per core (else 0)
   int shared_core_count_ = 0;      // shared_core_count()

@@ -142,6 +142,7 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   one_way_rendezvous_bytes_ = long_rings ? kOneWayRendezvousBytesLongRings : rendezvous_bytes_;
   bounded_queue_bytes_ = long_rings ? kBoundedQueueBytes : std::numeric_limits<std::size_t>::max();
   one_way_keeping_up_bytes_ = one_way_keeping_up_rendezvous_bytes(long_rings);
+  streaming_wait_bytes_ = cpu_streaming_wait_bytes();
   shared_copy_bytes_ = oversubscribed ? kSharedCopyBytesShared : kSharedCopyBytes;
   core_count_ = static_cast<int>(cpus.size());
   shared_core_count_ = placement.shared_cores >= 0 ? placement.shared_cores

@@ -404,8 +404,11 @@ Port::Route& Port::route_to(int dest) {
     const Topology& topo = topology();
     const int slot = topo.link_slot(id_, dest);
     const int port = slot >= 0 ? slot : topo.link_slot(id_, topo.next_hop(id_, dest));
-    route = Route{dest, slot, port, slot >= 0 ? 1 : topo.distance(id_, dest),
-                  &fabric_->channel(id_, dest)};
+    route = Route{.peer = dest,
+                  .slot = static_cast<std::int16_t>(slot),
+                  .port = static_cast<std::int16_t>(port),
+                  .hops = slot >= 0 ? 1 : topo.distance(id_, dest),
+                  .channel = &fabric_->channel(id_, dest)};
     if (slot < 0 && route.hops <= kCachedHops) {
       int k = 0;
       for (int from = id_; from != dest && k < kCachedHops; ++k) {
@@ -423,14 +426,14 @@ Link* Port::incoming_if_any(int src) noexcept {
   Route& route = in_routes_[static_cast<std::size_t>(src) % kRoutes];
   if (route.peer == src) return route.channel;
   Link* channel = fabric_->existing_channel(src, id_);
-  if (channel != nullptr) route = Route{src, -1, -1, 0, channel};
+  if (channel != nullptr) route = Route{.peer = src, .channel = channel};
   return channel;
 }
 
 Link& Port::channel_from(int src) {
   if (Link* channel = incoming_if_any(src)) return *channel;
   Route& route = in_routes_[static_cast<std::size_t>(src) % kRoutes];
-  route = Route{src, -1, -1, 0, &fabric_->channel(src, id_)};
+  route = Route{.peer = src, .channel = &fabric_->channel(src, id_)};
   return *route.channel;
 }
 
@@ -476,11 +479,24 @@ void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag
       streaming = route.received_at_send == received;
       route.received_at_send = received;
     }
-    if (!streaming &&
+    // Except, on AMD's CPUs from 512 B, to a receiver that keeps up: that one posts again at once,
+    // and the sender waits for the post and writes into its buffer (channel.hpp's
+    // kStreamingWaitBytesAmd). One that combines is asked again only after a while.
+    bool waits = false;
+    if (streaming && data.size() >= fabric_->streaming_wait_bytes()) {
+      if (route.sends_before_asking > 0)
+        --route.sends_before_asking;
+      else if (channel.receiver_keeps_up())
+        waits = true;
+      else
+        route.sends_before_asking = detail::kSendsBeforeAskingAgain;
+    }
+    if ((!streaming || waits) &&
         data.size() >= (exchange ? detail::kExchangeHandOverBytes : detail::kHandOverBytes)) {
       delivered = channel.try_hand_over_during(envelope, data, side);
       if (!delivered) {
-        const Await how = awaits_receiver(*fabric_, channel, data.size(), exchange);
+        const Await how =
+            waits ? Await::yes : awaits_receiver(*fabric_, channel, data.size(), exchange);
         delivered = how != Await::no && await_receiver(*fabric_, id_, dest, channel, envelope, data,
                                                        side, how == Await::briefly);
       }
