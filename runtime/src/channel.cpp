@@ -90,21 +90,26 @@ void Channel::fill(std::uint64_t position, std::size_t slots, const Envelope& en
                    std::span<const std::byte> payload) {
   Segment& segment = *producer_segment_;
   Slot& slot = slot_at(segment, position);
+  // The lines after the first slot's first, then that one (kFirstLinePayloadBytes).
+  if (payload.size() > kFirstLinePayloadBytes && (payload.size() <= kInlineBytes || slots > 1)) {
+    std::span<const std::byte> rest = payload.subspan(std::min(payload.size(), kInlineBytes));
+    for (std::uint64_t next = position + 1; !rest.empty(); ++next) {
+      const std::size_t n = std::min(rest.size(), kContinuationBytes);
+      std::memcpy(continuation(segment, next), rest.data(), n);
+      rest = rest.subspan(n);
+    }
+    const std::size_t inline_bytes = std::min(payload.size(), kInlineBytes);
+    std::memcpy(slot.payload + kFirstLinePayloadBytes, payload.data() + kFirstLinePayloadBytes,
+                inline_bytes - kFirstLinePayloadBytes);
+    payload = payload.first(kFirstLinePayloadBytes);
+  }
   slot.envelope = envelope;
   slot.block = nullptr;
   if (payload.size() <= kInlineBytes) {
     if (!payload.empty()) std::memcpy(slot.payload, payload.data(), payload.size());
-  } else if (slots == 1) {
+  } else {
     slot.block = acquire_block(payload.size());
     std::memcpy(slot.block->data.get(), payload.data(), payload.size());
-  } else {
-    std::memcpy(slot.payload, payload.data(), kInlineBytes);
-    payload = payload.subspan(kInlineBytes);
-    for (std::uint64_t next = position + 1; !payload.empty(); ++next) {
-      const std::size_t n = std::min(payload.size(), kContinuationBytes);
-      std::memcpy(continuation(segment, next), payload.data(), n);
-      payload = payload.subspan(n);
-    }
   }
 }
 
