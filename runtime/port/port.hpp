@@ -337,17 +337,20 @@ class alignas(64) Port {
                  void (*meanwhile)(void*), void* context, const Fold* fold, bool combined);
   void sendrecv_into(int dest, std::span<const std::byte> out, int src, std::span<std::byte> in,
                      const MessageTag& tag, const Fold* fold, bool combined);
-  // exchange: in a sendrecv, whose partner sends at once (smaller messages go through the ring:
-  // channel.hpp's kExchangeHandOverBytes).
+  // post_bytes: the least size at which a receive that waits posts its buffer (the largest
+  // size_t: never).
   double receive(Link& channel, int src, std::span<std::byte> data, const MessageTag& tag,
-                 bool posted, const Fold* fold, bool combined, bool exchange = false);
+                 bool posted, const Fold* fold, bool combined, std::size_t post_bytes);
+  // The post_bytes of a receive alone (not an exchange) of `bytes` from src, the channel_from(src)
+  // just looked up (posts_receive in proc.cpp).
+  [[nodiscard]] std::size_t post_bytes_from(int src, std::size_t bytes, bool combined) noexcept;
   // The queued message `envelope` (checked against the receive) into data, folded with fold.
   double take_queued(Link& channel, const Envelope& envelope, std::span<std::byte> data,
                      const Fold* fold);
   // receive() when the message is not here yet (or is not the one expected): waits for it.
   [[gnu::noinline]] double wait_and_receive(Link& channel, int src, std::span<std::byte> data,
                                             const MessageTag& tag, bool posted, const Fold* fold,
-                                            bool combined, bool exchange);
+                                            bool combined, std::size_t post_bytes);
   [[nodiscard]] const char* operation_name() const noexcept;
   void note_received() noexcept;
   void look() noexcept;  // a blocked VP is about to look at what it waits for (VpState::looks)
@@ -439,8 +442,10 @@ class alignas(64) Port {
     std::uint32_t sends_before_asking = 0;
     Link* channel = nullptr;
     std::array<std::pair<int, int>, kCachedHops> links{};  // (from, slot), when hops <= kCachedHops
-    // Send side: the messages this VP had taken when it last sent to peer (~0: never sent).
-    std::uint64_t received_at_send = ~std::uint64_t{0};
+    // Send side: the messages this VP had taken when it last sent to peer; receive side: the
+    // messages it had sent when it last received from peer alone (not in an exchange). ~0: none
+    // yet. Whether peer streams to this VP or this VP to peer (Port::post_send, posts_receive).
+    std::uint64_t count_at_last = ~std::uint64_t{0};
   };
   static_assert(sizeof(Route) == 64, "a Route fills one cache line");
   static constexpr std::size_t kRoutes = 8;

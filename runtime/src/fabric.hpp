@@ -675,6 +675,11 @@ class HYPERCOMM_INTERNAL Fabric {
            : exchange       ? kKeepingUpRendezvousBytes
                             : one_way_keeping_up_bytes_;
   }
+  // A send alone of this many bytes or more is handed straight to its receiver where that has
+  // posted (channel.hpp's kCopiedHandOverBytes; VPs that share cores: kHandOverBytes).
+  [[nodiscard]] std::size_t hand_over_bytes() const noexcept {
+    return oversubscribed() ? kHandOverBytes : kCopiedHandOverBytes;
+  }
   // A sender that streams (Port::post_send) to a receiver that keeps up waits for its post from
   // this many bytes, below keeping_up_rendezvous_bytes(false) (channel.hpp).
   [[nodiscard]] std::size_t streaming_wait_bytes() const noexcept { return streaming_wait_bytes_; }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <hypercomm/errors.hpp>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -472,12 +473,14 @@ void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag
     // 1 KiB instead: after a barrier 1.4x at 256-512 B, ping-pong 3.4x at 256 B.) Not where VPs
     // share cores: there (16 VPs on 2 cores, below 2 KiB) it gained nothing, windowed bandwidth
     // 0.92-1.00, ping-pong 1.03-1.19.
+    const std::size_t hand_over_bytes =
+        exchange ? detail::kExchangeHandOverBytes : fabric_->hand_over_bytes();
     bool streaming = false;
-    if (!exchange && data.size() >= detail::kHandOverBytes && !fabric_->oversubscribed() &&
+    if (!exchange && data.size() >= hand_over_bytes && !fabric_->oversubscribed() &&
         data.size() < fabric_->keeping_up_rendezvous_bytes(false)) {
       const std::uint64_t received = fabric_->state(id_).received.load(std::memory_order_relaxed);
-      streaming = route.received_at_send == received;
-      route.received_at_send = received;
+      streaming = route.count_at_last == received;
+      route.count_at_last = received;
     }
     // Except, on AMD's CPUs from 512 B, to a receiver that keeps up: that one posts again at once,
     // and the sender waits for the post and writes into its buffer (channel.hpp's
@@ -491,8 +494,7 @@ void Port::post_send(int dest, std::span<const std::byte> data, const MessageTag
       else
         route.sends_before_asking = detail::kSendsBeforeAskingAgain;
     }
-    if ((!streaming || waits) &&
-        data.size() >= (exchange ? detail::kExchangeHandOverBytes : detail::kHandOverBytes)) {
+    if ((!streaming || waits) && data.size() >= hand_over_bytes) {
       delivered = channel.try_hand_over_during(envelope, data, side);
       if (!delivered) {
         const Await how =
@@ -734,6 +736,31 @@ void Port::recv_bytes_during(int src, std::span<std::byte> data, const MessageTa
   recv_into(src, data, tag, meanwhile, context, nullptr, false);
 }
 
+// A receive alone from src posts from the size from which its sender hands over (Fabric's
+// hand_over_bytes; kHandOverBytes where it combines), unless the sender streams to it: then it
+// queues the message in the ring below the size from which it would wait for the post
+// (post_send). The sender streams where it has taken no message since its last send here, which
+// this VP sees as having sent nothing since its last receive from it: a post there only costs
+// the receiver its stores and their withdrawal when the queued message comes (in a back-to-back
+// broadcast, reduce or scatter at p = 2 of 81-255 B, posting from 81 B, 1.01-1.08x the time).
+// Where the two views differ (more than two VPs), a sender that streams finds a post it does not
+// use, or one that does not stream finds none and queues, as below the size.
+inline std::size_t Port::post_bytes_from(int src, std::size_t bytes, bool combined) noexcept {
+  Route& from = in_routes_[static_cast<std::size_t>(src) % kRoutes];  // channel_from(src)'s
+  const bool streamed = from.count_at_last == messages_sent_;
+  from.count_at_last = messages_sent_;
+  // A VP of another process: its messages come from the Remote, which hands over from
+  // kHandOverBytes and never streams.
+  if (!fabric_->local(src)) return detail::kHandOverBytes;
+  constexpr std::size_t kNever = std::numeric_limits<std::size_t>::max();
+  if (streamed && !fabric_->oversubscribed() &&
+      bytes <
+          std::min(fabric_->streaming_wait_bytes(), fabric_->keeping_up_rendezvous_bytes(false)))
+    return kNever;
+  return combined ? std::max(detail::kHandOverBytes, fabric_->hand_over_bytes())
+                  : fabric_->hand_over_bytes();
+}
+
 void Port::recv_into(int src, std::span<std::byte> data, const MessageTag& tag,
                      void (*meanwhile)(void*), void* context, const Fold* fold, bool combined) {
   if (pending_ != 0) [[unlikely]]
@@ -742,9 +769,16 @@ void Port::recv_into(int src, std::span<std::byte> data, const MessageTag& tag,
   const double wall_begin = options().trace ? fabric_->seconds_since_start() : 0;
   const double model_begin = clock_;
   Link& channel = channel_from(src);
+  std::size_t post_bytes = post_bytes_from(src, data.size(), combined);
   bool posted = false;
   if (meanwhile != nullptr) {
-    posted = data.size() >= detail::kHandOverBytes && channel.front() == nullptr;
+    // Work beside the receive (a gather's root placing its own block next to the one it
+    // receives) writes lines that a small posted buffer shares: handed over, such a line would
+    // cross to the sender and back at every call (p = 2, gathers of 96 B and 200 B after a
+    // barrier 1.21x and 1.09x the time of the ring's from 81 B). Such a receive posts only from
+    // kHandOverBytes.
+    post_bytes = std::max(post_bytes, detail::kHandOverBytes);
+    posted = data.size() >= post_bytes && channel.front() == nullptr;
     if (posted) channel.post(data, tag, landing(fold, data.size()), combined);
     try {
       meanwhile(context);
@@ -758,7 +792,7 @@ void Port::recv_into(int src, std::span<std::byte> data, const MessageTag& tag,
     }
   }
   if (tag.kind != 0) call_sources_.note(src);
-  const double arrival = receive(channel, src, data, tag, posted, fold, combined);
+  const double arrival = receive(channel, src, data, tag, posted, fold, combined, post_bytes);
   clock_ = std::max(clock_, arrival);
   if (recording_) operations_.push_back({CommOp::Kind::recv, -1, src, 0, data.size()});
   if (options().trace) record(Event::Kind::recv, src, data.size(), wall_begin, model_begin, "recv");
@@ -816,7 +850,8 @@ void Port::sendrecv_into(int dest, std::span<const std::byte> out, int src, std:
     throw;
   }
   if (tag.kind != 0) call_sources_.note(src);
-  const double arrival = receive(in_channel, src, in, tag, posted, fold, combined, true);
+  const double arrival =
+      receive(in_channel, src, in, tag, posted, fold, combined, detail::kExchangeHandOverBytes);
   sent(dest, start, out.size());
   clock_ = std::max(clock_, arrival);
   if (recording_) operations_.push_back({CommOp::Kind::sendrecv, dest, src, out.size(), in.size()});
@@ -830,13 +865,13 @@ void Port::sendrecv_into(int dest, std::span<const std::byte> out, int src, std:
 // from the queue, or through a post without it (under kFoldLandingBytes), is copied into data
 // and folded here.
 double Port::receive(Link& channel, int src, std::span<std::byte> data, const MessageTag& tag,
-                     bool posted, const Fold* fold, bool combined, bool exchange) {
+                     bool posted, const Fold* fold, bool combined, std::size_t post_bytes) {
   // The message is here already (a sender that runs ahead): taken without the wait's frame.
   if (!posted)
     if (const Envelope* envelope = channel.front();
         envelope != nullptr && envelope->tag == tag && envelope->size == data.size())
       return take_queued(channel, *envelope, data, fold);
-  return wait_and_receive(channel, src, data, tag, posted, fold, combined, exchange);
+  return wait_and_receive(channel, src, data, tag, posted, fold, combined, post_bytes);
 }
 
 double Port::take_queued(Link& channel, const Envelope& envelope, std::span<std::byte> data,
@@ -850,7 +885,7 @@ double Port::take_queued(Link& channel, const Envelope& envelope, std::span<std:
 
 double Port::wait_and_receive(Link& channel, int src, std::span<std::byte> data,
                               const MessageTag& tag, bool posted, const Fold* fold, bool combined,
-                              bool exchange) {
+                              std::size_t post_bytes) {
   auto take = [&](const Envelope& envelope) {
     if (!(envelope.tag == tag)) throw_tag_mismatch(src, envelope.tag, tag);
     if (envelope.size != data.size())
@@ -867,7 +902,7 @@ double Port::wait_and_receive(Link& channel, int src, std::span<std::byte> data,
 
   if (!posted) {
     if (const Envelope* envelope = channel.front()) return take(*envelope);
-    if (data.size() >= (exchange ? detail::kExchangeHandOverBytes : detail::kHandOverBytes)) {
+    if (data.size() >= post_bytes) {
       channel.post(data, tag, landing(fold, data.size()), combined);
       posted = true;
     }
