@@ -341,8 +341,8 @@ class alignas(64) Port {
   // size_t: never).
   double receive(Link& channel, int src, std::span<std::byte> data, const MessageTag& tag,
                  bool posted, const Fold* fold, bool combined, std::size_t post_bytes);
-  // The post_bytes of a receive alone (not an exchange) of `bytes` from src, the channel_from(src)
-  // just looked up (posts_receive in proc.cpp).
+  // The post_bytes of a receive alone (not an exchange) of `bytes` from src, once
+  // channel_from(src) has been looked up (the rule is in proc.cpp).
   [[nodiscard]] std::size_t post_bytes_from(int src, std::size_t bytes, bool combined) noexcept;
   // The queued message `envelope` (checked against the receive) into data, folded with fold.
   double take_queued(Link& channel, const Envelope& envelope, std::span<std::byte> data,
@@ -444,7 +444,7 @@ class alignas(64) Port {
     std::array<std::pair<int, int>, kCachedHops> links{};  // (from, slot), when hops <= kCachedHops
     // Send side: the messages this VP had taken when it last sent to peer; receive side: the
     // messages it had sent when it last received from peer alone (not in an exchange). ~0: none
-    // yet. Whether peer streams to this VP or this VP to peer (Port::post_send, posts_receive).
+    // yet. Whether peer streams to this VP or this VP to peer (post_send, post_bytes_from).
     std::uint64_t count_at_last = ~std::uint64_t{0};
   };
   static_assert(sizeof(Route) == 64, "a Route fills one cache line");

@@ -92,13 +92,13 @@ void Channel::fill(std::uint64_t position, std::size_t slots, const Envelope& en
   Slot& slot = slot_at(segment, position);
   // The lines after the first slot's first, then that one (kFirstLinePayloadBytes).
   if (payload.size() > kFirstLinePayloadBytes && (payload.size() <= kInlineBytes || slots > 1)) {
-    std::span<const std::byte> rest = payload.subspan(std::min(payload.size(), kInlineBytes));
+    const std::size_t inline_bytes = std::min(payload.size(), kInlineBytes);
+    std::span<const std::byte> rest = payload.subspan(inline_bytes);
     for (std::uint64_t next = position + 1; !rest.empty(); ++next) {
       const std::size_t n = std::min(rest.size(), kContinuationBytes);
       std::memcpy(continuation(segment, next), rest.data(), n);
       rest = rest.subspan(n);
     }
-    const std::size_t inline_bytes = std::min(payload.size(), kInlineBytes);
     std::memcpy(slot.payload + kFirstLinePayloadBytes, payload.data() + kFirstLinePayloadBytes,
                 inline_bytes - kFirstLinePayloadBytes);
     payload = payload.first(kFirstLinePayloadBytes);

@@ -150,6 +150,8 @@ inline constexpr std::size_t kHandOverBytes = 256;
 // senders stream into the ring and receivers do not post (Port::post_bytes_from), 0.98-1.03;
 // with receivers that combine posting from 81 B too, reduce and scan after a barrier 1.06-1.17).
 inline constexpr std::size_t kCopiedHandOverBytes = kInlineBytes + 1;
+static_assert(kCopiedHandOverBytes <= kHandOverBytes,
+              "a receiver that combines posts from the larger");
 // The same in an exchange (Port::sendrecv_bytes), whose receive is posted before its send: below
 // this both messages go through the ring, where a sender writes lines it has asked for ahead and
 // its receiver reads them, rather than claim the partner's post and write into its buffer, and

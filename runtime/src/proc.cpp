@@ -737,10 +737,10 @@ void Port::recv_bytes_during(int src, std::span<std::byte> data, const MessageTa
 }
 
 // A receive alone from src posts from the size from which its sender hands over (Fabric's
-// hand_over_bytes; kHandOverBytes where it combines), unless the sender streams to it: then it
-// queues the message in the ring below the size from which it would wait for the post
-// (post_send). The sender streams where it has taken no message since its last send here, which
-// this VP sees as having sent nothing since its last receive from it: a post there only costs
+// hand_over_bytes, at most kHandOverBytes; kHandOverBytes where it combines), unless the sender
+// streams to it: then it queues the message in the ring below the size from which it would wait for
+// the post (post_send). The sender streams where it has taken no message since its last send here,
+// which this VP sees as having sent nothing since its last receive from it: a post there only costs
 // the receiver its stores and their withdrawal when the queued message comes (in a back-to-back
 // broadcast, reduce or scatter at p = 2 of 81-255 B, posting from 81 B, 1.01-1.08x the time).
 // Where the two views differ (more than two VPs), a sender that streams finds a post it does not
@@ -757,8 +757,7 @@ inline std::size_t Port::post_bytes_from(int src, std::size_t bytes, bool combin
       bytes <
           std::min(fabric_->streaming_wait_bytes(), fabric_->keeping_up_rendezvous_bytes(false)))
     return kNever;
-  return combined ? std::max(detail::kHandOverBytes, fabric_->hand_over_bytes())
-                  : fabric_->hand_over_bytes();
+  return combined ? detail::kHandOverBytes : fabric_->hand_over_bytes();
 }
 
 void Port::recv_into(int src, std::span<std::byte> data, const MessageTag& tag,
