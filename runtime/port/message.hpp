@@ -36,10 +36,16 @@ static_assert(sizeof(MessageTag) == 16);
                                          std::uint16_t root, std::uint8_t kind, std::uint8_t algo,
                                          std::uint32_t count) noexcept {
   if constexpr (std::endian::native == std::endian::little) {
-    const std::array<std::uint64_t, 2> words{
-        sequence | std::uint64_t{group} << 32,
-        root | std::uint64_t{kind} << 16 | std::uint64_t{algo} << 24 | std::uint64_t{count} << 32};
-    return std::bit_cast<MessageTag>(words);
+    std::uint64_t low = sequence | std::uint64_t{group} << 32;
+    std::uint64_t high =
+        root | std::uint64_t{kind} << 16 | std::uint64_t{algo} << 24 | std::uint64_t{count} << 32;
+#if defined(__GNUC__)
+    // Opaque to the optimizer: with a call's root, kind and count known constants, GCC otherwise
+    // stores the header's fields one by one again (a barrier's call: four stores, then
+    // begin_call's load of the second word waiting for them all).
+    __asm__("" : "+r"(low), "+r"(high));
+#endif
+    return std::bit_cast<MessageTag>(std::array<std::uint64_t, 2>{low, high});
   } else {
     return MessageTag{sequence, group, root, kind, algo, count};
   }
