@@ -59,13 +59,6 @@ const char* to_string(Collective c) noexcept {
 }
 
 namespace {
-thread_local std::size_t tl_call_element = 0;
-}  // namespace
-
-void set_call_element(std::size_t element) noexcept { tl_call_element = element; }
-std::size_t call_element() noexcept { return tl_call_element; }
-
-namespace {
 
 // How a receiver names a header in CollectiveMismatch messages: "reduce (call 2 on row 1 of
 // mesh:4x4, root 3, 3 elements (24 bytes), algorithm ring)"; bytes alone on a thread outside a
@@ -249,48 +242,15 @@ std::string who(const GroupInfo& g, int vp_id) {
   return s;
 }
 
-namespace {
-
-// A VP's last choice for one collective and what it was made for: the group (GroupInfo::serial,
-// which stands for its topology and shape and the machine's options: links, cost model, shared
-// cores), the size and the request.
-struct Memo {
-  std::uint64_t group = 0;  // none yet
-  Algo requested = Algo::automatic;
-  std::size_t bytes = 0;
-  std::size_t total = 0;
-  int shift = 0;
-  OperatorTraits op_traits{};
-  Choice choice{};
-};
-
-// The registry consulted, the choice remembered: apart from the memo's look, which every call
-// makes, so that the look stays a few compares and its frame small.
-[[gnu::noinline]] Choice select_and_remember(Memo& m, Collective op, const GroupInfo& g,
-                                             Links links, std::size_t bytes, Algo requested,
-                                             int vp_id, const CostModel& model, std::size_t total,
-                                             int shift, OperatorTraits op_traits,
-                                             int shared_cores) {
+// The registry consulted, the choice remembered (select's slow path).
+Choice select_and_remember(ChoiceMemo& m, Collective op, const GroupInfo& g, Links links,
+                           std::size_t bytes, Algo requested, int vp_id, const CostModel& model,
+                           std::size_t total, int shift, OperatorTraits op_traits,
+                           int shared_cores) {
   const Choice choice = select_uncached(op, g, links, bytes, requested, vp_id, model, total, shift,
                                         op_traits, shared_cores);  // may throw
-  m = Memo{g.serial, requested, bytes, total, shift, op_traits, choice};
+  m = ChoiceMemo{g.serial, requested, bytes, total, shift, op_traits, choice};
   return choice;
-}
-
-}  // namespace
-
-// A VP calls the same collective with the same size again and again: remember its last choice
-// per operation so that the registry is consulted once, not on every call.
-Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes, Algo requested,
-              int vp_id, const CostModel& model, std::size_t total, int shift,
-              OperatorTraits op_traits, int shared_cores) {
-  thread_local std::array<Memo, static_cast<std::size_t>(Collective::reduce_scatterv) + 1> memo;
-  Memo& m = memo[static_cast<std::size_t>(op)];
-  if (m.group == g.serial && m.bytes == bytes && m.requested == requested && m.total == total &&
-      m.shift == shift && m.op_traits == op_traits) [[likely]]
-    return m.choice;
-  return select_and_remember(m, op, g, links, bytes, requested, vp_id, model, total, shift,
-                             op_traits, shared_cores);
 }
 
 }  // namespace detail

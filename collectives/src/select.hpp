@@ -2,6 +2,8 @@
 // the registry of cards (registry.hpp).
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <span>
 #include <string>
 
@@ -14,8 +16,11 @@ namespace hypercomm::detail {
 // The size of the elements of the collective call this thread runs (Call sets it for the call's
 // span, 0 outside one), so that a CollectiveMismatch it raises counts elements beside bytes
 // ("13 elements (104 bytes)"). Other threads (the watchdog, run's end) name bytes.
-void set_call_element(std::size_t element) noexcept;
-[[nodiscard]] std::size_t call_element() noexcept;
+// Inline, as the memo below: each collective call sets and reads it three times, and three calls
+// out of line cost it about 20 instructions.
+inline constinit thread_local std::size_t tl_call_element = 0;
+inline void set_call_element(std::size_t element) noexcept { tl_call_element = element; }
+[[nodiscard]] inline std::size_t call_element() noexcept { return tl_call_element; }
 
 struct Choice {
   const AlgorithmCard* card = nullptr;
@@ -61,10 +66,39 @@ struct OperatorTraits {
 // any message is sent) naming why it cannot run there; vp_id is the calling VP's machine id;
 // links, model and shared_cores are its machine's (Options, Port::shared_core_count), the same
 // on every call on g (the VP's memo of its last choices keys on g.serial, not on them).
-[[nodiscard]] Choice select(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
-                            Algo requested, int vp_id, const CostModel& model,
-                            std::size_t total = 0, int shift = 0, OperatorTraits op_traits = {},
-                            int shared_cores = 0);
+// A VP calls the same collective with the same size again and again: it remembers its last
+// choice per operation (a ChoiceMemo), so that the registry is consulted once, not on every call.
+// The memo's look is inline, a few compares in the caller's frame (out of line, the call and its
+// eleven arguments cost more than the look: about 55 instructions a collective call, p = 2).
+struct ChoiceMemo {
+  std::uint64_t group = 0;  // GroupInfo::serial: its topology, shape and machine options; 0: none
+  Algo requested = Algo::automatic;
+  std::size_t bytes = 0;
+  std::size_t total = 0;
+  int shift = 0;
+  OperatorTraits op_traits{};
+  Choice choice{};
+};
+inline constinit thread_local std::array<ChoiceMemo,
+                                         static_cast<std::size_t>(Collective::reduce_scatterv) + 1>
+    tl_choice_memo{};
+// The registry consulted, the choice remembered in m (select's slow path).
+[[gnu::noinline]] Choice select_and_remember(ChoiceMemo& m, Collective op, const GroupInfo& g,
+                                             Links links, std::size_t bytes, Algo requested,
+                                             int vp_id, const CostModel& model, std::size_t total,
+                                             int shift, OperatorTraits op_traits,
+                                             int shared_cores);
+[[nodiscard]] inline Choice select(Collective op, const GroupInfo& g, Links links,
+                                   std::size_t bytes, Algo requested, int vp_id,
+                                   const CostModel& model, std::size_t total = 0, int shift = 0,
+                                   OperatorTraits op_traits = {}, int shared_cores = 0) {
+  ChoiceMemo& m = tl_choice_memo[static_cast<std::size_t>(op)];
+  if (m.group == g.serial && m.bytes == bytes && m.requested == requested && m.total == total &&
+      m.shift == shift && m.op_traits == op_traits) [[likely]]
+    return m.choice;
+  return select_and_remember(m, op, g, links, bytes, requested, vp_id, model, total, shift,
+                             op_traits, shared_cores);
+}
 
 // "VP 5", or "VP 5 (rank 1 of row 1 of mesh:4x4)" on a group smaller than the machine.
 [[nodiscard]] std::string who(const GroupInfo& g, int vp_id);
