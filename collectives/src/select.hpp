@@ -61,17 +61,12 @@ struct OperatorTraits {
                                           OperatorTraits op_traits = {}, bool gray_ring = false,
                                           int shared_cores = 0);
 
-// Resolves `requested` for this call on group g (its topology; under Links::strict also whether
-// its members are machine neighbours), or throws AlgorithmError (on every member alike, before
-// any message is sent) naming why it cannot run there; vp_id is the calling VP's machine id;
-// links, model and shared_cores are its machine's (Options, Port::shared_core_count), the same
-// on every call on g (the VP's memo of its last choices keys on g.serial, not on them).
 // A VP calls the same collective with the same size again and again: it remembers its last
-// choice per operation (a ChoiceMemo), so that the registry is consulted once, not on every call.
-// The memo's look is inline, a few compares in the caller's frame (out of line, the call and its
-// eleven arguments cost more than the look: about 55 instructions a collective call, p = 2).
+// choice per operation, and what it was made for, so that the registry is consulted once, not on
+// every call. The group stands for its topology and shape and the machine's options (links, cost
+// model, shared cores): GroupInfo::serial, 0 for none yet.
 struct ChoiceMemo {
-  std::uint64_t group = 0;  // GroupInfo::serial: its topology, shape and machine options; 0: none
+  std::uint64_t group = 0;
   Algo requested = Algo::automatic;
   std::size_t bytes = 0;
   std::size_t total = 0;
@@ -82,12 +77,20 @@ struct ChoiceMemo {
 inline constinit thread_local std::array<ChoiceMemo,
                                          static_cast<std::size_t>(Collective::reduce_scatterv) + 1>
     tl_choice_memo{};
-// The registry consulted, the choice remembered in m (select's slow path).
+// The registry consulted, the choice remembered in m (select's slow path, out of line).
 [[gnu::noinline]] Choice select_and_remember(ChoiceMemo& m, Collective op, const GroupInfo& g,
                                              Links links, std::size_t bytes, Algo requested,
                                              int vp_id, const CostModel& model, std::size_t total,
-                                             int shift, OperatorTraits op_traits,
-                                             int shared_cores);
+                                             int shift, OperatorTraits op_traits, int shared_cores);
+
+// Resolves `requested` for this call on group g (its topology; under Links::strict also whether
+// its members are machine neighbours), or throws AlgorithmError (on every member alike, before
+// any message is sent) naming why it cannot run there; vp_id is the calling VP's machine id;
+// links, model and shared_cores are its machine's (Options, Port::shared_core_count), the same
+// on every call on g (the memo keys on g.serial, not on them). The memo's look is inline, a few
+// compares in the collective's frame: out of line, its call, frame and eleven arguments (five
+// pushed on the stack) took about 55 instructions a call, and a broadcast of 8 B at p = 2 takes
+// 23 fewer so (back to back 0.94-0.97x the time, docs/performance.md).
 [[nodiscard]] inline Choice select(Collective op, const GroupInfo& g, Links links,
                                    std::size_t bytes, Algo requested, int vp_id,
                                    const CostModel& model, std::size_t total = 0, int shift = 0,
