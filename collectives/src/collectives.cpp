@@ -23,12 +23,12 @@ void broadcast(const Group& g, Bytes buf, std::size_t elem_size, int root, Algo 
 void reduce(const Group& g, ConstBytes in, Bytes out, const Reducer& op, int root, Algo algo) {
   check_member(g, Collective::reduce);
   check_root(g, Collective::reduce, root);
-  if (g.rank() == root ? out.size() != in.size() : !out.empty() && out.size() != in.size())
+  if (g.info().rank == root ? out.size() != in.size() : !out.empty() && out.size() != in.size())
     size_error(g, Collective::reduce,
                "out holds " + std::to_string(elements(out.size(), op.elem_size)) +
                    " elements but in holds " + std::to_string(elements(in.size(), op.elem_size)) +
-                   (g.rank() == root ? " (the root's out must match in)"
-                                     : " (a non-root's out must be empty or match in)"));
+                   (g.info().rank == root ? " (the root's out must match in)"
+                                          : " (a non-root's out must be empty or match in)"));
   Buffer storage;
   in = separate(in, out, storage);
   const Call call(g, Collective::reduce, algo, in.size(), op.elem_size, root, traits_of(op));
@@ -52,7 +52,7 @@ void all_reduce(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Alg
 
 void all_gather(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, Algo algo) {
   check_member(g, Collective::all_gather);
-  const int p = g.size();
+  const int p = g.info().size;
   if (out.size() != in.size() * static_cast<std::size_t>(p))
     size_error(g, Collective::all_gather,
                "out holds " + std::to_string(elements(out.size(), elem_size)) +
@@ -62,14 +62,14 @@ void all_gather(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size,
   in = separate(in, out, storage);
   const Call call(g, Collective::all_gather, algo, in.size(), elem_size);
   const Blocks blocks = Blocks::equal(in.size(), p);
-  copy_bytes(blocks.block(out, g.rank()), in);  // received blocks land in place around it
+  copy_bytes(blocks.block(out, g.info().rank), in);  // received blocks land in place around it
   if (call.alone()) return;
   call.run({.in = in, .out = out, .blocks = &blocks, .elem_size = elem_size});
 }
 
 void reduce_scatter(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Algo algo) {
   check_member(g, Collective::reduce_scatter);
-  const int p = g.size();
+  const int p = g.info().size;
   if (in.size() != out.size() * static_cast<std::size_t>(p))
     size_error(g, Collective::reduce_scatter,
                "in holds " + std::to_string(elements(in.size(), op.elem_size)) +
@@ -102,15 +102,15 @@ void scan(const Group& g, ConstBytes in, Bytes out, const Reducer& op, bool excl
 
 void scatter(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, int root) {
   check_member(g, Collective::scatter);
-  const int p = g.size();
+  const int p = g.info().size;
   check_root(g, Collective::scatter, root);
-  if (g.rank() == root && in.size() != out.size() * static_cast<std::size_t>(p))
+  if (g.info().rank == root && in.size() != out.size() * static_cast<std::size_t>(p))
     size_error(g, Collective::scatter,
                "the root's in holds " + std::to_string(elements(in.size(), elem_size)) +
                    " elements but p * out = " + std::to_string(p) + " * " +
                    std::to_string(elements(out.size(), elem_size)) + " are needed");
   Buffer storage;
-  if (g.rank() == root) in = separate(in, out, storage);
+  if (g.info().rank == root) in = separate(in, out, storage);
   const Call call(g, Collective::scatter, Algo::automatic, out.size(), elem_size, root);
   if (call.alone()) return copy_bytes(out, in);
   const Blocks blocks = Blocks::equal(out.size(), p);
@@ -119,15 +119,15 @@ void scatter(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, in
 
 void gather(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, int root) {
   check_member(g, Collective::gather);
-  const int p = g.size();
+  const int p = g.info().size;
   check_root(g, Collective::gather, root);
-  if (g.rank() == root && out.size() != in.size() * static_cast<std::size_t>(p))
+  if (g.info().rank == root && out.size() != in.size() * static_cast<std::size_t>(p))
     size_error(g, Collective::gather,
                "the root's out holds " + std::to_string(elements(out.size(), elem_size)) +
                    " elements but p * in = " + std::to_string(p) + " * " +
                    std::to_string(elements(in.size(), elem_size)) + " are needed");
   Buffer storage;
-  if (g.rank() == root) in = separate(in, out, storage);
+  if (g.info().rank == root) in = separate(in, out, storage);
   const Call call(g, Collective::gather, Algo::automatic, in.size(), elem_size, root);
   if (call.alone()) return copy_bytes(out, in);
   const Blocks blocks = Blocks::equal(in.size(), p);
@@ -136,7 +136,7 @@ void gather(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, int
 
 void all_to_all(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, Algo algo) {
   check_member(g, Collective::all_to_all);
-  const auto p = static_cast<std::size_t>(g.size());
+  const auto p = static_cast<std::size_t>(g.info().size);
   if (in.size() != out.size() || elements(in.size(), elem_size) % p != 0)
     size_error(g, Collective::all_to_all,
                "in holds " + std::to_string(elements(in.size(), elem_size)) + " and out " +
@@ -151,7 +151,7 @@ void all_to_all(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size,
 
 void circular_shift(const Group& g, ConstBytes in, Bytes out, std::size_t elem_size, int shift) {
   check_member(g, Collective::circular_shift);
-  const int p = g.size();
+  const int p = g.info().size;
   if (out.size() != in.size())
     size_error(g, Collective::circular_shift,
                "out holds " + std::to_string(elements(out.size(), elem_size)) +

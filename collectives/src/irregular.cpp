@@ -32,10 +32,10 @@ namespace hypercomm::detail {
 namespace {
 
 void check_counts(const Group& g, Collective op, Counts counts, const char* what) {
-  if (counts.size() != static_cast<std::size_t>(g.size()))
+  if (counts.size() != static_cast<std::size_t>(g.info().size))
     size_error(g, op,
                std::string(what) + " has " + std::to_string(counts.size()) +
-                   " entries but the group has " + std::to_string(g.size()) + " members");
+                   " entries but the group has " + std::to_string(g.info().size) + " members");
 }
 
 // Byte offsets of the blocks: p + 1 entries, the last the total.
@@ -114,8 +114,8 @@ std::string ranks_text(const std::vector<int>& ranks) {
   std::vector<std::uint32_t> named;
   for (const MessageTag& tag : described_tags())
     if (post.of_this_call(tag)) named.push_back(tag.count);
-  const int me = g.rank();
-  for (int r = 0; r < g.size(); ++r) {
+  const int me = g.info().rank;
+  for (int r = 0; r < g.info().size; ++r) {
     if (r == me) continue;
     const auto view = post.view(r);
     if (!view) continue;
@@ -154,14 +154,14 @@ std::string ranks_text(const std::vector<int>& ranks) {
 [[noreturn]] void throw_block_mismatch(const Group& g, const CountsPost& post, int src,
                                        Counts recv_counts, const SizeMismatch& e) {
   if (src < 0) throw e;
-  const int me = g.rank();
+  const int me = g.info().rank;
   const std::string to = std::to_string(me), from = std::to_string(src);
   const std::string expects = "rank " + to + " (this VP) expects " +
                               std::to_string(recv_counts[static_cast<std::size_t>(src)]) +
                               " (its recv_counts[" + from + "])";
   std::string text = vp_name(g) + ": all_to_allv: ";
   const auto sent = post.view(src);
-  if (sent && sent->counts.size() == static_cast<std::size_t>(g.size()))
+  if (sent && sent->counts.size() == static_cast<std::size_t>(g.info().size))
     text += "rank " + from + " sends " +
             std::to_string(sent->counts[static_cast<std::size_t>(me)]) + " elements to rank " + to +
             " (its send_counts[" + to + "]) but " + expects;
@@ -194,7 +194,7 @@ void throw_block_size(const Comm& c, int source, std::size_t got, std::size_t wa
 
 void throw_rank_count(const Group& g, const char* op, std::size_t entries) {
   throw SizeMismatch(vp_name(g) + ": " + op + ": out_per_rank has " + std::to_string(entries) +
-                     " entries but the group has " + std::to_string(g.size()) + " members");
+                     " entries but the group has " + std::to_string(g.info().size) + " members");
 }
 
 void all_gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::size_t elem_size,
@@ -203,7 +203,7 @@ void all_gatherv(const Group& g, ConstBytes in, Bytes out, Counts counts, std::s
   check_member(g, op);
   check_counts(g, op, counts, "counts");
   const Blocks blocks(offsets_of(counts, elem_size));
-  const int me = g.rank();
+  const int me = g.info().rank;
   check_block(g, op, "in", in.size(), blocks.size(me), elem_size, "counts", me);
   check_block(g, op, "out", out.size(), blocks.total(), elem_size, "the sum of counts");
   Buffer storage;
@@ -229,7 +229,7 @@ void rooted_v(const Group& g, Collective op, ConstBytes in, Bytes out, Counts co
   check_root(g, op, root);
   check_counts(g, op, counts, "counts");
   const Blocks blocks(offsets_of(counts, elem_size));
-  const int me = g.rank();
+  const int me = g.info().rank;
   check_block(g, op, gathering ? "in" : "out", gathering ? in.size() : out.size(), blocks.size(me),
               elem_size, "counts", me);
   if (me == root)
@@ -270,7 +270,7 @@ void all_to_allv(const Group& g, ConstBytes in, Counts send_counts, Bytes out, C
   check_block(g, op, "in", in.size(), sent_blocks.total(), elem_size, "the sum of send_counts");
   check_block(g, op, "out", out.size(), received_blocks.total(), elem_size,
               "the sum of recv_counts");
-  const int me = g.rank();
+  const int me = g.info().rank;
   if (send_counts[static_cast<std::size_t>(me)] != recv_counts[static_cast<std::size_t>(me)])
     size_error(g, op,
                "send_counts[" + std::to_string(me) +
@@ -305,7 +305,7 @@ void reduce_scatterv(const Group& g, ConstBytes in, Bytes out, const Reducer& op
   check_member(g, kind);
   check_counts(g, kind, counts, "counts");
   const Blocks blocks(offsets_of(counts, op.elem_size));
-  const int me = g.rank();
+  const int me = g.info().rank;
   check_block(g, kind, "in", in.size(), blocks.total(), op.elem_size, "the sum of counts");
   check_block(g, kind, "out", out.size(), blocks.size(me), op.elem_size, "counts", me);
   Buffer storage;

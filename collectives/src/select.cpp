@@ -35,29 +35,6 @@ const char* to_string(Algo a) noexcept {
 
 namespace detail {
 
-const char* to_string(Collective c) noexcept {
-  switch (c) {
-    case Collective::broadcast: return "broadcast";
-    case Collective::reduce: return "reduce";
-    case Collective::all_reduce: return "all_reduce";
-    case Collective::all_gather: return "all_gather";
-    case Collective::reduce_scatter: return "reduce_scatter";
-    case Collective::scan: return "scan";
-    case Collective::exscan: return "exscan";
-    case Collective::scatter: return "scatter";
-    case Collective::gather: return "gather";
-    case Collective::all_to_all: return "all_to_all";
-    case Collective::circular_shift: return "circular_shift";
-    case Collective::barrier: return "barrier";
-    case Collective::all_gatherv: return "all_gatherv";
-    case Collective::gatherv: return "gatherv";
-    case Collective::scatterv: return "scatterv";
-    case Collective::all_to_allv: return "all_to_allv";
-    case Collective::reduce_scatterv: return "reduce_scatterv";
-  }
-  return "collective";
-}
-
 namespace {
 
 // How a receiver names a header in CollectiveMismatch messages: "reduce (call 2 on row 1 of
