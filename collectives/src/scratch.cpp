@@ -16,7 +16,10 @@ constexpr int kClasses = 48;
 struct ScratchCache {
   std::vector<void*> free[kClasses];
   std::size_t kept = 0;
+  ScratchCache() noexcept { tl_small_scratch.open = true; }
   ~ScratchCache() {
+    tl_small_scratch.open = false;
+    for (void*& slot : tl_small_scratch.slot) ::operator delete(std::exchange(slot, nullptr));
     for (auto& list : free)
       for (void* block : list) ::operator delete(block);
   }
@@ -24,7 +27,9 @@ struct ScratchCache {
 
 thread_local ScratchCache cache;
 
-constexpr int kSmallestClass = 6;  // 64 bytes: a cache line
+// kSmallScratchBytes: every block that fits a slot (scratch.hpp) fits every such request.
+constexpr int kSmallestClass = std::bit_width(kSmallScratchBytes - 1);
+static_assert(std::size_t{1} << kSmallestClass == kSmallScratchBytes);
 int size_class(std::size_t bytes) noexcept {
   return std::max(kSmallestClass,
                   static_cast<int>(std::bit_width(std::max<std::size_t>(bytes, 1) - 1)));
