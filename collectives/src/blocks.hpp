@@ -156,7 +156,7 @@ class Blocks {
  private:
   Offsets offsets_;
   // A grouped layout's offset, out of line: inline, GCC unrolled offset's recursion through the
-  // parents eight deep into every caller (scatter_hypercube: 11 KiB of code, its two offset
+  // parents eight deep into every caller (scatter_hypercube: 13 KiB of code, its two offset
   // lookups a call spilling a dozen registers).
   [[gnu::noinline]] std::size_t offset_in_parent(int i) const noexcept {
     return parent_->offset(first_ + i * width_) - start_;
