@@ -21,10 +21,10 @@ namespace hypercomm::detail {
 void give_scratch_block(void* block, std::size_t bytes) noexcept;
 
 // The smallest blocks, those of a small message's temporaries, also pass through two slots of
-// the thread's own that the allocator reads inline: the cache's lists cost about 50
-// instructions a block taken and given back, a tenth of what the root of a reduce of 8 bytes
-// over 2 VPs executes in a call. The slots hold blocks only while the thread's cache lives
-// (its destructor frees them), so a block that another thread gives back goes to the lists.
+// the thread's own that the allocator reads inline: the cache's lists cost about 100
+// instructions a block taken and given back (callgrind: the root of a reduce of 8 bytes over
+// 2 VPs, once a call). The slots hold blocks only while the thread's cache lives (its
+// destructor frees them), so a block that another thread gives back goes to the lists.
 inline constexpr std::size_t kSmallScratchBytes = 256;
 struct SmallScratch {
   void* slot[2] = {nullptr, nullptr};
