@@ -16,9 +16,9 @@
 //
 // When VPs outnumber cores a gather of equal blocks may instead be a meeting in shared memory
 // (Port::meet_rooted): a small one's VPs (blocks up to 256 B, or whose p blocks fit in the
-// slot's 16 KiB of wide inputs) leave their blocks there and go on, the root lays them
-// in place (concatenate, as the all-gather's meeting does); a large one's VPs copy their blocks
-// straight into the root's out (by reference). The model clocks, counts and links are these
+// slot's wide inputs: 32 KiB, a group's 16 KiB) leave their blocks there and go on, the root lays
+// them in place (concatenate, as the all-gather's meeting does); a large one's VPs copy their
+// blocks straight into the root's out (by reference). The model clocks, counts and links are these
 // rounds' (tree_up_to, tree_up_from, 2^i blocks in step i). A gatherv meets so too, whatever
 // its blocks' sizes (blocks_meeting.hpp), each VP's block at its own offset of the root's out.
 #include <bit>

@@ -18,11 +18,11 @@
 //
 // When VPs outnumber cores, a gather of equal blocks may instead be a meeting in shared memory
 // (Port::meet_rooted, as the hypercube's): blocks up to 256 B, or whose p blocks fit in the
-// slot's 16 KiB of wide inputs, are left there and laid in place by the root, larger ones (32 KiB
-// in all or more) each VP copies straight into the root's out. The
-// arms' steps play on the model clocks and the links (ring_in_to, ring_in_from, ring_in_parts).
-// A gatherv meets so too, whatever its blocks' sizes (blocks_meeting.hpp), each arm member's
-// message the blocks from it to the arm's far end (ring_in_sent_bytes).
+// slot's wide inputs (32 KiB, a group's 16 KiB), are left there and laid in place by the root,
+// larger ones (32 KiB in all or more) each VP copies straight into the root's out. The arms' steps
+// play on the model clocks and the links (ring_in_to, ring_in_from, ring_in_parts). A gatherv meets
+// so too, whatever its blocks' sizes (blocks_meeting.hpp), each arm member's message the blocks
+// from it to the arm's far end (ring_in_sent_bytes).
 #include "blocks_meeting.hpp"
 #include "card.hpp"
 #include "rooted.hpp"

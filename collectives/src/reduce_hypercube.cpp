@@ -13,15 +13,14 @@
 //   i = 1:  2 -> 0, 6 -> 4                   (sum of {0..3}, {4..7})
 //   i = 2:  4 -> 0                           (sum of {0..7} at the root)
 //
-// When VPs outnumber cores a small reduction (up to 256 B, or whose p inputs fit in 16 KiB) may
-// instead be a meeting in shared memory (Port::meet_rooted): every VP leaves its input there and
-// goes on, the root folds them as these rounds do (the tree of aligned blocks of real ids, lower
-// on the left: fold_butterfly_tree), and the model clocks, counts and links are these rounds'
-// (tree_up_to, tree_up_from). A larger one,
-// with an operator that cannot throw, may be a meeting whose work every VP shares
-// (Comm::meet_in_parts): each VP folds a share of the elements of every VP's input in that
-// tree, straight into the root's out (reduce_share), so that the p - 1 folds spread over the
-// cores and no VP waits for a message.
+// When VPs outnumber cores a small reduction (up to 256 B, or whose p inputs fit in the slot's wide
+// inputs, 32 KiB or a group's 16) may instead be a meeting in shared memory (Port::meet_rooted):
+// every VP leaves its input there and goes on, the root folds them as these rounds do (the tree of
+// aligned blocks of real ids, lower on the left: fold_butterfly_tree), and the model clocks, counts
+// and links are these rounds' (tree_up_to, tree_up_from). A larger one, with an operator that
+// cannot throw, may be a meeting whose work every VP shares (Comm::meet_in_parts): each VP folds a
+// share of the elements of every VP's input in that tree, straight into the root's out
+// (reduce_share), so that the p - 1 folds spread over the cores and no VP waits for a message.
 #include <algorithm>
 #include <vector>
 

@@ -19,15 +19,15 @@
 // (rank 0)   in . U . D,      (rank n-1)   U . D . in,      (otherwise)   D . in . U.
 // Restrictions: messages go between ring neighbours of g only.
 //
-// When VPs outnumber cores, a small reduction (up to 256 B, or whose p inputs fit in 16 KiB) on a
-// ring of the whole group in id order, along the balanced arms, may instead be a meeting in shared
-// memory (Port::meet_rooted, as the hypercube's): every VP leaves its input there and goes on, and
-// the root folds them as the arms do (fold_ring_arms); the arms' steps play on the model clocks and
-// the links (ring_in_to, ring_in_from: ranks relative to the root round the ring). A large one
-// (32 KiB or more), with an operator that cannot throw, may be a meeting whose work every VP shares
-// (Comm::meet_in_parts): each VP folds its share of the elements of every VP's input as the
-// arms do, straight into the root's out (ring_reduce_share), so that the p - 1 folds spread over
-// the cores and no VP waits for a message.
+// When VPs outnumber cores, a small reduction (up to 256 B, or whose p inputs fit in the slot's
+// wide inputs, 32 KiB or a group's 16) on a ring of the whole group in id order, along the balanced
+// arms, may instead be a meeting in shared memory (Port::meet_rooted, as the hypercube's): every VP
+// leaves its input there and goes on, and the root folds them as the arms do (fold_ring_arms); the
+// arms' steps play on the model clocks and the links (ring_in_to, ring_in_from: ranks relative to
+// the root round the ring). A large one (32 KiB or more), with an operator that cannot throw, may
+// be a meeting whose work every VP shares (Comm::meet_in_parts): each VP folds its share of the
+// elements of every VP's input as the arms do, straight into the root's out (ring_reduce_share), so
+// that the p - 1 folds spread over the cores and no VP waits for a message.
 #include <algorithm>
 #include <cstring>
 #include <vector>

@@ -24,10 +24,10 @@
 // When VPs outnumber cores a small vector may instead be scanned in shared memory: the same
 // rounds on the model clocks and the links as the all-reduce's butterfly, and every VP's result
 // bit for bit, folded as these rounds fold it. Up to Port::kPipelinedBytes (or where the p
-// inputs fit in the slot's 16 KiB of wide inputs) in a prefix meeting (Port::meet_prefix), where
-// VP i leaves once VPs 0..i have come (prefix_step computes its result from theirs), so that VPs
-// calling scan after scan pipeline; else up to kMeetingBytes in one meeting of every VP
-// (Port::meet), where the last to arrive folds every result (fold_prefixes).
+// inputs fit in the slot's wide inputs, 32 KiB, a group's 16) in a prefix meeting
+// (Port::meet_prefix), where VP i leaves once VPs 0..i have come (prefix_step computes its result
+// from theirs), so that VPs calling scan after scan pipeline; else up to kMeetingBytes in one
+// meeting of every VP (Port::meet), where the last to arrive folds every result (fold_prefixes).
 
 #include <bit>
 #include <cstring>

@@ -223,7 +223,8 @@ class alignas(64) Port {
                           const GroupInfo* group = nullptr, Part part = nullptr);
 
   // A prefix (scan, exscan) of up to kPipelinedBytes a VP (or past that whose p inputs fit in
-  // PipelinedMeeting::kWideRoom, or p times kPipelinedBytes where that is more; false beyond) as
+  // the chain's wide room, 32 KiB or a group's 16 KiB, or p times kPipelinedBytes where that is
+  // more; false beyond) as
   // a meeting in shared memory, when meet() may run: VP i's result needs only the inputs of VPs
   // 0..i, so VP i leaves once they are in, and a VP calling prefix after prefix runs ahead of the
   // VPs above it (a pipeline, not a rendezvous per call). step(context, i, p, n, stride, inputs,
@@ -254,8 +255,9 @@ class alignas(64) Port {
   // untouched. Clocks, counts and link traffic: the rounds' (a rooted pattern on rounds.root),
   // each VP's clock settled as in meet_prefix.
   // Past kPipelinedBytes a VP, a broadcast or scatter (Flow::from_root) whose root's buffer, or a
-  // gather or reduce (Flow::to_root) whose p inputs, hold at most p times that or 16 KiB
-  // (PipelinedMeeting::kWideRoom), below kByReferenceBytes, pipelines too: the root leaves its
+  // gather or reduce (Flow::to_root) whose p inputs, hold at most p times that or the chain's
+  // wide room (PipelinedMeeting::kWideRoom, 32 KiB; a group's kGroupWideRoom, 16 KiB), below
+  // kByReferenceBytes, pipelines too: the root leaves its
   // input whole in the slot, or every VP its input (a gather's root copies them into its out).
   // Larger than kPipelinedBytes a VP, where the root's buffer holds at least kByReferenceBytes,
   // a broadcast or scatter (Flow::from_root) or a gather (Flow::to_root, Results::per_vp, no

@@ -273,7 +273,7 @@ struct PipelinedMeeting {
     // write the same bytes before they find out (a broadcast of up to kSmallBytes leaves it in
     // the root's seat, where only the root writes).
     std::byte* root_input = nullptr;
-    // A wide call's data past p * kBytes (up to kWideRoom), apart from the above, slot_room
+    // A wide call's data past p * kBytes (up to the wide room), apart from the above, slot_room
     // bytes each: a broadcast's or scatter's root input in wide_room (root_input itself where
     // that holds as much), a gather's, reduce's or scan's p inputs of more than kBytes each in
     // wide_inputs, VP i's at i * n (apart from wide_room for the reason root_input is), a
@@ -299,11 +299,16 @@ struct PipelinedMeeting {
   static constexpr std::size_t kGroupsStorage = 64 << 20;
   // The least room in a slot for a wide call's data: a broadcast or scatter whose root's input,
   // or a gather, reduce or scan whose p inputs, hold up to this much (or p * kBytes, where that
-  // is more) pipelines (Port::meet_rooted, Port::meet_prefix).
-  static constexpr std::size_t kWideRoom = 16 << 10;
+  // is more) pipelines (Port::meet_rooted, Port::meet_prefix). The whole machine's chain: 32 KiB,
+  // 2 KiB a VP at 16 VPs, whose reduce and scan of 1.5-2 KiB (and gather of 1.5) sent messages with
+  // 16 KiB (docs/performance.md, "A wider room for the machine's meetings"); 512 slots of it and as
+  // much again of inputs, 32 MiB reserved, whose pages come as first used. A group's: 16 KiB, so
+  // that kGroupsStorage holds as many groups' chains as it did.
+  static constexpr std::size_t kWideRoom = 32 << 10;
+  static constexpr std::size_t kGroupWideRoom = 16 << 10;
   // Slots of kBytes inputs, folds and root input per VP, as many as kStorage allows for p VPs
-  // (a power of two from 2 to most_slots).
-  void allocate(int p, std::uint32_t most_slots = kMostSlots);
+  // (a power of two from 2 to most_slots), with wide_room (or p * kBytes) for a wide call's data.
+  void allocate(int p, std::uint32_t most_slots = kMostSlots, std::size_t wide_room = kWideRoom);
   void reset() noexcept;  // a new run (an aborted one may leave a slot half used)
   [[nodiscard]] Slot& slot(std::uint64_t generation) noexcept {
     return slots[generation & (slot_count - 1)];
@@ -312,8 +317,8 @@ struct PipelinedMeeting {
   std::unique_ptr<std::byte[]> storage;       // the slots' inputs, folds and root inputs
   std::unique_ptr<std::byte[]> wide_storage;  // their wide rooms and inputs (none: see Slot)
   std::uint32_t slot_count = 0;
-  std::size_t slot_room = 0;      // the most a wide call leaves in a slot: p * kBytes or kWideRoom
-  std::size_t storage_bytes = 0;  // storage's and wide_storage's
+  std::size_t slot_room = 0;  // the most a wide call leaves in a slot: p * kBytes or the wide room
+  std::size_t storage_bytes = 0;                                // storage's and wide_storage's
   alignas(kCacheLine) std::atomic<std::uint64_t> concluded{0};  // meetings whose clocks are set
   std::vector<double> final_clocks;  // each VP's clock after the last meeting concluded
   std::vector<double> next_clocks;   // the concluder's scratch

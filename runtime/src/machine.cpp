@@ -351,7 +351,7 @@ PipelinedMeeting& Fabric::group_chain(const GroupInfo& g) {
       // Past the run's share, none: the group's rooted collectives and prefixes send their
       // messages (slot_count 0), decided once for all its members.
       if (group_chain_bytes_ >= PipelinedMeeting::kGroupsStorage) return;
-      made.allocate(g.size, PipelinedMeeting::kGroupSlots);
+      made.allocate(g.size, PipelinedMeeting::kGroupSlots, PipelinedMeeting::kGroupWideRoom);
       group_chain_bytes_ += made.storage_bytes;
     });
   return *g.chain;

@@ -177,7 +177,7 @@ void RoundsPlayer::play(const Port::Rounds& rounds, const CostModel& model,
   }
 }
 
-void PipelinedMeeting::allocate(int p, std::uint32_t most_slots) {
+void PipelinedMeeting::allocate(int p, std::uint32_t most_slots, std::size_t wide_room) {
   const auto seats_per_slot = static_cast<std::size_t>(p);
   const std::size_t stride = seats_per_slot * kBytes;  // one slot's inputs, folds, root input
   slot_count = most_slots;
@@ -186,7 +186,7 @@ void PipelinedMeeting::allocate(int p, std::uint32_t most_slots) {
   // the slots' inputs, folds and root inputs, which the calls of up to 256 B a VP read, stay as
   // close together as they were (8 VPs on 2 cores, 8-128 B back to back, 8 rounds alternated:
   // the scatter took 1.09-1.20x the time with every root's input in the rooms).
-  slot_room = std::max(stride, kWideRoom);
+  slot_room = std::max(stride, wide_room);
   slots = std::make_unique<Slot[]>(slot_count);
   storage = std::make_unique_for_overwrite<std::byte[]>(slot_count * 3 * stride);
   storage_bytes = slot_count * 3 * stride;
@@ -778,7 +778,7 @@ bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, co
   // What a meeting past kPipelinedBytes a VP leaves in the slot: the root's input of a flow from
   // the root (in root_input, which holds p blocks of up to kPipelinedBytes, or past that in the
   // wide room), every VP's of a flow to the root (in the wide inputs). Up to slot_room
-  // (p times kPipelinedBytes or PipelinedMeeting::kWideRoom), below kByReferenceBytes, it
+  // (p times kPipelinedBytes or the chain's wide room), below kByReferenceBytes, it
   // pipelines: a broadcast, a scatter, a gather or a reduce.
   const std::size_t slot_bytes = flow == Flow::from_root ? root_bytes : n * p;
   const bool fits_slot =
