@@ -224,11 +224,10 @@ class alignas(64) Port {
 
   // A prefix (scan, exscan) of up to kPipelinedBytes a VP (or past that whose p inputs fit in
   // the chain's wide room, 32 KiB or a group's 16 KiB, or p times kPipelinedBytes where that is
-  // more; false beyond) as
-  // a meeting in shared memory, when meet() may run: VP i's result needs only the inputs of VPs
-  // 0..i, so VP i leaves once they are in, and a VP calling prefix after prefix runs ahead of the
-  // VPs above it (a pipeline, not a rendezvous per call). step(context, i, p, n, stride, inputs,
-  // folds, result) computes VP i's result (result: its out, null when out is empty) from inputs (VP
+  // more; false beyond) as a meeting in shared memory, when meet() may run: VP i's result needs
+  // only the inputs of VPs 0..i, so VP i leaves once they are in, and a VP calling prefix after
+  // prefix runs ahead of the VPs above it (a pipeline, not a rendezvous per call).
+  // step(context, i, p, n, stride, inputs, folds, result) computes VP i's result (result: its out, null when out is empty) from inputs (VP
   // j's n bytes at j * stride, for j <= i) and the partial folds that earlier steps left in folds
   // (p blocks of n bytes, block b at b * stride), and leaves what later steps need in block i, the
   // only one step i writes (the VP asks for it ahead); steps run in id order, each once, on
@@ -257,8 +256,8 @@ class alignas(64) Port {
   // Past kPipelinedBytes a VP, a broadcast or scatter (Flow::from_root) whose root's buffer, or a
   // gather or reduce (Flow::to_root) whose p inputs, hold at most p times that or the chain's
   // wide room (PipelinedMeeting::kWideRoom, 32 KiB; a group's kGroupWideRoom, 16 KiB), below
-  // kByReferenceBytes, pipelines too: the root leaves its
-  // input whole in the slot, or every VP its input (a gather's root copies them into its out).
+  // kByReferenceBytes, pipelines too: the root leaves its input whole in the slot, or every VP its
+  // input (a gather's root copies them into its out).
   // Larger than kPipelinedBytes a VP, where the root's buffer holds at least kByReferenceBytes,
   // a broadcast or scatter (Flow::from_root) or a gather (Flow::to_root, Results::per_vp, no
   // combine: VP i's input becomes block i of the root's out) meets by reference: each VP copies
