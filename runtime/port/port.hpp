@@ -227,14 +227,15 @@ class alignas(64) Port {
   // more; false beyond) as a meeting in shared memory, when meet() may run: VP i's result needs
   // only the inputs of VPs 0..i, so VP i leaves once they are in, and a VP calling prefix after
   // prefix runs ahead of the VPs above it (a pipeline, not a rendezvous per call).
-  // step(context, i, p, n, stride, inputs, folds, result) computes VP i's result (result: its out, null when out is empty) from inputs (VP
-  // j's n bytes at j * stride, for j <= i) and the partial folds that earlier steps left in folds
-  // (p blocks of n bytes, block b at b * stride), and leaves what later steps need in block i, the
-  // only one step i writes (the VP asks for it ahead); steps run in id order, each once, on
-  // whichever VP takes the chain on. The model clocks, message counts and link traffic are the
-  // rounds', as for meet(); a VP's clock is settled when the last VP arrives, and the VP takes it
-  // only when it next needs it (a message, another meeting, clock(), the end of its run).
-  // The most a VP passes to a small prefix or rooted meeting (meet_prefix, meet_rooted).
+  // step(context, i, p, n, stride, inputs, folds, result) computes VP i's result (result: its out,
+  // null when out is empty) from inputs (VP j's n bytes at j * stride, for j <= i) and the partial
+  // folds that earlier steps left in folds (p blocks of n bytes, block b at b * stride), and leaves
+  // what later steps need in block i, the only one step i writes (the VP asks for it ahead); steps
+  // run in id order, each once, on whichever VP takes the chain on. The model clocks, message
+  // counts and link traffic are the rounds', as for meet(); a VP's clock is settled when the last
+  // VP arrives, and the VP takes it only when it next needs it (a message, another meeting,
+  // clock(), the end of its run). The most a VP passes to a small prefix or rooted meeting
+  // (meet_prefix, meet_rooted).
   static constexpr std::size_t kPipelinedBytes = 256;
   using PrefixStep = void (*)(const void* context, int vp, int p, std::size_t bytes,
                               std::size_t stride, const std::byte* inputs, std::byte* folds,
