@@ -24,9 +24,10 @@
 // When VPs outnumber cores a small exchange may instead run as one meeting in shared memory
 // (Port::meet): the same steps, p/2 blocks each, on the model clocks and the links, and the
 // same bytes, the last VP to arrive putting every block where the steps would have taken it.
-// A larger one meets too (blocks_meeting.hpp, meet_all_to_all): each VP copies the blocks it
-// receives straight from their senders' ins, each block once (the steps copy p/2 blocks a step,
-// log p steps, packed and unpacked), and no VP leaves before every VP has copied.
+// A larger one meets too (blocks_meeting.hpp, meet_all_to_all): the last to arrive moves every
+// block, each once (the steps copy p/2 blocks a step, log p steps, packed and unpacked), up to
+// 24 KiB a VP; past that each VP copies the blocks it receives straight from their senders' ins,
+// and no VP leaves before every VP has copied.
 
 #include <cstring>
 #include <vector>

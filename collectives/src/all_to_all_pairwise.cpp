@@ -19,8 +19,8 @@
 //
 // When VPs outnumber cores the exchange may instead run as one meeting in shared memory
 // (blocks_meeting.hpp, meet_all_to_all): the p - 1 steps on the model clocks and the links, and
-// each VP copies the blocks it receives straight from their senders' ins; no VP leaves before
-// every VP has copied.
+// the last VP to arrive moves every block (up to 24 KiB a VP), or each VP copies the blocks it
+// receives straight from their senders' ins and no VP leaves before every VP has copied.
 
 #include "blocks_meeting.hpp"
 #include "card.hpp"

@@ -21,7 +21,7 @@
 // When VPs outnumber cores, an all_to_all on the ring of the whole group may instead meet in
 // shared memory (blocks_meeting.hpp, meet_all_to_all), as the pairwise exchange's does: each VP
 // copies the blocks it receives straight from their senders' ins (the last to arrive copies
-// them all up to 32 KiB in all), and the p - 1 steps, p - i blocks to the right in step i, play
+// them all up to 24 KiB a VP), and the p - 1 steps, p - i blocks to the right in step i, play
 // on the model clocks and the links. 12 VPs on 2 cores, 8 B and 64 KiB blocks back to back:
 // 71 us and 5.0 ms a call as messages, 14 us and 0.32 ms met (2026-12-03; README).
 

@@ -64,8 +64,9 @@ bool meet_all_to_all(const Comm& c, const Port::Rounds& rounds, ConstBytes in, B
                      std::size_t block) {
   if (block == 0) return false;
   const Blocks blocks(out.size(), block, c.p());  // p blocks of `block` bytes
-  return meet_blocks(c, rounds, {in.data(), out.data(), &blocks},
-                     out.size() * static_cast<std::size_t>(c.p()), transpose_blocks);
+  const auto p = static_cast<std::size_t>(c.p());
+  return meet_blocks(c, rounds, {in.data(), out.data(), &blocks}, out.size() * p, transpose_blocks,
+                     std::max(kBlocksMovedByOne, p * kAllToAllMovedByOneEach));
 }
 
 bool meet_rooted_blocks(const Comm& c, const Port::Rounds& rounds, Port::Flow flow, ConstBytes in,
@@ -79,8 +80,8 @@ bool meet_rooted_blocks(const Comm& c, const Port::Rounds& rounds, Port::Flow fl
 }
 
 bool meet_blocks(const Comm& c, const Port::Rounds& rounds, const BlocksMember& mine,
-                 std::size_t moved, MoveBlocks move) {
-  if (moved <= kBlocksMovedByOne) return c.meet(rounds, &mine, move_every_block, &move);
+                 std::size_t moved, MoveBlocks move, std::size_t by_one) {
+  if (moved <= by_one) return c.meet(rounds, &mine, move_every_block, &move);
   // Too much for one VP: each copies what it receives straight from the others' buffers, and
   // nobody leaves (and reuses a buffer) before every member has copied.
   return c.meet_in_parts(rounds, &mine, move_own_blocks, &move);

@@ -19,7 +19,7 @@
 // kBlocksMovedByOne bytes; beyond, the meeting's work is shared (Comm::meet_in_parts): each VP
 // copies the blocks it receives straight from the other members' buffers, and none leaves
 // before all have (a buffer must stay until the others have read it). An all_to_all past 4 KiB
-// a VP meets so (meet_all_to_all),
+// a VP meets so (meet_all_to_all), moved by one up to kAllToAllMovedByOneEach a member, past that
 // each VP copying its blocks from their senders' ins.
 #pragma once
 
@@ -64,11 +64,20 @@ using MoveBlocks = void (*)(std::span<const void* const> members, int only);
 
 // The most bytes the last VP to arrive copies for all of them (the rest copy their own).
 inline constexpr std::size_t kBlocksMovedByOne = 32 * 1024;
+// An all_to_all's: 24 KiB a member (192 KiB at 8 VPs), at least kBlocksMovedByOne. Shared, the
+// work costs a second wait of every VP, for the last copy, and where VPs share cores every VP's
+// wait is a switch, about what one VP's copy of 16-24 KiB takes (8 VPs on 2 cores, back to back,
+// 1.5 / 2 / 3 KiB blocks moved by one: 0.64 / 0.66 / 0.80 the time shared; 16 VPs 0.5 / 1 /
+// 1.5 KiB 0.63 / 0.72 / 0.94; at 32 KiB a member 0.81 and 0.99: docs/performance.md, "The
+// all_to_all moved by one").
+inline constexpr std::size_t kAllToAllMovedByOneEach = 24 * 1024;
 
 // Meets with `rounds` (any sent_bytes read from this member's Blocks); `moved` is the bytes
-// that `move` copies for every member at once. False: it may not meet; send the messages.
+// that `move` copies for every member at once, by the last VP to arrive up to `by_one`, else
+// shared. False: it may not meet; send the messages.
 [[nodiscard]] bool meet_blocks(const Comm& c, const Port::Rounds& rounds, const BlocksMember& mine,
-                               std::size_t moved, MoveBlocks move);
+                               std::size_t moved, MoveBlocks move,
+                               std::size_t by_one = kBlocksMovedByOne);
 
 // An all-gather's move (all_gather, all_gatherv): member i's own block, already in its place in
 // its buffer (out), into the same place in every other member's (or member `only`'s).
