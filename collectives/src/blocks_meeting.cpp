@@ -66,7 +66,7 @@ bool meet_all_to_all(const Comm& c, const Port::Rounds& rounds, ConstBytes in, B
   const Blocks blocks(out.size(), block, c.p());  // p blocks of `block` bytes
   const auto p = static_cast<std::size_t>(c.p());
   return meet_blocks(c, rounds, {in.data(), out.data(), &blocks}, out.size() * p, transpose_blocks,
-                     std::max(kBlocksMovedByOne, p * kAllToAllMovedByOneEach));
+                     p * kAllToAllMovedByOneEach);
 }
 
 bool meet_rooted_blocks(const Comm& c, const Port::Rounds& rounds, Port::Flow flow, ConstBytes in,

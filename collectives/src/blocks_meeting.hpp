@@ -64,7 +64,7 @@ using MoveBlocks = void (*)(std::span<const void* const> members, int only);
 
 // The most bytes the last VP to arrive copies for all of them (the rest copy their own).
 inline constexpr std::size_t kBlocksMovedByOne = 32 * 1024;
-// An all_to_all's: 24 KiB a member (192 KiB at 8 VPs), at least kBlocksMovedByOne. Shared, the
+// An all_to_all's: 24 KiB a member (192 KiB at 8 VPs; a meeting has 2 or more). Shared, the
 // work costs a second wait of every VP, for the last copy, and where VPs share cores every VP's
 // wait is a switch, about what one VP's copy of 16-24 KiB takes (8 VPs on 2 cores, back to back,
 // 1.5 / 2 / 3 KiB blocks moved by one: 0.64 / 0.66 / 0.80 the time shared; 16 VPs 0.5 / 1 /
