@@ -248,6 +248,76 @@ TEST_CASE("scans, broadcasts, reductions, scatters and gathers in a long loop, e
   }
 }
 
+TEST_CASE(
+    "calls past the seats run fewer meetings ahead, in their own data slots, among small ones") {
+  // From 32 VPs the machine's chain has more slots (512) than calls of more than
+  // PipelinedMeeting::kSmallBytes a VP run ahead through (input_lead: 256 at 32 VPs, 128 at 64),
+  // whose data lie in input_lead data slots used in turn; small calls keep theirs (a scan's
+  // folds, a scatter's blocks) in their own slots. Mixed back to back, every result exact.
+  const long iterations = kSanitized ? 150 : 1500;
+  for (const auto& t : {hc::Topology::hypercube(5), hc::Topology::hypercube(6)}) {
+    CAPTURE(t.name());
+    const long p = t.size();
+    hctest::check_loop(t, iterations, 53, [p](hc::Proc& vp, long i) {
+      const long me = vp.id();
+      const int root = static_cast<int>((i * 7 + 3) % p);
+      long bad = hc::scan(vp, me + i, std::plus<>()) != me * (me + 1) / 2 + (me + 1) * i;
+      std::vector<long> wide(16), wide_out(16);  // 128 B a VP: past the seats
+      for (long k = 0; k < 16; ++k) wide[static_cast<std::size_t>(k)] = me * k + i;
+      hc::scan(vp, std::span<const long>(wide), std::span<long>(wide_out), std::plus<>());
+      for (long k = 0; k < 16; ++k)
+        bad += wide_out[static_cast<std::size_t>(k)] != k * me * (me + 1) / 2 + (me + 1) * i;
+      std::vector<char> text(100, '?');  // a broadcast past the seats
+      if (me == root)
+        for (std::size_t k = 0; k < text.size(); ++k)
+          text[k] = static_cast<char>('a' + (k + i) % 26);
+      hc::broadcast(vp, std::span<char>(text), root);
+      for (std::size_t k = 0; k < text.size(); ++k)
+        bad += text[k] != static_cast<char>('a' + (k + i) % 26);
+      std::vector<long> all(me == root ? static_cast<std::size_t>(p) : 0);  // small blocks
+      for (long k = 0; k < static_cast<long>(all.size()); ++k)
+        all[static_cast<std::size_t>(k)] = k + i;
+      long block = -1;
+      hc::scatter(vp, std::span<const long>(all), std::span<long>(&block, 1), root);
+      bad += block != me + i;
+      std::vector<double> seven(7), sum(me == root ? 7 : 0);  // 56 B a VP: past the seats
+      for (std::size_t k = 0; k < 7; ++k) seven[k] = static_cast<double>(me + i) * (k + 1);
+      hc::reduce(vp, std::span<const double>(seven), std::span<double>(sum), std::plus<>(), root);
+      for (std::size_t k = 0; k < sum.size(); ++k)
+        bad += sum[k] != static_cast<double>(p * (p - 1) / 2 + p * i) * (k + 1);
+      std::vector<long> eight(8, me * 1000 + i);  // a gather of 64 B blocks
+      std::vector<long> back(me == root ? static_cast<std::size_t>(p) * 8 : 0, -1);
+      hc::gather(vp, std::span<const long>(eight), std::span<long>(back), root);
+      for (std::size_t k = 0; k < back.size(); ++k)
+        bad += back[k] != static_cast<long>(k / 8) * 1000 + i;
+      return bad;
+    });
+    // VP 0 never waits here (the first of every scan, no root), and runs as far ahead as the
+    // calls let it: a large call's data slot is reused only once the meeting input_lead before
+    // it is over.
+    hctest::check_loop(t, iterations * 4, 1000003, [p](hc::Proc& vp, long i) {
+      const long me = vp.id();
+      const int root = static_cast<int>(p - 1);
+      long bad = hc::scan(vp, me + i, std::plus<>()) != me * (me + 1) / 2 + (me + 1) * i;
+      std::vector<double> seven(7), sum(me == root ? 7 : 0);
+      for (std::size_t k = 0; k < 7; ++k) seven[k] = static_cast<double>(me + i) * (k + 1);
+      hc::reduce(vp, std::span<const double>(seven), std::span<double>(sum), std::plus<>(), root);
+      for (std::size_t k = 0; k < sum.size(); ++k)
+        bad += sum[k] != static_cast<double>(p * (p - 1) / 2 + p * i) * (k + 1);
+      std::vector<long> wide(16, me + i), wide_out(16);
+      hc::scan(vp, std::span<const long>(wide), std::span<long>(wide_out), std::plus<>());
+      for (long k = 0; k < 16; ++k)
+        bad += wide_out[static_cast<std::size_t>(k)] != me * (me + 1) / 2 + (me + 1) * i;
+      std::vector<long> eight(8, me * 1000 + i);
+      std::vector<long> back(me == root ? static_cast<std::size_t>(p) * 8 : 0, -1);
+      hc::gather(vp, std::span<const long>(eight), std::span<long>(back), root);
+      for (std::size_t k = 0; k < back.size(); ++k)
+        bad += back[k] != static_cast<long>(k / 8) * 1000 + i;
+      return bad;
+    });
+  }
+}
+
 namespace {
 
 // Broadcasts of bytes(i, p) each (and, where blocks(i, p) is not 0, scatters, gathers and

@@ -156,7 +156,9 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   meeting_.inputs.resize(p);
   meeting_.clocks.resize(p);
   meeting_.next_clocks.resize(p);
-  if (oversubscribed && options_.meetings && remote_ == nullptr) pipelined_meeting_.allocate(size_);
+  if (oversubscribed && options_.meetings && remote_ == nullptr)
+    pipelined_meeting_.allocate(size_, PipelinedMeeting::kMostSlots, PipelinedMeeting::kWideRoom,
+                                PipelinedMeeting::kSeatCallStorage);
   rows_ = std::make_unique<std::atomic<ChannelRow*>[]>(p);
   link_stride_ =
       (static_cast<std::size_t>(std::max(1, topology_.max_degree())) + kCountersPerLine - 1) /

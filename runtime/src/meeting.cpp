@@ -101,11 +101,12 @@ bool claim_next_step(std::atomic<std::uint64_t>& next, std::uint64_t base) noexc
 // the one block the step writes). Called back to back, they were last written or read on the
 // other core (VP i and i + 1 sit on different cores, and the steps' writers change from meeting to
 // meeting); asked for one meeting ahead, this call's work hides the trip.
-void prefetch_next_chain(const detail::PipelinedMeeting::Slot& next, std::size_t me, int p,
+void prefetch_next_chain(const detail::PipelinedMeeting::Slot& next,
+                         const detail::PipelinedMeeting::Slot& next_data, std::size_t me, int p,
                          std::size_t bytes) noexcept {
   if (me + 1 < static_cast<std::size_t>(p))
     detail::prefetch_for_writing(&next.seats[me + 1].mark, sizeof(std::uint64_t));
-  detail::prefetch_for_writing(next.folds_of(bytes) + me * next.inputs_of(bytes).stride,
+  detail::prefetch_for_writing(next_data.folds_of(bytes) + me * next.inputs_of(bytes).stride,
                                std::max<std::size_t>(bytes, 1));
 }
 
@@ -177,32 +178,50 @@ void RoundsPlayer::play(const Port::Rounds& rounds, const CostModel& model,
   }
 }
 
-void PipelinedMeeting::allocate(int p, std::uint32_t most_slots, std::size_t wide_room) {
+void PipelinedMeeting::allocate(int p, std::uint32_t most_slots, std::size_t wide_room,
+                                std::size_t storage_room) {
   const auto seats_per_slot = static_cast<std::size_t>(p);
   const std::size_t stride = seats_per_slot * kBytes;  // one slot's inputs, folds, root input
-  slot_count = most_slots;
-  while (slot_count > 2 && slot_count * 3 * stride > kStorage) slot_count /= 2;
+  const auto slots_in = [&](std::size_t room) {
+    std::uint32_t count = most_slots;
+    while (count > 2 && count * 3 * stride > room) count /= 2;
+    return count;
+  };
+  slot_count = slots_in(storage_room);
+  input_lead = std::min(slot_count, slots_in(kStorage));
   // A wide call (more than a root's input of p * kBytes) has a room of its own, apart, so that
   // the slots' inputs, folds and root inputs, which the calls of up to 256 B a VP read, stay as
   // close together as they were (8 VPs on 2 cores, 8-128 B back to back, 8 rounds alternated:
   // the scatter took 1.09-1.20x the time with every root's input in the rooms).
   slot_room = std::max(stride, wide_room);
   slots = std::make_unique<Slot[]>(slot_count);
-  storage = std::make_unique_for_overwrite<std::byte[]>(slot_count * 3 * stride);
-  storage_bytes = slot_count * 3 * stride;
+  // Past input_lead slots the calls of more than kSmallBytes a VP keep their data in input_lead
+  // data slots (data_slot), with every wide room; the slots themselves hold what the calls of up
+  // to kSmallBytes put outside their seats (a scan's folds, a scatter's blocks).
+  const std::uint32_t data_count = input_lead < slot_count ? input_lead : 0;
+  if (data_count != 0) data_slots = std::make_unique<Slot[]>(data_count);
+  const std::size_t regions = std::size_t{slot_count} + data_count;
+  storage = std::make_unique_for_overwrite<std::byte[]>(regions * 3 * stride);
+  storage_bytes = regions * 3 * stride;
+  const std::uint32_t wide_count = data_count != 0 ? data_count : slot_count;
   if (slot_room > stride) {
-    wide_storage = std::make_unique_for_overwrite<std::byte[]>(slot_count * 2 * slot_room);
-    storage_bytes += slot_count * 2 * slot_room;
+    wide_storage = std::make_unique_for_overwrite<std::byte[]>(wide_count * 2 * slot_room);
+    storage_bytes += wide_count * 2 * slot_room;
   }
-  for (std::uint32_t s = 0; s < slot_count; ++s) {
-    Slot& slot = slots[s];
-    slot.seats = std::make_unique<Seat[]>(seats_per_slot);
-    slot.inputs = storage.get() + s * 3 * stride;
+  const auto place = [&](Slot& slot, std::size_t region, bool wide) {
+    slot.inputs = storage.get() + region * 3 * stride;
     slot.folds = slot.inputs + stride;
     slot.root_input = slot.folds + stride;
-    slot.wide_room = slot_room > stride ? wide_storage.get() + s * 2 * slot_room : slot.root_input;
-    slot.wide_inputs = slot_room > stride ? slot.wide_room + slot_room : slot.inputs;
+    slot.wide_room =
+        wide ? wide_storage.get() + (region % wide_count) * 2 * slot_room : slot.root_input;
+    slot.wide_inputs = wide ? slot.wide_room + slot_room : slot.inputs;
+  };
+  for (std::uint32_t s = 0; s < slot_count; ++s) {
+    slots[s].seats = std::make_unique<Seat[]>(seats_per_slot);
+    place(slots[s], s, slot_room > stride && data_count == 0);
   }
+  for (std::uint32_t s = 0; s < data_count; ++s)
+    place(data_slots[s], slot_count + s, slot_room > stride);
   final_clocks.resize(seats_per_slot);
   next_clocks.resize(seats_per_slot);
   sizes.resize(seats_per_slot);
@@ -567,11 +586,24 @@ void Port::take_seat(const ChainSeat& place, std::uint64_t generation, const Mes
   detail::PipelinedMeeting& chain = place.chain;
   detail::PipelinedMeeting::Slot& slot = chain.slot(generation);
   // The slot is free once the meeting slot_count before this one is over; once that one has
-  // concluded, every VP has come to it, and a VP that finishes is no sign of a mismatch.
-  if (slot.generation.load(std::memory_order_acquire) != generation)
+  // concluded, every VP has come to it, and a VP that finishes is no sign of a mismatch. A call
+  // whose data lies past the seats runs fewer meetings ahead (PipelinedMeeting::lead): as far as
+  // the meeting `lead` before it, whose slot is freed (its generation moved on) when it is over.
+  const std::uint64_t lead = chain.lead(bytes);
+  const bool led = lead < chain.slot_count && generation >= lead;
+  const std::uint64_t behind = generation - lead;
+  const auto free = [&] {
+    return slot.generation.load(std::memory_order_acquire) == generation &&
+           (!led || chain.slot(behind).generation.load(std::memory_order_acquire) > behind);
+  };
+  if (!free())
     wait_in_meeting(
-        &tag, [&] { return slot.generation.load(std::memory_order_acquire) == generation; },
-        [&] { return concluded(chain, generation - chain.slot_count); }, place.group);
+        &tag, free,
+        [&] {
+          return concluded(chain, generation - chain.slot_count) &&
+                 (!led || concluded(chain, behind));
+        },
+        place.group);
   auto& seat = slot.seats[static_cast<std::size_t>(place.rank)];
   // This VP's seat and input in the next meeting, asked for writing now: the VPs that read them
   // there last ran on other cores, and the store that shows this VP has come waits for every
@@ -581,7 +613,8 @@ void Port::take_seat(const ChainSeat& place, std::uint64_t generation, const Mes
   detail::prefetch_for_writing(&next.seats[static_cast<std::size_t>(place.rank)], sizeof(seat));
   if (bytes > detail::PipelinedMeeting::kSmallBytes && bytes <= detail::PipelinedMeeting::kBytes)
     detail::prefetch_for_writing(
-        next.inputs + static_cast<std::size_t>(place.rank) * detail::PipelinedMeeting::kBytes,
+        chain.data_slot(generation + 1, bytes).inputs +
+            static_cast<std::size_t>(place.rank) * detail::PipelinedMeeting::kBytes,
         std::max<std::size_t>(bytes, 1));
   seat.clock = clock_;
   seat.pending = pending_ != 0;
@@ -689,9 +722,10 @@ bool Port::meet_prefix(const detail::GroupInfo* group, const MessageTag& tag, co
   take_seat(place, generation, tag, input.size(), out);
   Chain::Slot& slot = chain.slot(generation);
   const auto me = static_cast<std::size_t>(place.rank);
-  prefetch_next_chain(chain.slot(generation + 1), me, place.size, input.size());
+  prefetch_next_chain(chain.slot(generation + 1), chain.data_slot(generation + 1, input.size()), me,
+                      place.size, input.size());
   Chain::Seat& seat = slot.seats[me];
-  const Chain::Inputs inputs = slot.inputs_of(input.size());
+  const Chain::Inputs inputs = chain.data_slot(generation, input.size()).inputs_of(input.size());
   if (!input.empty()) std::memcpy(inputs.base + me * inputs.stride, input.data(), input.size());
   const std::uint64_t base = Chain::base(generation);
   // Steps 0..me-1 done (VP 0: none to do): this VP takes the chain on. Else the VP that does
@@ -734,9 +768,10 @@ void Port::run_prefix_chain(const ChainSeat& place, std::uint64_t generation, in
     for (;;) {
       Chain::Seat& seat = slot.seats[i];
       check_seats(place, generation, 0, static_cast<int>(i), static_cast<int>(i) + 1);
-      const Chain::Inputs inputs = slot.inputs_of(seat.bytes);
+      const Chain::Slot& data = chain.data_slot(generation, seat.bytes);
+      const Chain::Inputs inputs = data.inputs_of(seat.bytes);
       step(context, static_cast<int>(i), place.size, seat.bytes, inputs.stride, inputs.base,
-           slot.folds_of(seat.bytes), seat.out);
+           data.folds_of(seat.bytes), seat.out);
       if (i + 1 == p) break;
       seat.mark.store(base + Chain::kDone, std::memory_order_release);
       if (!claim_next_step(slot.seats[i + 1].mark, base)) {
@@ -801,6 +836,7 @@ bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, co
   const bool is_root = place.rank == root;
   take_seat(place, generation, tag, uneven != nullptr ? uneven->seat : n, out);
   Chain::Slot& slot = chain.slot(generation);
+  const Chain::Slot& data = chain.data_slot(generation, uneven != nullptr ? uneven->seat : n);
   const auto me = static_cast<std::size_t>(place.rank);
   // The next meeting's counter of the VPs gone, and a root's seat that a VP takes from, asked for
   // now (the VPs of the other core wrote them last; this call's work hides the trip).
@@ -810,7 +846,7 @@ bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, co
     detail::prefetch_for_reading(&next.seats[static_cast<std::size_t>(root)], sizeof(Chain::Seat));
   // A flow to the root of more than kBytes a VP leaves its inputs in the wide inputs (inputs_of).
   const Chain::Inputs inputs =
-      uneven != nullptr ? Chain::Inputs{slot.inputs, Chain::kBytes} : slot.inputs_of(n);
+      uneven != nullptr ? Chain::Inputs{data.inputs, Chain::kBytes} : data.inputs_of(n);
   const auto at = [&](int vp) {
     return inputs.base + static_cast<std::size_t>(vp) * inputs.stride;
   };
@@ -821,8 +857,8 @@ bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, co
                                        uneven == nullptr && n <= Chain::kSmallBytes
                                    ? at(root)
                                : uneven == nullptr && root_bytes > p * Chain::kBytes
-                                   ? slot.wide_room
-                                   : slot.root_input;
+                                   ? data.wide_room
+                                   : data.root_input;
   const std::size_t offset = uneven != nullptr            ? uneven->offset
                              : results == Results::per_vp ? me * n
                                                           : 0;  // what this VP takes
