@@ -349,6 +349,39 @@ class alignas(64) Port {
   // The queued message `envelope` (checked against the receive) into data, folded with fold.
   double take_queued(Link& channel, const Envelope& envelope, std::span<std::byte> data,
                      const Fold* fold);
+  // Point-to-point messages and collectives' are taken in order apart, as MPI keeps them in
+  // contexts apart: a message of the other kind before the one a receive from src waits for is
+  // set aside (taken from its channel into aside_), and the next receive of its kind from src
+  // takes it first (take_aside). Rare: a program that sends before a collective and receives
+  // after it; every receive looks at aside_ only when it holds something.
+  struct AsideMessage {
+    int src = -1;
+    MessageTag tag{};
+    double arrival = 0;
+    std::vector<std::byte> payload;
+  };
+  [[nodiscard]] static constexpr bool same_kind(const MessageTag& a, const MessageTag& b) noexcept {
+    return (a.kind == 0) == (b.kind == 0);
+  }
+  // Sets aside the messages of the other kind at the channel's front; returns the first of
+  // want's kind, or null where none has come (read it from here: another of the other kind may
+  // come after any look at the front).
+  [[gnu::noinline]] const Envelope* set_aside(Link& channel, int src, const MessageTag& want);
+  // receive() where aside_ holds something (out of line: receive's path stays as lean).
+  [[gnu::noinline]] double receive_after_aside(Link& channel, int src, std::span<std::byte> data,
+                                               const MessageTag& tag, bool posted, const Fold* fold,
+                                               bool combined, std::size_t post_bytes);
+  // The same where the front is of want's kind or there is none: a look, no call.
+  const Envelope* next_of_kind(Link& channel, int src, const MessageTag& want);
+  // The index in aside_ of the first message from src of tag's kind, or aside_.size().
+  [[nodiscard]] std::size_t aside_from(int src, const MessageTag& tag) const noexcept;
+  // No such message: a receive may post its buffer (a sender hands over only the channel's
+  // next message, which must not pass one set aside).
+  [[nodiscard]] bool none_aside(int src, const MessageTag& tag) const noexcept {
+    return aside_.empty() || aside_from(src, tag) == aside_.size();
+  }
+  double take_aside(std::size_t at, std::span<std::byte> data, const MessageTag& tag,
+                    const Fold* fold);
   // receive() when the message is not here yet (or is not the one expected): waits for it.
   [[gnu::noinline]] double wait_and_receive(Link& channel, int src, std::span<std::byte> data,
                                             const MessageTag& tag, bool posted, const Fold* fold,
@@ -533,6 +566,8 @@ class alignas(64) Port {
   std::vector<std::byte> rooted_scratch_;
 
   Proc proc_;  // the user's face of this VP
+  // set_aside's, in the order taken from the channels (last: rarely used, it moves no hot field)
+  std::vector<AsideMessage> aside_;
 };
 
 }  // namespace hypercomm::detail

@@ -662,24 +662,28 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
 
   // Every VP has finished: the channels are ours. Whatever is left was never received.
   std::string leftover;
-  for (auto& entry : channels_) {
-    for (const Envelope& e : entry.channel->drain()) {
-      if (e.tag.kind == 0 || !leftover.empty()) continue;
-      leftover = "VP " + std::to_string(entry.dst) + " never received a message of " +
-                 describe_tag(e.tag, topology_) + " that VP " + std::to_string(entry.src) +
-                 " sent: the VPs disagree on the collective, its root, count or algorithm";
-      // What the receiver called instead, when that was one of its last two collective calls.
-      PublishedCalls calls;
-      if (read_calls(state(entry.dst), calls))
-        for (const MessageTag& theirs : {calls.latest, calls.previous})
-          if (theirs.kind != 0 && theirs.group == e.tag.group &&
-              theirs.sequence == e.tag.sequence && !(theirs == e.tag)) {
-            leftover += " (VP " + std::to_string(entry.dst) + " called " +
-                        describe_tag(theirs, topology_) + ")";
-            break;
-          }
-    }
-  }
+  const auto untaken = [&](const MessageTag& tag, int src, int dst) {
+    if (tag.kind == 0 || !leftover.empty()) return;
+    leftover = "VP " + std::to_string(dst) + " never received a message of " +
+               describe_tag(tag, topology_) + " that VP " + std::to_string(src) +
+               " sent: the VPs disagree on the collective, its root, count or algorithm";
+    // What the receiver called instead, when that was one of its last two collective calls.
+    PublishedCalls calls;
+    if (read_calls(state(dst), calls))
+      for (const MessageTag& theirs : {calls.latest, calls.previous})
+        if (theirs.kind != 0 && theirs.group == tag.group && theirs.sequence == tag.sequence &&
+            !(theirs == tag)) {
+          leftover +=
+              " (VP " + std::to_string(dst) + " called " + describe_tag(theirs, topology_) + ")";
+          break;
+        }
+  };
+  for (auto& entry : channels_)
+    for (const Envelope& e : entry.channel->drain()) untaken(e.tag, entry.src, entry.dst);
+  // And those a point-to-point receive set aside (Port::set_aside).
+  for (auto& port : ports_)
+    for (const Port::AsideMessage& message : port->aside_)
+      untaken(message.tag, message.src, port->id_);
   if (remote_ != nullptr) return complete(remote_->combine(collect(wall), error_, leftover));
   if (error_) std::rethrow_exception(error_);
   if (!leftover.empty()) throw CollectiveMismatch(leftover);

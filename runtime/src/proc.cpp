@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <hypercomm/errors.hpp>
 #include <limits>
 #include <optional>
@@ -75,6 +76,7 @@ void Port::reset_for_run() noexcept {
   events_.clear();
   open_spans_.clear();
   operations_.clear();
+  aside_.clear();
   meetings_.clear();
   last_tally_ = 0;
   // Contention is timed by replaying the run's operations (Fabric::collect).
@@ -146,19 +148,22 @@ void Port::end_call() noexcept {
 void Port::check_untaken() {
   // A message of this very call that this VP never took: its sender runs another collective (the
   // same header would be the same algorithm, which takes what it is sent).
-  const auto look_from = [&](int vp) {
-    detail::Link* channel = incoming_if_any(vp);
-    const Envelope* envelope = channel != nullptr ? channel->front() : nullptr;
-    if (envelope == nullptr || envelope->tag.kind == 0 || envelope->tag.group != call_.group)
-      return;
-    if (envelope->tag.sequence == call_.sequence && !(envelope->tag == call_))
-      throw_untaken(vp, envelope->tag);
+  const auto look_at = [&](int vp, const MessageTag& tag) {
+    if (tag.kind == 0 || tag.group != call_.group) return;
+    if (tag.sequence == call_.sequence && !(tag == call_)) throw_untaken(vp, tag);
     // A message of one of this group's earlier calls (counted mod 2^32): that call of this VP
     // has ended without taking it.
-    if (const std::uint32_t behind = call_.sequence - envelope->tag.sequence;
+    if (const std::uint32_t behind = call_.sequence - tag.sequence;
         behind != 0 && behind < (std::uint32_t{1} << 31))
-      throw_untaken_earlier(vp, envelope->tag);
+      throw_untaken_earlier(vp, tag);
   };
+  const auto look_from = [&](int vp) {
+    detail::Link* channel = incoming_if_any(vp);
+    if (const Envelope* envelope = channel != nullptr ? channel->front() : nullptr)
+      look_at(vp, envelope->tag);
+  };
+  // Collectives' messages that a point-to-point receive set aside (set_aside).
+  for (const AsideMessage& message : aside_) look_at(message.src, message.tag);
   // The VPs this call sent to, and the machine neighbours (where the book's algorithms send),
   // unless this call took a message from them (whose header was checked then).
   for (std::size_t i = 0; i < call_destinations_.count; ++i)
@@ -317,14 +322,7 @@ void Port::throw_size_mismatch(int src, const char* op, std::uint64_t got, std::
 
 void Port::throw_tag_mismatch(int src, const MessageTag& got, const MessageTag& want) {
   const char* what = operation_ != nullptr ? operation_ : "recv";
-  // A point-to-point receive can take src's later messages only after this collective one,
-  // which only this VP's own collective call takes: the program deadlocks.
-  if (want.kind == 0)
-    throw_stuck(src, false,
-                "VP " + std::to_string(id_) + ": " + what + " waits for a message from VP " +
-                    std::to_string(src) + ", but VP " + std::to_string(src) + " sent " +
-                    detail::describe_tag(got, topology()) +
-                    " first, which this VP takes only in the same collective call");
+  // Both are collectives' (a receive sets the other kind's messages aside: set_aside).
   throw CollectiveMismatch(
       "VP " + std::to_string(id_) + ": " + what + " expected " +
       detail::describe_tag(want, topology()) + " from VP " + std::to_string(src) + " but got " +
@@ -572,7 +570,8 @@ void Port::send_bytes_during(int dest, std::span<const std::byte> data, const Me
   post_send(dest, data, tag, start, false, meanwhile != nullptr ? &work : nullptr);
   work();  // unless the channel did it
   sent(dest, start, data.size());
-  if (recording_) operations_.push_back({CommOp::Kind::send, dest, -1, data.size(), 0});
+  if (recording_)
+    operations_.push_back({CommOp::Kind::send, dest, -1, data.size(), 0, tag.kind != 0});
   if (options().trace) record(Event::Kind::send, dest, data.size(), wall_begin, start, "send");
 }
 
@@ -777,7 +776,7 @@ void Port::recv_into(int src, std::span<std::byte> data, const MessageTag& tag,
     // barrier 1.21x and 1.09x the time of the ring's from 81 B). Such a receive posts only from
     // kHandOverBytes.
     post_bytes = std::max(post_bytes, detail::kHandOverBytes);
-    posted = data.size() >= post_bytes && channel.front() == nullptr;
+    posted = data.size() >= post_bytes && channel.front() == nullptr && none_aside(src, tag);
     if (posted) channel.post(data, tag, landing(fold, data.size()), combined);
     try {
       meanwhile(context);
@@ -793,7 +792,8 @@ void Port::recv_into(int src, std::span<std::byte> data, const MessageTag& tag,
   if (tag.kind != 0) call_sources_.note(src);
   const double arrival = receive(channel, src, data, tag, posted, fold, combined, post_bytes);
   clock_ = std::max(clock_, arrival);
-  if (recording_) operations_.push_back({CommOp::Kind::recv, -1, src, 0, data.size()});
+  if (recording_)
+    operations_.push_back({CommOp::Kind::recv, -1, src, 0, data.size(), tag.kind != 0});
   if (options().trace) record(Event::Kind::recv, src, data.size(), wall_begin, model_begin, "recv");
 }
 
@@ -838,7 +838,8 @@ void Port::sendrecv_into(int dest, std::span<const std::byte> out, int src, std:
   Link& in_channel = channel_from(src);
   // Post the receive first, so that a partner sending at the same time copies its message
   // straight into `in`.
-  const bool posted = in.size() >= detail::kExchangeHandOverBytes && in_channel.front() == nullptr;
+  const bool posted = in.size() >= detail::kExchangeHandOverBytes &&
+                      in_channel.front() == nullptr && none_aside(src, tag);
   if (posted) in_channel.post(in, tag, landing(fold, in.size()), combined);
   try {
     // A message too small to hand over in an exchange counts as one (it goes through the ring).
@@ -853,7 +854,9 @@ void Port::sendrecv_into(int dest, std::span<const std::byte> out, int src, std:
       receive(in_channel, src, in, tag, posted, fold, combined, detail::kExchangeHandOverBytes);
   sent(dest, start, out.size());
   clock_ = std::max(clock_, arrival);
-  if (recording_) operations_.push_back({CommOp::Kind::sendrecv, dest, src, out.size(), in.size()});
+  if (recording_)
+    operations_.push_back(
+        {CommOp::Kind::sendrecv, dest, src, out.size(), in.size(), tag.kind != 0});
   if (options().trace)
     record(Event::Kind::sendrecv, src, out.size() + in.size(), wall_begin, start, "sendrecv");
 }
@@ -865,12 +868,65 @@ void Port::sendrecv_into(int dest, std::span<const std::byte> out, int src, std:
 // and folded here.
 double Port::receive(Link& channel, int src, std::span<std::byte> data, const MessageTag& tag,
                      bool posted, const Fold* fold, bool combined, std::size_t post_bytes) {
+  if (!aside_.empty()) [[unlikely]]
+    return receive_after_aside(channel, src, data, tag, posted, fold, combined, post_bytes);
   // The message is here already (a sender that runs ahead): taken without the wait's frame.
   if (!posted)
     if (const Envelope* envelope = channel.front();
         envelope != nullptr && envelope->tag == tag && envelope->size == data.size())
       return take_queued(channel, *envelope, data, fold);
   return wait_and_receive(channel, src, data, tag, posted, fold, combined, post_bytes);
+}
+
+const Envelope* Port::set_aside(Link& channel, int src, const MessageTag& want) {
+  while (const Envelope* envelope = channel.front()) {
+    if (same_kind(envelope->tag, want)) return envelope;
+    AsideMessage& message = aside_.emplace_back();
+    message.src = src;
+    message.tag = envelope->tag;
+    message.arrival = envelope->arrival;
+    message.payload.resize(envelope->size);
+    channel.take_front(message.payload);
+    note_received();
+  }
+  return nullptr;
+}
+
+// receive() where messages lie aside: one of this kind from src is older than the channel's.
+double Port::receive_after_aside(Link& channel, int src, std::span<std::byte> data,
+                                 const MessageTag& tag, bool posted, const Fold* fold,
+                                 bool combined, std::size_t post_bytes) {
+  if (const std::size_t at = aside_from(src, tag); at < aside_.size())
+    return take_aside(at, data, tag, fold);  // (nothing was posted: none_aside)
+  return wait_and_receive(channel, src, data, tag, posted, fold, combined, post_bytes);
+}
+
+// The channel's first message of want's kind, or null; set_aside only where the first is of the
+// other kind (rare), so that a wait's poll stays a look at the front.
+inline const Envelope* Port::next_of_kind(Link& channel, int src, const MessageTag& want) {
+  const Envelope* envelope = channel.front();
+  if (envelope == nullptr || same_kind(envelope->tag, want)) [[likely]]
+    return envelope;
+  return set_aside(channel, src, want);
+}
+
+std::size_t Port::aside_from(int src, const MessageTag& tag) const noexcept {
+  std::size_t at = 0;
+  while (at < aside_.size() && (aside_[at].src != src || !same_kind(aside_[at].tag, tag))) ++at;
+  return at;
+}
+
+double Port::take_aside(std::size_t at, std::span<std::byte> data, const MessageTag& tag,
+                        const Fold* fold) {
+  const AsideMessage& message = aside_[at];
+  if (!(message.tag == tag)) throw_tag_mismatch(message.src, message.tag, tag);
+  if (message.payload.size() != data.size())
+    throw_size_mismatch(message.src, operation_name(), message.payload.size(), data.size());
+  if (!data.empty()) std::memcpy(data.data(), message.payload.data(), data.size());
+  const double arrival = message.arrival;
+  aside_.erase(aside_.begin() + static_cast<std::ptrdiff_t>(at));
+  if (fold != nullptr) fold->apply(fold->context, 0, data.data(), data.size());
+  return arrival;
 }
 
 double Port::take_queued(Link& channel, const Envelope& envelope, std::span<std::byte> data,
@@ -900,8 +956,8 @@ double Port::wait_and_receive(Link& channel, int src, std::span<std::byte> data,
   };
 
   if (!posted) {
-    if (const Envelope* envelope = channel.front()) return take(*envelope);
-    if (data.size() >= post_bytes) {
+    if (const Envelope* envelope = next_of_kind(channel, src, tag)) return take(*envelope);
+    if (data.size() >= post_bytes && none_aside(src, tag)) {
       channel.post(data, tag, landing(fold, data.size()), combined);
       posted = true;
     }
@@ -910,7 +966,7 @@ double Port::wait_and_receive(Link& channel, int src, std::span<std::byte> data,
   std::uint32_t peer_meeting = 0;
   const Wait wait = wait_until(src, tag, peer_meeting, [&] {
     if (posted) channel.help_post();  // a large message's sender may share its copy
-    return channel.front() != nullptr || (posted && channel.post_done());
+    return next_of_kind(channel, src, tag) != nullptr || (posted && channel.post_done());
   });
   if (options().trace) record(Event::Kind::wait, src, 0, wall_begin, clock_, "wait");
   if (posted) fabric_->withdraw_post(id_, src);
@@ -939,7 +995,8 @@ double Port::wait_and_receive(Link& channel, int src, std::span<std::byte> data,
                 "VP " + std::to_string(id_) + ": " + operation_name() +
                     " waits for a message from VP " + std::to_string(src) +
                     ", which has already finished");
-  return take(*channel.front());
+  // Ready: a message of this kind is first (one of the other kind may have come since).
+  return take(*next_of_kind(channel, src, tag));
 }
 
 const char* Port::operation_name() const noexcept {

@@ -3,7 +3,8 @@
 // c: the sender's clock when the send starts; ts, tw, th from model.cost):
 //
 // Matching. The k-th message VP a sends to VP b (send, or the send half of a sendrecv) is the
-// one b's k-th receive from a takes, as online (FIFO per channel).
+// one b's k-th receive from a takes, as online (FIFO per channel), point-to-point messages and
+// collectives' apart (CommOp::collective: a receive of one kind sets the other's aside).
 //
 // Send (and the send half of a sendrecv). Start-up is the sender's alone: the message enters the
 // network at t = c + ts and crosses link k (k = 0 .. h-1) of on.route(src, dst) during
@@ -168,9 +169,12 @@ class Replayer {
       std::size_t taken = 0;
     };
     std::unordered_map<std::uint64_t, Channel> channels;
-    const auto key = [this](int src, int dst) {
-      return static_cast<std::uint64_t>(src) * static_cast<std::uint64_t>(p_) +
-             static_cast<std::uint64_t>(dst);
+    // A channel's point-to-point and collective messages are matched apart (CommOp::collective).
+    const auto key = [this](int src, int dst, bool collective) {
+      return (static_cast<std::uint64_t>(src) * static_cast<std::uint64_t>(p_) +
+              static_cast<std::uint64_t>(dst)) *
+                 2 +
+             (collective ? 1 : 0);
     };
     const auto check_peer = [this](int v, std::size_t i, const CommOp& op, int peer) {
       if (peer < 0 || peer >= p_ || peer == v)
@@ -183,7 +187,7 @@ class Replayer {
         if (!sends(op)) continue;
         check_peer(v, i, op, op.dest);
         matched_[first_[v] + i].send = bytes.size();
-        channels[key(v, op.dest)].messages.push_back(bytes.size());
+        channels[key(v, op.dest, op.collective)].messages.push_back(bytes.size());
         bytes.push_back(op.bytes_out);
       }
     }
@@ -192,7 +196,7 @@ class Replayer {
         const CommOp& op = ops_[v][i];
         if (!receives(op)) continue;
         check_peer(v, i, op, op.src);
-        const auto it = channels.find(key(op.src, v));
+        const auto it = channels.find(key(op.src, v, op.collective));
         const std::size_t sent = it == channels.end() ? 0 : it->second.messages.size();
         if (it == channels.end() || it->second.taken == sent)
           inconsistent(describe(v, i, op) + " has no matching send: VP " + std::to_string(op.src) +

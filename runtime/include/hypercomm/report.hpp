@@ -45,6 +45,10 @@ struct CommOp {
   int src = -1;   // recv, sendrecv
   std::uint64_t bytes_out = 0;
   std::uint64_t bytes_in = 0;
+  // A collective's message, not a point-to-point one: the two are taken in order apart (a
+  // receive of one kind takes the other's messages ahead of their turn), so a receive matches the
+  // k-th message of its own kind from its sender.
+  bool collective = false;
 };
 
 // The cost model of an offline replay: the online rules (API.md) plus what they lack.
