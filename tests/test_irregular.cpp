@@ -359,9 +359,9 @@ bool strict_runs(Op op, const Topology& machine, const Group& g, Kind kind) {
     case Topology::Kind::ring: return true;
     // A line (and a 1 x n or n x 1 open mesh): the line cards, all but all_to_allv.
     case Topology::Kind::linear: return op != Op::all_to_allv || n <= 2;
+    // An open mesh: the open-mesh cards (the line cards on 1 x n), all but all_to_allv.
     case Topology::Kind::mesh:
-      return t.wraps() || (t.rows() <= 2 && t.cols() <= 2) ||
-             ((t.rows() == 1 || t.cols() == 1) && op != Op::all_to_allv);
+      return t.wraps() || (t.rows() <= 2 && t.cols() <= 2) || op != Op::all_to_allv;
   }
   return false;
 }

@@ -8,6 +8,7 @@
 //   all_gather:      T = G(m, M) + B(m, p*M)          (M = one block)
 //   reduce_scatter:  T = R(m, p*M) + S(m, M)          (M = one block)
 //   barrier:         T = R(m, 0) + B(m, 0)
+//   all_gatherv, reduce_scatterv: the same with uneven blocks (no closed form unless equal)
 //   (R, B, S, G: the open-mesh reduce, broadcast, scatter and gather from m: open_mesh_*)
 //
 // Restrictions: a mesh without wraparound.
@@ -43,6 +44,33 @@ double reduce_scatter_open_cost(const CostQuery& q) {
   return open_mesh_reduce(q, middle, q.m() * q.p()) + open_mesh_scatter(q, middle, q.m());
 }
 
+// Uneven blocks. Selection: every block as large as the largest; textbook_time_v: equal counts
+// as the regular call, uneven no closed form.
+double all_gatherv_open_cost(const CostQuery& q) {
+  if (q.selection) return all_gather_open_cost(q);
+  if (!q.equal_counts()) return kNoClosedForm;
+  return all_gather_open_cost(q.as_regular());
+}
+
+double reduce_scatterv_open_cost(const CostQuery& q) {
+  if (q.selection) return reduce_scatter_open_cost(q);
+  if (!q.equal_counts()) return kNoClosedForm;
+  return reduce_scatter_open_cost(q.as_regular());
+}
+
+void all_gather_open(const Comm& c, const Args& a) {
+  const int middle = middle_of(c.topology());
+  gather_mesh(c, a.blocks->block(ConstBytes(a.out), c.id()), a.out, *a.blocks, middle, true);
+  broadcast_mesh(c, a.out, middle, Grid::of(c.topology()), true);
+}
+
+void reduce_scatter_open(const Comm& c, const Args& a) {
+  const int middle = middle_of(c.topology());
+  Buffer whole(c.id() == middle ? a.in.size() : 0);
+  reduce_mesh(c, a.in, whole, *a.op, middle, Grid::of(c.topology()), true);
+  scatter_mesh(c, whole, a.out, *a.blocks, middle, true);
+}
+
 }  // namespace
 
 extern const AlgorithmCard all_reduce_mesh_open_card{
@@ -65,11 +93,18 @@ extern const AlgorithmCard all_gather_mesh_open_card{
      kOpenMeshNeeds, "2 ts (sqrt p - 1) + tw m (p - 1) (torus)", "open mesh"},
     needs_open_mesh,
     all_gather_open_cost,
-    [](const Comm& c, const Args& a) {
-      const int middle = middle_of(c.topology());
-      gather_mesh(c, a.blocks->block(ConstBytes(a.out), c.id()), a.out, *a.blocks, middle, true);
-      broadcast_mesh(c, a.out, middle, Grid::of(c.topology()), true);
-    }};
+    all_gather_open};
+
+extern const AlgorithmCard all_gatherv_mesh_open_card{
+    {Collective::all_gatherv, Algo::mesh,
+     "Grama et al., section 4.2 on a mesh without wraparound with uneven blocks: the open-mesh "
+     "gatherv into the middle VP, then the broadcast of all the blocks",
+     "uneven: gatherv / mesh (open mesh) into the middle VP plus the open-mesh broadcast of all "
+     "the blocks: no closed form; equal blocks of m: G(m, blocks of m) + B(m, p*m)",
+     kOpenMeshNeeds, "2 ts (sqrt p - 1) + tw m (p - 1) (torus)", "open mesh"},
+    needs_open_mesh,
+    all_gatherv_open_cost,
+    all_gather_open};
 
 extern const AlgorithmCard reduce_scatter_mesh_open_card{
     {Collective::reduce_scatter, Algo::mesh,
@@ -79,12 +114,18 @@ extern const AlgorithmCard reduce_scatter_mesh_open_card{
      kOpenMeshNeeds, "2 ts (sqrt p - 1) + tw m (p - 1) (torus)", "open mesh"},
     needs_open_mesh,
     reduce_scatter_open_cost,
-    [](const Comm& c, const Args& a) {
-      const int middle = middle_of(c.topology());
-      Buffer whole(c.id() == middle ? a.in.size() : 0);
-      reduce_mesh(c, a.in, whole, *a.op, middle, Grid::of(c.topology()), true);
-      scatter_mesh(c, whole, a.out, *a.blocks, middle, true);
-    }};
+    reduce_scatter_open};
+
+extern const AlgorithmCard reduce_scatterv_mesh_open_card{
+    {Collective::reduce_scatterv, Algo::mesh,
+     "Grama et al., section 4.2 on a mesh without wraparound with uneven blocks: the open-mesh "
+     "reduction of the whole vector into the middle VP, then its scatterv",
+     "uneven: the open-mesh reduce of the whole vector into the middle VP plus scatterv / mesh "
+     "(open mesh) from it: no closed form; equal blocks of m: R(m, p*m) + S(m, blocks of m)",
+     kOpenMeshNeeds, "2 ts (sqrt p - 1) + tw m (p - 1) (torus)", "open mesh"},
+    needs_open_mesh,
+    reduce_scatterv_open_cost,
+    reduce_scatter_open};
 
 extern const AlgorithmCard barrier_mesh_open_card{
     {Collective::barrier, Algo::mesh,

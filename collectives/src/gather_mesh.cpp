@@ -95,6 +95,13 @@ double open_mesh_gather(const CostQuery& q, int root, double block) {
 
 namespace {
 double gather_mesh_open_cost(const CostQuery& q) { return open_mesh_gather(q, q.root(), q.m()); }
+// Selection: every block as large as the largest; textbook_time_v: equal counts as gather, uneven
+// no closed form (the row phase starts as the columns arrive).
+double gatherv_mesh_open_cost(const CostQuery& q) {
+  if (q.selection) return gather_mesh_open_cost(q);
+  if (!q.equal_counts()) return kNoClosedForm;
+  return gather_mesh_open_cost(q.as_regular());
+}
 }  // namespace
 
 extern const AlgorithmCard gather_mesh_open_card{
@@ -106,6 +113,18 @@ extern const AlgorithmCard gather_mesh_open_card{
      kOpenMeshNeeds, "ts log p + tw m (p - 1) (routed)", "open mesh"},
     needs_open_mesh,
     gather_mesh_open_cost,
+    [](const Comm& c, const Args& a) { gather_mesh(c, a.in, a.out, *a.blocks, a.root, true); }};
+
+extern const AlgorithmCard gatherv_mesh_open_card{
+    {Collective::gatherv, Algo::mesh,
+     "Grama et al., section 4.4 on a mesh without wraparound with uneven blocks: every column "
+     "into the root's row, then that row (lines)",
+     "uneven: line gathers (see gatherv / ring (linear array)) up and down every column, then "
+     "along the root's row: no closed form; equal blocks of m: G(rows, r, m) + G(cols, c, "
+     "rows*m)",
+     kOpenMeshNeeds, "ts log p + tw m (p - 1) (routed)", "open mesh"},
+    needs_open_mesh,
+    gatherv_mesh_open_cost,
     [](const Comm& c, const Args& a) { gather_mesh(c, a.in, a.out, *a.blocks, a.root, true); }};
 
 }  // namespace hypercomm::detail

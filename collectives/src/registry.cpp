@@ -36,16 +36,16 @@ extern const AlgorithmCard circular_shift_e_cube_card, circular_shift_hypercube_
     circular_shift_line_card, circular_shift_gray_card;
 extern const AlgorithmCard barrier_hypercube_card, barrier_dissemination_card, barrier_mesh_card,
     barrier_mesh_open_card, barrier_mesh_gray_card, barrier_ring_card, barrier_line_card;
-extern const AlgorithmCard all_gatherv_hypercube_card, all_gatherv_mesh_card, all_gatherv_ring_card,
-    all_gatherv_line_card;
-extern const AlgorithmCard gatherv_hypercube_card, gatherv_mesh_card, gatherv_ring_card,
-    gatherv_line_card;
-extern const AlgorithmCard scatterv_hypercube_card, scatterv_mesh_card, scatterv_ring_card,
-    scatterv_line_card;
+extern const AlgorithmCard all_gatherv_hypercube_card, all_gatherv_mesh_card,
+    all_gatherv_mesh_open_card, all_gatherv_ring_card, all_gatherv_line_card;
+extern const AlgorithmCard gatherv_hypercube_card, gatherv_mesh_card, gatherv_mesh_open_card,
+    gatherv_ring_card, gatherv_line_card;
+extern const AlgorithmCard scatterv_hypercube_card, scatterv_mesh_card, scatterv_mesh_open_card,
+    scatterv_ring_card, scatterv_line_card;
 extern const AlgorithmCard all_to_allv_pairwise_card, all_to_allv_dimension_exchange_card,
     all_to_allv_mesh_card, all_to_allv_ring_card;
 extern const AlgorithmCard reduce_scatterv_hypercube_card, reduce_scatterv_mesh_card,
-    reduce_scatterv_ring_card, reduce_scatterv_line_card;
+    reduce_scatterv_mesh_open_card, reduce_scatterv_ring_card, reduce_scatterv_line_card;
 
 namespace {
 
@@ -145,16 +145,19 @@ constexpr std::array kRegistry{
     // all_gatherv
     &all_gatherv_hypercube_card,
     &all_gatherv_mesh_card,
+    &all_gatherv_mesh_open_card,
     &all_gatherv_ring_card,
     &all_gatherv_line_card,
     // gatherv
     &gatherv_hypercube_card,
     &gatherv_mesh_card,
+    &gatherv_mesh_open_card,
     &gatherv_ring_card,
     &gatherv_line_card,
     // scatterv
     &scatterv_hypercube_card,
     &scatterv_mesh_card,
+    &scatterv_mesh_open_card,
     &scatterv_ring_card,
     &scatterv_line_card,
     // all_to_allv
@@ -165,6 +168,7 @@ constexpr std::array kRegistry{
     // reduce_scatterv
     &reduce_scatterv_hypercube_card,
     &reduce_scatterv_mesh_card,
+    &reduce_scatterv_mesh_open_card,
     &reduce_scatterv_ring_card,
     &reduce_scatterv_line_card,
 };

@@ -104,6 +104,13 @@ double open_mesh_scatter(const CostQuery& q, int root, double block) {
 
 namespace {
 double scatter_mesh_open_cost(const CostQuery& q) { return open_mesh_scatter(q, q.root(), q.m()); }
+// Selection: every block as large as the largest; textbook_time_v: equal counts as scatter,
+// uneven no closed form.
+double scatterv_mesh_open_cost(const CostQuery& q) {
+  if (q.selection) return scatter_mesh_open_cost(q);
+  if (!q.equal_counts()) return kNoClosedForm;
+  return scatter_mesh_open_cost(q.as_regular());
+}
 }  // namespace
 
 extern const AlgorithmCard scatter_mesh_open_card{
@@ -115,6 +122,18 @@ extern const AlgorithmCard scatter_mesh_open_card{
      kOpenMeshNeeds, "ts log p + tw m (p - 1) (routed)", "open mesh"},
     needs_open_mesh,
     scatter_mesh_open_cost,
+    [](const Comm& c, const Args& a) { scatter_mesh(c, a.in, a.out, *a.blocks, a.root, true); }};
+
+extern const AlgorithmCard scatterv_mesh_open_card{
+    {Collective::scatterv, Algo::mesh,
+     "Grama et al., section 4.4 on a mesh without wraparound with uneven blocks: column bundles "
+     "along the root's row, then down every column (lines)",
+     "uneven: line scatters (see scatterv / ring (linear array)) along the root's row, then up "
+     "and down every column: no closed form; equal blocks of m: S(cols, c, rows*m) + S(rows, r, "
+     "m)",
+     kOpenMeshNeeds, "ts log p + tw m (p - 1) (routed)", "open mesh"},
+    needs_open_mesh,
+    scatterv_mesh_open_cost,
     [](const Comm& c, const Args& a) { scatter_mesh(c, a.in, a.out, *a.blocks, a.root, true); }};
 
 }  // namespace hypercomm::detail
