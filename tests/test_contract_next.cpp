@@ -150,3 +150,31 @@ TEST_CASE("contract: groups and irregular collectives as a user spells them") {
   for (int id = 0; id < 16; ++id)
     CHECK(ranks[static_cast<std::size_t>(id)] == ((id & 1) | ((id >> 2) & 1) << 1));
 }
+
+TEST_CASE("contract: a C array is a range, never a value form's value") {
+  // API.md: a value form applies only when the argument is not a contiguous range; a C array
+  // is one, and must not decay to a pointer and take the value form.
+  std::vector<long> wrong(4, 0);
+  hc::run(hc::Topology::ring(4), [&](hc::Proc& vp) {
+    long& bad = wrong[static_cast<std::size_t>(vp.id())];
+    int buf[4] = {vp.id(), vp.id(), vp.id(), vp.id()};
+    hc::broadcast(vp, buf, 2);
+    for (int x : buf) bad += x != 2;
+    int sum[3] = {vp.id(), 1, 2};
+    hc::all_reduce(vp, sum, std::plus<>());
+    bad += sum[0] != 6 || sum[1] != 4 || sum[2] != 8;
+    int all[4] = {};
+    const int mine[1] = {vp.id() * 10};
+    hc::all_gather(vp, mine, all);
+    for (int k = 0; k < 4; ++k) bad += all[k] != k * 10;
+    // The value forms with lvalues, const lvalues and temporaries still take values.
+    const long c = vp.id();
+    long l = vp.id();
+    bad += hc::broadcast(vp, c, 1) != 1;
+    bad += hc::all_reduce(vp, l, std::plus<>()) != 6;
+    bad += hc::scan(vp, long{vp.id()}, std::plus<>()) != vp.id() * (vp.id() + 1) / 2;
+    bad += hc::all_gather(vp, l).size() != 4;
+    bad += l != vp.id();
+  });
+  for (long w : wrong) CHECK(w == 0);
+}

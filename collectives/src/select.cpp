@@ -127,6 +127,9 @@ std::string strict_note(Links links) { return links == Links::strict ? " with Li
 
 }  // namespace
 
+constexpr const char* kNeedsCommutative =
+    "it folds in another order than the VPs' ids, so it needs a commutative operator";
+
 const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t, Links links,
                             std::size_t bytes, std::size_t total, int shift,
                             const std::string& where, const std::string& prefix,
@@ -138,6 +141,9 @@ const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t, Li
   double best_cost = INFINITY;
   double best_path = INFINITY;  // where VPs share cores: its critical path, which breaks ties
   std::string why;              // of the cards considered that cannot run
+  // A card of the requested Algo that runs here but for a non-commutative operator: that is
+  // the reason to give, not the other cards' topologies (the Gray-code mesh on a hypercube).
+  bool needs_commutative = false;
   for (const AlgorithmCard* card : cards) {
     if (requested != Algo::automatic && card->text.algo != requested) continue;
     const char* reason = card->restriction(t, links);
@@ -145,12 +151,16 @@ const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t, Li
       reason =
           "it needs a group whose ranks are a hypercube's VPs in reflected Gray-code order "
           "(split(vp.world(), 0, hypercomm::gray_inverse(id)))";
-    if (reason == nullptr && !op_traits.commutative && !card->keeps_id_order)
-      reason = "it folds in another order than the VPs' ids, so it needs a commutative operator";
+    if (reason == nullptr && !op_traits.commutative && !card->keeps_id_order) {
+      reason = kNeedsCommutative;
+      needs_commutative = true;
+    }
     if (reason != nullptr) {
-      if (!why.empty()) why += "; ";
-      if (requested == Algo::automatic) why += std::string(to_string(card->text.algo)) + ": ";
-      why += reason;
+      // Each reason once (an Algo's cards for several topologies share theirs).
+      std::string piece = requested == Algo::automatic
+                              ? std::string(to_string(card->text.algo)) + ": " + reason
+                              : std::string(reason);
+      if (why.find(piece) == std::string::npos) why += (why.empty() ? "" : "; ") + piece;
       continue;
     }
     if (requested != Algo::automatic) return *card;  // the first of that Algo that can run
@@ -175,7 +185,10 @@ const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t, Li
                          " algorithm (it has: automatic" + valid + ")");
   }
   throw AlgorithmError(prefix + name + " with Algo::" + to_string(requested) + " cannot run on " +
-                       where + strict_note(links) + ": " + why);
+                       where + strict_note(links) + ": " +
+                       (needs_commutative ? std::string(kNeedsCommutative) +
+                                                " (hypercomm::is_commutative<Op> declares one)"
+                                          : why));
 }
 
 namespace {

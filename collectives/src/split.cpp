@@ -3,7 +3,9 @@
 // the members of its own color ranked by (key, rank in g), as MPI_Comm_split does.
 #include <algorithm>
 #include <hypercomm/collectives.hpp>
+#include <hypercomm/errors.hpp>
 #include <hypercomm/group.hpp>
+#include <string>
 #include <vector>
 
 #include "group_info.hpp"
@@ -18,7 +20,12 @@ Group split(const Group& g, int color, int key) {
   };
   const Entry mine{color, key};
   std::vector<Entry> all(static_cast<std::size_t>(g.size()));
-  hypercomm::all_gather(g, std::span<const Entry>(&mine, 1), all);
+  try {
+    hypercomm::all_gather(g, std::span<const Entry>(&mine, 1), all);
+  } catch (const AlgorithmError& e) {  // name the call the user made
+    throw AlgorithmError(std::string(e.what()) + " (split's exchange, an all_gather over " +
+                         g.info().name() + ")");
+  }
 
   std::vector<int> ranks;  // parent ranks of my color, in (key, parent rank) order
   if (color >= 0) {

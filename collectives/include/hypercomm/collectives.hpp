@@ -143,16 +143,25 @@ template <Communicator C>
   return detail::split(detail::group_of(g), color, key);
 }
 
-// Value forms.
-template <Communicator C, detail::MessageValue T>
-T broadcast(C&& vp, T value, int root) {
-  detail::broadcast(detail::group_of(vp), std::as_writable_bytes(std::span<T, 1>(&value, 1)),
+// Value forms. The value is taken as it is passed (a forwarding reference), so that a C array,
+// which is a range, does not decay to a pointer and take the value form (API.md: a value form
+// applies only when the argument is not a range).
+template <Communicator C, class V>
+requires detail::MessageValue<std::remove_cvref_t<V>> std::remove_cvref_t<V> broadcast(C&& vp,
+                                                                                       V&& value,
+                                                                                       int root) {
+  using T = std::remove_cvref_t<V>;
+  T result = value;
+  detail::broadcast(detail::group_of(vp), std::as_writable_bytes(std::span<T, 1>(&result, 1)),
                     sizeof(T), root, Algo::automatic);
-  return value;
+  return result;
 }
 
-template <Communicator C, detail::MessageValue T, class Op>
-T all_reduce(C&& vp, T value, Op op) {
+template <Communicator C, class V, class Op>
+requires detail::MessageValue<std::remove_cvref_t<V>> std::remove_cvref_t<V> all_reduce(C&& vp,
+                                                                                        V&& value,
+                                                                                        Op op) {
+  using T = std::remove_cvref_t<V>;
   T result = value;
   const auto bytes = std::as_writable_bytes(std::span<T, 1>(&result, 1));
   detail::all_reduce(detail::group_of(vp), bytes, bytes, detail::make_reducer<T>(op),
@@ -160,19 +169,25 @@ T all_reduce(C&& vp, T value, Op op) {
   return result;
 }
 
-template <Communicator C, detail::MessageValue T, class Op>
-T scan(C&& vp, T value, Op op) {
-  T result = value;
-  detail::scan(detail::group_of(vp), std::as_bytes(std::span<const T, 1>(&value, 1)),
+template <Communicator C, class V, class Op>
+requires detail::MessageValue<std::remove_cvref_t<V>> std::remove_cvref_t<V> scan(C&& vp, V&& value,
+                                                                                  Op op) {
+  using T = std::remove_cvref_t<V>;
+  const T input = value;
+  T result = input;
+  detail::scan(detail::group_of(vp), std::as_bytes(std::span<const T, 1>(&input, 1)),
                std::as_writable_bytes(std::span<T, 1>(&result, 1)), detail::make_reducer<T>(op),
                false);
   return result;
 }
 
-template <Communicator C, detail::MessageValue T>
-std::vector<T> all_gather(C&& vp, T value) {
+template <Communicator C, class V>
+requires detail::MessageValue<std::remove_cvref_t<V>> std::vector<std::remove_cvref_t<V>>
+all_gather(C&& vp, V&& value) {
+  using T = std::remove_cvref_t<V>;
+  const T input = value;
   std::vector<T> out(static_cast<std::size_t>(detail::group_of(vp).size()));
-  detail::all_gather(detail::group_of(vp), std::as_bytes(std::span<const T, 1>(&value, 1)),
+  detail::all_gather(detail::group_of(vp), std::as_bytes(std::span<const T, 1>(&input, 1)),
                      std::as_writable_bytes(std::span<T>(out)), sizeof(T), Algo::automatic);
   return out;
 }
