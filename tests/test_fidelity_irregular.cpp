@@ -167,7 +167,7 @@ std::vector<Call> calls_for(const Topology& t, Links links) {
   const int p = t.size();
   std::vector<Call> calls;
   for (const Collective op : kOps) {
-    try {  // nothing runs on an open mesh under Links::strict (all_to_allv: nor on a line)
+    try {  // (every irregular collective runs on these machines, strict or routed)
       (void)hc::resolve(op, Algo::automatic, t, links, 8);
     } catch (const hc::AlgorithmError&) {
       continue;
@@ -463,6 +463,43 @@ TEST_CASE("the all_to_allv cards' equal-block closed forms") {
       CHECK(close(hc::textbook_time_v(Collective::all_to_allv, Algo::dimension_exchange, t,
                                       Links::strict, equal(t), m, {.elem_size = kElem}),
                   (2 * m.ts + m.tw * b * t.size() / 2) * d + 2 * th * d));
+    }
+    // The line's two streams over n members, bundles of `bundle` bytes with `entry` bytes of
+    // sizes each: L(n) = 2n*ts + 2(n-1)*th + tw*max_{j=0..n-2}(bundle*(n(n-1) - 2j) +
+    // entry*(j+1)*(2n-2-j)), whose j = 0 term wins when bundle >= entry*(n-2); the open mesh
+    // L(cols) along the rows (bundles of rows blocks) plus L(rows) along the columns.
+    const auto line = [&](int n, double bundle, double entry) {
+      if (n <= 1) return 0.0;
+      double most = 0;
+      for (int j = 0; j <= n - 2; ++j)
+        most = std::max(most, bundle * (n * (n - 1) - 2 * j) + entry * (j + 1) * (2 * n - 2 - j));
+      return 2 * n * m.ts + 2 * (n - 1) * th + m.tw * most;
+    };
+    for (const std::size_t elements : {std::size_t{1}, count}) {
+      const double block = static_cast<double>(elements * kElem);
+      const auto same = [&](const Topology& t) {
+        return Counts(static_cast<std::size_t>(t.size() * t.size()), elements);
+      };
+      for (int p : {3, 5, 8}) {  // (linear:2 is a ring of 2: the ring card runs)
+        const Topology t = Topology::linear(p);
+        INFO(t.name(), " th=", th, " block ", block);
+        const double formula = line(p, block, 8);
+        CHECK(close(hc::textbook_time_v(Collective::all_to_allv, Algo::ring, t, Links::strict,
+                                        same(t), m, {.elem_size = kElem}),
+                    formula));
+        if (block >= 8.0 * (p - 2))
+          CHECK(
+              close(formula, 2 * p * m.ts + 2 * (p - 1) * th + m.tw * (block * p + 16) * (p - 1)));
+      }
+      for (const char* name :
+           {"mesh:2x3:open", "mesh:3x3:open", "mesh:4x3:open", "mesh:1x4:open"}) {
+        const Topology t = Topology::parse(name);
+        const int r = t.rows(), c = t.cols();
+        INFO(t.name(), " th=", th, " block ", block);
+        CHECK(close(hc::textbook_time_v(Collective::all_to_allv, Algo::mesh, t, Links::strict,
+                                        same(t), m, {.elem_size = kElem}),
+                    line(c, r * block, 8.0 * r) + line(r, c * block, 8.0 * c)));
+      }
     }
   }
 }

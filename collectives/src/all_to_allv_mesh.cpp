@@ -11,6 +11,10 @@
 //
 // Restrictions: mesh topology, any rows x cols; neighbours only on a torus (Links::routed on a
 // mesh without wraparound, where the rings' wraparound messages are routed back along the line).
+// On a mesh without wraparound under Links::strict each phase is the line's all-to-allv
+// (all_to_allv_line.cpp), neighbours only: equal blocks of m, T = L(cols, rows*m, 8*rows) +
+// L(rows, cols*m, 8*cols) with L(n, b, e) that file's line time (every column starts its phase
+// as its row phase's pattern ends, so the phases add); any counts, card.cpp runs the clocks.
 //
 // VP (r, c) has id r*cols + c.
 // 1. Row phase: the bundle for column c' holds the blocks for (r', c'), r' = 0..rows-1 (sizes
@@ -78,7 +82,7 @@ class ColumnLanding final : public BundleSink {
 }  // namespace
 
 void all_to_allv_mesh(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
-                      const Blocks& received) {
+                      const Blocks& received, bool open) {
   const Topology& t = c.topology();
   const int rows = t.rows();
   const int cols = t.cols();
@@ -96,8 +100,9 @@ void all_to_allv_mesh(const Comm& c, ConstBytes in, const Blocks& sent, Bytes ou
       column_sizes[u(col) * u(rows) + u(r)] = b.size();
     }
   }
+  const auto phase = open ? line_all_to_allv : ring_all_to_allv;
   RowBundles from_row(cols, rows);
-  ring_all_to_allv(c, row_group(t, c.id()), rows, by_column, column_sizes, from_row);
+  phase(c, row_group(t, c.id()), rows, by_column, column_sizes, from_row);
 
   // by_row[r'][c''] = the block of (my row, c'') for (r', my column).
   std::vector<std::size_t> offset_in(u(cols) * u(rows));  // of block (c'', r') in from_row
@@ -121,7 +126,7 @@ void all_to_allv_mesh(const Comm& c, ConstBytes in, const Blocks& sent, Bytes ou
     }
   }
   ColumnLanding landing(c, cols, out, received);
-  ring_all_to_allv(c, column_group(t, c.id()), cols, by_row, row_sizes, landing);
+  phase(c, column_group(t, c.id()), cols, by_row, row_sizes, landing);
 }
 
 namespace {
@@ -151,5 +156,25 @@ extern const AlgorithmCard all_to_allv_mesh_card{
     needs_mesh,
     all_to_allv_mesh_cost,
     [](const Comm& c, const Args& a) { all_to_allv_mesh(c, a.in, *a.blocks, a.out, *a.received); }};
+
+// On a mesh without wraparound: the phases along lines (all_to_allv_line.cpp). textbook_time_v:
+// the rows' streams, then the columns' from each VP's clock, run step by step (exact for any
+// counts); selection: every block the largest, each message capped.
+extern const AlgorithmCard all_to_allv_mesh_open_card{
+    {Collective::all_to_allv, Algo::mesh,
+     "Grama et al., section 4.5.2 on a mesh without wraparound with per-pair counts: row phase, "
+     "then column phase, each the line's all-to-allv (up, then down, the sizes a step ahead)",
+     "the row streams, then the column streams, along the longest path, exact for any counts; "
+     "equal blocks of m: L(cols, rows*m, 8*rows) + L(rows, cols*m, 8*cols), L(n, b, e) = 2n*ts "
+     "+ 2(n-1)*th + tw*max_{j=0..n-2}(b*(n(n-1) - 2j) + e(j+1)(2n-2-j)) (the line all-to-allv's "
+     "n bundles of b bytes, e bytes of sizes each)",
+     kOpenMeshNeeds, "(2 ts + tw m p)(sqrt p - 1) (torus)", "open mesh"},
+    needs_open_mesh,
+    [](const CostQuery& q) {
+      return q.selection ? q.capped_open_mesh_all_to_allv() : q.exact_open_mesh_all_to_allv();
+    },
+    [](const Comm& c, const Args& a) {
+      all_to_allv_mesh(c, a.in, *a.blocks, a.out, *a.received, true);
+    }};
 
 }  // namespace hypercomm::detail

@@ -116,7 +116,7 @@ void ring_all_to_allv(const Comm& c, const Ring& g, int width, ConstBytes in,
 
 namespace {
 
-// The whole machine's ring: bundles of one block, landing in out after the size check.
+// The whole machine's ring (or line): bundles of one block, landing in out after the size check.
 class Landing final : public BundleSink {
  public:
   Landing(const Comm& c, Bytes out, const Blocks& received)
@@ -135,13 +135,18 @@ class Landing final : public BundleSink {
 
 }  // namespace
 
-void all_to_allv_ring(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
-                      const Blocks& received) {
+void whole_machine_all_to_allv(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
+                               const Blocks& received, BundleExchange exchange) {
   const int p = c.p();
   std::vector<std::size_t> sizes(static_cast<std::size_t>(p));
   for (int j = 0; j < p; ++j) sizes[static_cast<std::size_t>(j)] = sent.size(j);
   Landing landing(c, out, received);
-  ring_all_to_allv(c, Ring::all(p), 1, in, sizes, landing);
+  exchange(c, Ring::all(p), 1, in, sizes, landing);
+}
+
+void all_to_allv_ring(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
+                      const Blocks& received) {
+  whole_machine_all_to_allv(c, in, sent, out, received, ring_all_to_allv);
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -384,6 +385,126 @@ double CostQuery::equal_ring_all_to_allv(int n, int width, double block, double 
 
 double CostQuery::capped_ring_all_to_allv(int n, int width) const noexcept {
   return ring_all_to_allv_steps(*this, n, width, [&](double k) { return cap(k); });
+}
+
+namespace {
+
+// all_to_allv_line.cpp's two streams along a line of members `line` (VP ids, in line order),
+// from their clocks in `clocks` (indexed by VP id), which end as each member's stream ends.
+// bundle(s, d): the bytes of line member s's bundle for member d, of `width` blocks (8 bytes
+// of size each); message(bytes, blocks): what a message of those travelling bundles counts.
+// Step by step in lockstep: a member's step-s operation waits only on its own step s-1 and on
+// its lower neighbour's step-s send, which leaves at that neighbour's clock after step s-1.
+template <class Bundle, class Message>
+void line_all_to_allv_clocks(const CostQuery& q, std::span<const int> line,
+                             std::vector<double>& clocks, int width, double h, Bundle bundle,
+                             Message message) {
+  const int n = static_cast<int>(line.size());
+  if (n <= 1) return;
+  const double entry = 8.0 * width;
+  std::vector<double> before(static_cast<std::size_t>(n));
+  for (const bool down : {false, true}) {
+    const auto rank_at = [&](int position) { return down ? n - 1 - position : position; };
+    const auto clock = [&](int position) -> double& {
+      return clocks[static_cast<std::size_t>(line[static_cast<std::size_t>(rank_at(position))])];
+    };
+    // The bytes position j sends up in step s (j + 1 < n, s <= j + 1).
+    const auto sent = [&](int j, int s) {
+      if (s == 0) return entry * (n - 1 - j);
+      double bytes = 0;
+      for (int d = j + 1; d < n; ++d) bytes += bundle(rank_at(j - s + 1), rank_at(d));
+      return message(bytes, static_cast<double>(n - 1 - j) * width) +
+             (j - s >= 0 ? entry * (n - 1 - j) : 0.0);
+    };
+    for (int s = 0; s < n; ++s) {
+      for (int j = 0; j < n; ++j) before[static_cast<std::size_t>(j)] = clock(j);
+      for (int j = 0; j < n; ++j) {
+        const bool sends = j + 1 < n && s <= j + 1;
+        const bool receives = j > 0 && j - s >= 0;
+        double t = before[static_cast<std::size_t>(j)];
+        if (sends) t += q.w(sent(j, s));
+        if (receives)
+          t = std::max(t, before[static_cast<std::size_t>(j) - 1] + q.w(sent(j - 1, s)) + h);
+        clock(j) = t;
+      }
+    }
+  }
+}
+
+// The open mesh's row phase, then its column phase, each line_all_to_allv_clocks along every
+// row (bundles of rows blocks: member (r, c'')'s for (r, c) are its blocks for column c) and
+// every column (bundles of cols blocks: (r'', c)'s for (r, c) the blocks of row r'' for (r, c)).
+// pair(i, j): the bytes of VP i's block for VP j.
+template <class Pair, class Message>
+double open_mesh_all_to_allv_clocks(const CostQuery& q, double h, Pair pair, Message message) {
+  const Topology& t = q.t;
+  const int rows = t.rows(), cols = t.cols();
+  std::vector<double> clocks(static_cast<std::size_t>(q.p()), 0.0);
+  std::vector<int> line;
+  for (int r = 0; r < rows; ++r) {
+    line.clear();
+    for (int c = 0; c < cols; ++c) line.push_back(t.id_at(r, c));
+    line_all_to_allv_clocks(
+        q, line, clocks, rows, h,
+        [&](int s, int d) {
+          double bytes = 0;  // (r, s)'s blocks for column d
+          for (int r2 = 0; r2 < rows; ++r2) bytes += pair(t.id_at(r, s), t.id_at(r2, d));
+          return bytes;
+        },
+        message);
+  }
+  for (int c = 0; c < cols; ++c) {
+    line.clear();
+    for (int r = 0; r < rows; ++r) line.push_back(t.id_at(r, c));
+    line_all_to_allv_clocks(
+        q, line, clocks, cols, h,
+        [&](int s, int d) {
+          double bytes = 0;  // row s's blocks for (d, c)
+          for (int c2 = 0; c2 < cols; ++c2) bytes += pair(t.id_at(s, c2), t.id_at(d, c));
+          return bytes;
+        },
+        message);
+  }
+  return *std::max_element(clocks.begin(), clocks.end());
+}
+
+}  // namespace
+
+double CostQuery::exact_line_all_to_allv() const {
+  std::vector<int> line(static_cast<std::size_t>(p()));
+  std::iota(line.begin(), line.end(), 0);
+  std::vector<double> clocks(line.size(), 0.0);
+  const auto pair = [&](int s, int d) {
+    return static_cast<double>(counts[static_cast<std::size_t>(s * p() + d)] * shape.elem_size);
+  };
+  line_all_to_allv_clocks(*this, line, clocks, 1, th(), pair,
+                          [](double travelling, double) { return travelling; });
+  return *std::max_element(clocks.begin(), clocks.end());
+}
+
+double CostQuery::capped_line_all_to_allv() const {
+  std::vector<int> line(static_cast<std::size_t>(p()));
+  std::iota(line.begin(), line.end(), 0);
+  std::vector<double> clocks(line.size(), 0.0);
+  line_all_to_allv_clocks(
+      *this, line, clocks, 1, line_th(), [&](int, int) { return m(); },
+      [&](double, double blocks) { return cap(blocks); });
+  return *std::max_element(clocks.begin(), clocks.end());
+}
+
+double CostQuery::exact_open_mesh_all_to_allv() const {
+  return open_mesh_all_to_allv_clocks(
+      *this, th(),
+      [&](int i, int j) {
+        return static_cast<double>(counts[static_cast<std::size_t>(i * p() + j)] * shape.elem_size);
+      },
+      [](double travelling, double) { return travelling; });
+}
+
+double CostQuery::capped_open_mesh_all_to_allv() const {
+  return open_mesh_all_to_allv_clocks(
+      *this, th(), [&](int, int) { return m(); },
+      [&](double, double blocks) { return cap(blocks); });
 }
 
 namespace {

@@ -245,6 +245,15 @@ struct CostQuery {
   // longest path: the sizes step and the n-1 steps).
   [[nodiscard]] double equal_ring_all_to_allv(int n, int width, double block,
                                               double h) const noexcept;
+  // The line all-to-allv (all_to_allv_line.cpp) over the whole machine, its two streams' clocks
+  // run step by step: exactly, from `counts`, th per message; and for selection, every block
+  // the largest, each message capped at cap.
+  [[nodiscard]] double exact_line_all_to_allv() const;
+  [[nodiscard]] double capped_line_all_to_allv() const;
+  // The same on an open mesh (all_to_allv_mesh.cpp with line phases): the rows' streams, then,
+  // from each VP's clock, the columns'.
+  [[nodiscard]] double exact_open_mesh_all_to_allv() const;
+  [[nodiscard]] double capped_open_mesh_all_to_allv() const;
 };
 
 inline constexpr double kNoClosedForm = kNoClosedFormValue;

@@ -25,8 +25,10 @@ void all_to_allv_pairwise(const Comm& c, ConstBytes in, const Blocks& sent, Byte
                           const Blocks& received, std::size_t elem_size);
 void all_to_allv_ring(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
                       const Blocks& received);
-void all_to_allv_mesh(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
+void all_to_allv_line(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
                       const Blocks& received);
+void all_to_allv_mesh(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
+                      const Blocks& received, bool open = false);  // open: line phases
 void all_to_allv_dimension_exchange(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
                                     const Blocks& received);
 // The SizeMismatch of an all_to_allv block from `source` of `got` bytes where this VP expects

@@ -64,6 +64,20 @@ class BundleSink {
 void ring_all_to_allv(const Comm& c, const Ring& g, int width, ConstBytes in,
                       std::span<const std::size_t> sizes, BundleSink& sink);
 
+// The same on a line of g's members without the wraparound (all_to_allv_line.cpp): the bundles
+// for higher ranks travel up, then those for lower ranks down, each stream a sizes-only step and
+// the book's pipeline with the next step's sizes behind the bundles; sends to and receives from
+// members k+1 and k-1 only.
+void line_all_to_allv(const Comm& c, const Ring& g, int width, ConstBytes in,
+                      std::span<const std::size_t> sizes, BundleSink& sink);
+
+// all_to_allv over the whole machine by ring_all_to_allv or line_all_to_allv, bundles of one
+// block, each landing in out once its size is checked against `received` (throw_block_size).
+using BundleExchange = void (*)(const Comm&, const Ring&, int, ConstBytes,
+                                std::span<const std::size_t>, BundleSink&);
+void whole_machine_all_to_allv(const Comm& c, ConstBytes in, const Blocks& sent, Bytes out,
+                               const Blocks& received, BundleExchange exchange);
+
 // The first `bytes` bytes of `buf`, which grows (without keeping its contents) when too small:
 // doubling, so that a run of growing messages allocates a few times, not once per message.
 inline Bytes room(Buffer& buf, std::size_t bytes) {

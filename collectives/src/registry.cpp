@@ -43,7 +43,7 @@ extern const AlgorithmCard gatherv_hypercube_card, gatherv_mesh_card, gatherv_me
 extern const AlgorithmCard scatterv_hypercube_card, scatterv_mesh_card, scatterv_mesh_open_card,
     scatterv_ring_card, scatterv_line_card;
 extern const AlgorithmCard all_to_allv_pairwise_card, all_to_allv_dimension_exchange_card,
-    all_to_allv_mesh_card, all_to_allv_ring_card;
+    all_to_allv_mesh_card, all_to_allv_mesh_open_card, all_to_allv_ring_card, all_to_allv_line_card;
 extern const AlgorithmCard reduce_scatterv_hypercube_card, reduce_scatterv_mesh_card,
     reduce_scatterv_mesh_open_card, reduce_scatterv_ring_card, reduce_scatterv_line_card;
 
@@ -164,7 +164,9 @@ constexpr std::array kRegistry{
     &all_to_allv_pairwise_card,
     &all_to_allv_dimension_exchange_card,
     &all_to_allv_mesh_card,
+    &all_to_allv_mesh_open_card,
     &all_to_allv_ring_card,
+    &all_to_allv_line_card,
     // reduce_scatterv
     &reduce_scatterv_hypercube_card,
     &reduce_scatterv_mesh_card,
