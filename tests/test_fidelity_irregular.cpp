@@ -577,3 +577,34 @@ TEST_CASE("textbook_time_v: wrong numbers of counts, regular operations, p = 1")
   CHECK(hc::textbook_time(Collective::all_gatherv, Algo::ring, ring4, Links::routed, 80, model) ==
         hc::textbook_time(Collective::all_gather, Algo::ring, ring4, Links::routed, 80, model));
 }
+
+TEST_CASE("find_card_v names the card that runs, where two share an Algo") {
+  // all_to_allv's Algo::ring is the ring's card on a ring, the linear array's on a line under
+  // Links::strict; Algo::mesh the torus's on a torus, the open mesh's on one under strict.
+  const Counts five(25, 3), nine(81, 3);
+  const Topology line = Topology::linear(5), ring = Topology::ring(5);
+  const Topology open = Topology::parse("mesh:3x3:open"), torus = Topology::mesh(3, 3);
+  const auto variant = [](const hc::Card* card) {
+    return std::string(card->variant != nullptr ? card->variant : "");
+  };
+  for (const Algo a : {Algo::automatic, Algo::ring}) {
+    const hc::Card* on_line =
+        hc::find_card_v(Collective::all_to_allv, a, line, Links::strict, five, kElem);
+    CHECK(on_line->algo == Algo::ring);
+    CHECK(variant(on_line) == "linear array");
+    CHECK(variant(hc::find_card_v(Collective::all_to_allv, a, ring, Links::strict, five, kElem)) ==
+          "");
+    // The regular find_card takes the irregular op with equal blocks of `bytes`, alike.
+    CHECK(hc::find_card(Collective::all_to_allv, a, line, Links::strict, 5 * kElem) == on_line);
+  }
+  for (const Algo a : {Algo::automatic, Algo::mesh}) {
+    CHECK(variant(hc::find_card_v(Collective::all_to_allv, a, open, Links::strict, nine, kElem)) ==
+          "open mesh");
+    CHECK(variant(hc::find_card_v(Collective::all_to_allv, a, torus, Links::strict, nine, kElem)) ==
+          "");
+  }
+  // Where nothing can run, AlgorithmError as resolve_v.
+  CHECK_THROWS_AS((void)hc::find_card_v(Collective::all_to_allv, Algo::dimension_exchange, line,
+                                        Links::strict, five, kElem),
+                  hc::AlgorithmError);
+}

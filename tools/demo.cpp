@@ -1,16 +1,19 @@
 // The main demonstration: every collective on ring:8, mesh:4x4, hypercube:4, linear:8 and
 // mesh:4x4:open (the last two also under Links::strict, and hypercube:3 under Links::strict, its
-// ring algorithms on the Gray-code ring), with every algorithm that can run there,
-// each result verified against a sequential computation, and the wall time, the model time and the
-// card's textbook formula side by side.
+// ring algorithms on the Gray-code ring), with every algorithm that can run there, the
+// collectives on groups, and the irregular ones with uneven blocks (on linear:8 and
+// mesh:4x4:open under Links::strict too), each result verified against a sequential
+// computation, and the wall time, the model time and the card's textbook formula side by side.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <hypercomm/hypercomm.hpp>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -305,6 +308,20 @@ std::vector<GroupCase> group_cases() {
   };
 }
 
+// A machine of the demo: its topology, run under `links`, labelled " strict" where that is not
+// the default's.
+struct DemoMachine {
+  hc::Topology topology;
+  hc::Options options;
+  std::string label;
+};
+DemoMachine demo_machine(const char* name, hc::Links links, const hc::Options& defaults) {
+  hc::Options options = defaults;
+  options.links = links;
+  return {hc::Topology::parse(name), options,
+          std::string(name) + (links != defaults.links ? " strict" : "")};
+}
+
 // Uneven counts for the irregular collectives: zeros, small and large blocks.
 std::vector<std::size_t> uneven_counts(int p) {
   std::vector<std::size_t> counts(static_cast<std::size_t>(p));
@@ -320,15 +337,21 @@ Vec concat(const std::vector<std::size_t>& counts, int upto) {
   return all;
 }
 
+// all_to_allv's elements from rank i to rank j, (i + j) mod 3 blocks of 64.
+std::size_t pair_count(int i, int j) { return static_cast<std::size_t>((i + j) % 3 * 64); }
+
 struct IrregularCase {
   const char* name;
+  hc::Collective op;
   std::function<void(hc::Proc&, Vec&)> body;
   std::function<Vec(int, int)> expect;
+  // The call's counts as textbook_time_v takes them (all_to_allv's p x p, row-major).
+  std::function<std::vector<std::size_t>(int)> counts = uneven_counts;
 };
 
 std::vector<IrregularCase> irregular_cases() {
   return {
-      {"all_gatherv",
+      {"all_gatherv", hc::Collective::all_gatherv,
        [](hc::Proc& vp, Vec& out) {
          const auto counts = uneven_counts(vp.size());
          out.assign(concat(counts, vp.size()).size(), 0);
@@ -336,7 +359,7 @@ std::vector<IrregularCase> irregular_cases() {
                          counts);
        },
        [](int, int p) { return concat(uneven_counts(p), p); }},
-      {"gatherv",
+      {"gatherv", hc::Collective::gatherv,
        [](hc::Proc& vp, Vec& out) {
          const auto counts = uneven_counts(vp.size());
          out.assign(vp.id() == root ? concat(counts, vp.size()).size() : 0, 0);
@@ -344,14 +367,14 @@ std::vector<IrregularCase> irregular_cases() {
                      root);
        },
        [](int i, int p) { return i == root ? concat(uneven_counts(p), p) : Vec{}; }},
-      {"scatterv",
+      {"scatterv", hc::Collective::scatterv,
        [](hc::Proc& vp, Vec& out) {
          const auto counts = uneven_counts(vp.size());
          out.assign(counts[static_cast<std::size_t>(vp.id())], 0);
          hc::scatterv(vp, vp.id() == root ? concat(counts, vp.size()) : Vec{}, out, counts, root);
        },
        [](int i, int p) { return input(i, uneven_counts(p)[static_cast<std::size_t>(i)]); }},
-      {"reduce_scatterv",
+      {"reduce_scatterv", hc::Collective::reduce_scatterv,
        [](hc::Proc& vp, Vec& out) {
          const auto counts = uneven_counts(vp.size());
          const std::size_t total = concat(counts, vp.size()).size();
@@ -367,22 +390,33 @@ std::vector<IrregularCase> irregular_cases() {
            for (std::size_t k = 0; k < s.size(); ++k) s[k] += value(v, offset + k);
          return s;
        }},
-      {"all_to_allv",
+      {"all_to_allv", hc::Collective::all_to_allv,
        [](hc::Proc& vp, Vec& out) {
-         std::vector<std::vector<std::int64_t>> to(static_cast<std::size_t>(vp.size()));
-         for (int j = 0; j < vp.size(); ++j)
-           to[static_cast<std::size_t>(j)] = input(vp.id() * 100 + j, (vp.id() + j) % 3 * 64);
-         out.clear();
-         for (const auto& part : hc::all_to_allv(vp, to))
-           out.insert(out.end(), part.begin(), part.end());
+         const int p = vp.size(), me = vp.id();
+         std::vector<std::size_t> send(static_cast<std::size_t>(p)), recv(send.size());
+         Vec in;
+         for (int j = 0; j < p; ++j) {
+           send[static_cast<std::size_t>(j)] = pair_count(me, j);
+           recv[static_cast<std::size_t>(j)] = pair_count(j, me);
+           const Vec part = input(me * 100 + j, pair_count(me, j));
+           in.insert(in.end(), part.begin(), part.end());
+         }
+         out.assign(std::accumulate(recv.begin(), recv.end(), std::size_t{0}), 0);
+         hc::all_to_allv(vp, in, send, out, recv);
        },
        [](int i, int p) {
          Vec all;
          for (int j = 0; j < p; ++j) {
-           const Vec part = input(j * 100 + i, (j + i) % 3 * 64);
+           const Vec part = input(j * 100 + i, pair_count(j, i));
            all.insert(all.end(), part.begin(), part.end());
          }
          return all;
+       },
+       [](int p) {
+         std::vector<std::size_t> m;
+         for (int i = 0; i < p; ++i)
+           for (int j = 0; j < p; ++j) m.push_back(pair_count(i, j));
+         return m;
        }},
   };
 }
@@ -442,14 +476,11 @@ int main(int argc, char** argv) {
                                                         {"mesh:4x4:open", hc::Links::strict},
                                                         {"hypercube:3", hc::Links::strict}};
   for (const auto& [shape_name, machine_links] : machines) {
-    const hc::Topology topology = hc::Topology::parse(shape_name);
+    const DemoMachine demo = demo_machine(shape_name, machine_links, options);
+    const hc::Topology& topology = demo.topology;
     const int p = topology.size();
-    hc::Options run_options = options;
-    run_options.links = machine_links;
-    const std::string where =
-        std::string(shape_name) + (machine_links != options.links ? " strict" : "");
-    const char* shape = where.c_str();
-    hc::Machine machine(topology, run_options);
+    const char* shape = demo.label.c_str();
+    hc::Machine machine(topology, demo.options);
     for (const Case& c : cases()) {
       // Automatic's choice, then every other algorithm of the operation that can run here.
       const std::size_t bytes =
@@ -555,12 +586,23 @@ int main(int argc, char** argv) {
       "Gray-ring split under Links::strict)\n");
 
   // Irregular collectives: uneven blocks (0 to 256 elements) on the book's algorithms.
-  std::printf("\n%-26s %-12s %-24s %6s %11s %11s\n", "irregular", "topology", "algorithm", "check",
-              "wall (us)", "model (us)");
-  for (const char* shape : {"ring:8", "mesh:4x4", "hypercube:4"}) {
-    const hc::Topology topology = hc::Topology::parse(shape);
+  // The formula: the card's for these counts (textbook_time_v), exact where it has a closed
+  // form for them, else its bounds.
+  std::printf("\n%-26s %-20s %-24s %6s %11s %11s %s\n", "irregular", "topology", "algorithm",
+              "check", "wall (us)", "model (us)", "formula (us)");
+  // (The linear array and the open mesh under Links::strict: their neighbour-only forms.)
+  const std::pair<const char*, hc::Links> irregular_machines[] = {
+      {"ring:8", options.links},
+      {"mesh:4x4", options.links},
+      {"hypercube:4", options.links},
+      {"linear:8", hc::Links::strict},
+      {"mesh:4x4:open", hc::Links::strict}};
+  for (const auto& [shape_name, machine_links] : irregular_machines) {
+    const DemoMachine demo = demo_machine(shape_name, machine_links, options);
+    const hc::Topology& topology = demo.topology;
     const int p = topology.size();
-    hc::Machine machine(topology, options);
+    const char* shape = demo.label.c_str();
+    hc::Machine machine(topology, demo.options);
     for (const IrregularCase& c : irregular_cases()) {
       std::vector<Vec> results(static_cast<std::size_t>(p));
       const hc::Report report = machine.run(
@@ -571,8 +613,24 @@ int main(int argc, char** argv) {
         Vec scratch;
         c.body(vp, scratch);
       });
-      std::printf("%-26s %-12s %-24s %6s %11.2f %11.2f\n", c.name, shape, "auto",
-                  ok ? "ok" : "WRONG", wall * 1e6, report.model_time * 1e6);
+      const std::vector<std::size_t> counts = c.counts(p);
+      const hc::CallShape call{.root = root, .elem_size = sizeof(std::int64_t)};
+      const hc::Card* card = hc::find_card_v(c.op, hc::Algo::automatic, topology, machine_links,
+                                             counts, sizeof(std::int64_t));
+      std::string name = std::string("auto=") + hc::to_string(card->algo);
+      if (card->variant != nullptr) name += std::string(" (") + card->variant + ")";
+      const double formula = hc::textbook_time_v(c.op, hc::Algo::automatic, topology, machine_links,
+                                                 counts, options.model, call);
+      char text[64];
+      if (std::isnan(formula)) {
+        const hc::TimeBounds b = hc::textbook_bounds_v(c.op, hc::Algo::automatic, topology,
+                                                       machine_links, counts, options.model, call);
+        std::snprintf(text, sizeof text, "%.2f to %.2f", b.lower * 1e6, b.upper * 1e6);
+      } else {
+        std::snprintf(text, sizeof text, "%11.2f", formula * 1e6);
+      }
+      std::printf("%-26s %-20s %-24s %6s %11.2f %11.2f %s\n", c.name, shape, name.c_str(),
+                  ok ? "ok" : "WRONG", wall * 1e6, report.model_time * 1e6, text);
       failures += !ok;
       ++rows;
     }

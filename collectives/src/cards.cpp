@@ -127,12 +127,24 @@ const Card* find_card(Collective op, Algo algo, const Topology& t, Links links, 
   return find_card(op, algo, t, links, bytes, CallShape{.shift = shift});
 }
 
-const Card* find_card(Collective op, Algo algo, const Topology& t, Links links, std::size_t bytes,
-                      const CallShape& shape) {
-  const AlgorithmCard& card = card_for(op, algo, t, links, bytes, 0, shape);
+namespace {
+const Card* public_card(const AlgorithmCard& card) {
   const auto all = detail::registry();
   const auto at = std::find(all.begin(), all.end(), &card) - all.begin();
   return &cards()[static_cast<std::size_t>(at)];
+}
+}  // namespace
+
+const Card* find_card(Collective op, Algo algo, const Topology& t, Links links, std::size_t bytes,
+                      const CallShape& shape) {
+  if (detail::is_irregular(op))  // equal blocks of `bytes`, as resolve
+    return find_card_v(op, algo, t, links, equal_counts(op, t, bytes, 1), 1);
+  return public_card(card_for(op, algo, t, links, bytes, 0, shape));
+}
+
+const Card* find_card_v(Collective op, Algo algo, const Topology& t, Links links,
+                        std::span<const std::size_t> counts, std::size_t elem_size) {
+  return public_card(checked_v(op, algo, t, links, counts, elem_size));
 }
 
 Algo resolve(Collective op, Algo requested, const Topology& t, Links links, std::size_t bytes) {

@@ -401,7 +401,7 @@ Plan make_irregular_plan(Plan plan, const Topology& topology, Links links) {
     }
     throw UsageError(why);
   }
-  plan.card = find_card(spec.op, plan.resolved);
+  plan.card = find_card_v(spec.op, plan.resolved, topology, links, plan.counts, elem);
   return plan;
 }
 

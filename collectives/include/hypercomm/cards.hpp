@@ -129,6 +129,10 @@ struct TimeBounds {
 // weighs the largest block and the total), or AlgorithmError.
 [[nodiscard]] Algo resolve_v(Collective op, Algo requested, const Topology& t, Links links,
                              std::span<const std::size_t> counts, std::size_t elem_size);
+// The card that runs `algo` for this irregular call (where two cards share an Algo: the ring's
+// and the linear array's, the torus's and the open mesh's), or AlgorithmError, as resolve_v.
+[[nodiscard]] const Card* find_card_v(Collective op, Algo algo, const Topology& t, Links links,
+                                      std::span<const std::size_t> counts, std::size_t elem_size);
 
 // The card's uneven formula for these counts, exactly: the longest path of the algorithm's
 // schedule, every message ts + tw*bytes (+ th*hops where received), each VP's clock the cost
