@@ -20,7 +20,7 @@
 //   the j = 0 term's when b >= e*(n-2): 2n*ts + 2(n-1)*th + tw*(b*n + 2e)*(n-1), two start-ups
 //   and tw*2e*(n-1) more than the regular line all-to-all's (all_to_all_line.cpp). Smaller
 //   bundles put the critical path through more of the sizes steps (j > 0).
-
+//
 // On a rows x cols mesh without wraparound: all_to_allv_mesh.cpp's row phase, then column phase,
 // each this line algorithm with bundles of several blocks.
 //
