@@ -10,6 +10,9 @@
 //     directed link serialize, first come first served in logical time; the sender's clock
 //     becomes t + tw*m.
 //   peak link load: a message is in transit on every link of its route during [c, arrival).
+//   all ports (cost.all_port): c is the later of the VP's clock and its first link's port being
+//     free; the port, not the VP, is busy until t + tw*m; at the end a VP's clock is advanced to
+//     its ports' (the run's own rules, which the default replay then reproduces too).
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -160,6 +163,125 @@ TEST_CASE("the default replay reproduces the online clocks bit for bit") {
   }
   CHECK(runs >= 200);
   MESSAGE("compared " << runs << " runs");
+}
+
+TEST_CASE("all ports: the default replay reproduces the online clocks bit for bit") {
+  // CostModel::all_port: a send occupies the first link of its route, not the VP (proc.cpp's
+  // departure and sent); the replay times it so, and the run's end settles the ports.
+  const std::vector<Topology> topologies = {Topology::ring(5), Topology::mesh(3, 3),
+                                            Topology::hypercube(3)};
+  const std::vector<CostModel> models = {{.ts = 1, .tw = 0.01, .th = 0.25, .all_port = true},
+                                         {.ts = 0.3, .tw = 0.7, .th = 0.1, .all_port = true}};
+  int runs = 0;
+  for (const Topology& t : topologies) {
+    for (const CostModel& model : models) {
+      for (const Links links : {Links::routed, Links::strict}) {
+        for (const Coll coll : kColls) {
+          for (const Algo a : kAlgos) {
+            const auto r = run_collective(t, coll, a, model, links);
+            if (!r) continue;
+            ++runs;
+            CAPTURE(t.name());
+            CAPTURE(model.ts);
+            const int coll_index = static_cast<int>(coll);
+            const std::string algo = hc::to_string(a);
+            const bool routed = links == Links::routed;
+            CAPTURE(coll_index);
+            CAPTURE(algo);
+            CAPTURE(routed);
+            const hc::Replay plain = r->replay(replay_model(model));
+            CHECK(plain.clocks == r->clocks);
+            CHECK(plain.model_time == r->model_time);
+            // One port never finishes earlier than all ports.
+            CostModel one_port = model;
+            one_port.all_port = false;
+            CHECK(all_at_least(r->replay(replay_model(one_port)).clocks, plain.clocks));
+            // A port sends one message at a time, so neighbour-only messages never contend.
+            const hc::Replay contended = r->replay(replay_model(model, false, false, true));
+            CHECK(all_at_least(contended.clocks, plain.clocks));
+            if (links == Links::strict) CHECK(contended.clocks == plain.clocks);
+          }
+        }
+      }
+    }
+  }
+  CHECK(runs >= 100);
+  MESSAGE("compared " << runs << " runs");
+}
+
+TEST_CASE(
+    "all ports with contention: a VP's sends on different links overlap, a shared link "
+    "still serializes") {
+  const CostModel one{.ts = 1, .tw = 0.5, .th = 0};
+  CostModel all = one;
+  all.all_port = true;
+  // Ring:4: VP 0 sends 10 B to VP 1 (link 0>1) and to VP 3 (link 0>3).
+  const auto fan =
+      hand_made(Topology::ring(4),
+                {{send_op(1, 10), send_op(3, 10)}, {recv_op(0, 10)}, {}, {recv_op(0, 10)}});
+  CHECK(fan.replay(replay_model(one)).clocks == std::vector<double>{12, 6, 0, 12});
+  CHECK(fan.replay(replay_model(all)).clocks == std::vector<double>{6, 6, 0, 6});
+  CHECK(fan.replay(replay_model(all, false, false, true)).clocks ==
+        std::vector<double>{6, 6, 0, 6});
+  // Two messages on one link wait for the port: the second leaves at 6.
+  const auto twice =
+      hand_made(Topology::ring(4),
+                {{send_op(1, 10), send_op(1, 10)}, {recv_op(0, 10), recv_op(0, 10)}, {}, {}});
+  CHECK(twice.replay(replay_model(all)).clocks == std::vector<double>{12, 12, 0, 0});
+
+  // Routed: 0 -> 2 (links 0>1, 1>2) and 1 -> 2 (1>2) at once, then 1 -> 0 (1>0), which VP 0
+  // waits for. One port: VP 1's second send waits for its first, which waits for link 1>2 (held
+  // by VP 0's message until 6): it leaves at 11. All ports: it leaves at once on link 1>0.
+  const auto body = [](hc::Proc& vp) {
+    std::vector<char> buf(10);
+    if (vp.id() == 0) {
+      vp.send(2, buf);
+      vp.recv(1, buf);
+    } else if (vp.id() == 1) {
+      vp.send(2, buf);
+      vp.send(0, buf);
+    } else if (vp.id() == 2) {
+      vp.recv(0, buf);
+      vp.recv(1, buf);
+    }
+  };
+  const auto ops = [&](CostModel model) {
+    hc::Options o = record_options(model);
+    return hc::run(Topology::ring(4), body, o);
+  };
+  const hc::Report plain_all = ops(all);
+  CHECK(plain_all.clocks == std::vector<double>{6, 6, 6, 0});
+  CHECK(plain_all.replay(replay_model(one, false, false, true)).clocks ==
+        std::vector<double>{17, 17, 11, 0});
+  CHECK(plain_all.replay(replay_model(all, false, false, true)).clocks ==
+        std::vector<double>{6, 11, 11, 0});
+  // The run itself with both switches: its Report is the contention replay's.
+  CostModel both = all;
+  both.contention = true;
+  const hc::Report contended = ops(both);
+  CHECK(contended.clocks == std::vector<double>{6, 11, 11, 0});
+  CHECK(contended.model_time == 11);
+}
+
+TEST_CASE("ESBT's trees share no link at once: with all ports, contention adds nothing") {
+  // Johnsson and Ho's d edge-disjoint spanning binomial trees, fed at once through all ports
+  // (README, "The cost model's options"): no two of their messages hold a directed link at
+  // overlapping times, so the contention replay gives the all-port times exactly.
+  for (const int d : {2, 3, 4}) {
+    for (const std::size_t bytes : {std::size_t{64}, std::size_t{4096}, std::size_t{65536}}) {
+      CAPTURE(d);
+      CAPTURE(bytes);
+      const CostModel model{.ts = 1, .tw = 0.01, .th = 0.1, .all_port = true};
+      const hc::Report r = hc::run(
+          Topology::hypercube(d),
+          [&](hc::Proc& vp) {
+            std::vector<char> buf(bytes, static_cast<char>(vp.id()));
+            hc::broadcast(vp, buf, 0, Algo::esbt);
+          },
+          record_options(model, Links::strict));
+      CHECK(r.replay(replay_model(model, false, false, true)).clocks == r.clocks);
+    }
+  }
 }
 
 TEST_CASE("Options::trace records the operations too, and a plain send/recv program replays") {

@@ -31,10 +31,6 @@ void validate(const Options& options) {
     throw Error(
         "Options::model: ts, tw and th must be finite and >= 0 (got ts = " + std::to_string(m.ts) +
         ", tw = " + std::to_string(m.tw) + ", th = " + std::to_string(m.th) + ")");
-  if (m.contention && m.all_port)
-    throw Error(
-        "Options::model: contention and all_port together are not supported (contention is "
-        "timed by replaying the run one port at a time)");
   if (options.deadlock_timeout <= std::chrono::nanoseconds::zero())
     throw Error("Options::deadlock_timeout must be positive (got " +
                 std::to_string(options.deadlock_timeout.count()) + " ns)");

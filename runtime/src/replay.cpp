@@ -31,6 +31,13 @@
 // earlier than full duplex). A sendrecv of m bytes each way between two idle VPs costs
 // ts + 2*tw*m instead of ts + tw*m.
 //
+// All ports (cost.all_port, Grama et al. section 4.7), as the run times it (proc.cpp's departure
+// and sent): a send occupies the first link of its route, not the VP. It leaves at c = the later
+// of the VP's clock and that link's port being free; the port is then busy until t + tw*m and
+// the VP's clock does not move for it (a sendrecv's receive half starts from the VP's clock).
+// Sends are taken in order of c, not of the VP's clock. When a VP's operations are done its
+// clock is advanced to when its last send has left, as the run's end does.
+//
 // Peak link load. A message is in transit on every link of its route from c to a (half-open
 // [c, a); waiting for a contended link counts). Sends are processed in nondecreasing c, so one
 // sweep with a min-heap of arrival times per link finds each link's largest overlap.
@@ -112,6 +119,7 @@ class Replayer {
     match();
     const auto links = static_cast<std::size_t>(p_) * static_cast<std::size_t>(degree_);
     link_free_.assign(links, 0.0);
+    port_free_.assign(links, 0.0);
     link_to_.assign(links, -1);
     in_transit_.resize(links);
     peak_.assign(links, 0);
@@ -149,8 +157,12 @@ class Replayer {
         inconsistent(describe(v, s.next, op) + " waits forever: VP " + std::to_string(op.src) +
                      " sends its message only after a receive that waits, in turn (circular wait)");
       }
-      r.clocks.push_back(s.clock);
-      r.model_time = std::max(r.model_time, s.clock);
+      double clock = s.clock;
+      if (cost_.all_port)
+        for (int k = 0; k < degree_; ++k)
+          clock = std::max(clock, port_free_[static_cast<std::size_t>(v * degree_ + k)]);
+      r.clocks.push_back(clock);
+      r.model_time = std::max(r.model_time, clock);
     }
     for (std::size_t l = 0; l < peak_.size(); ++l)
       if (peak_[l] > 0) r.peak_link_load[{static_cast<int>(l) / degree_, link_to_[l]}] = peak_[l];
@@ -212,8 +224,24 @@ class Replayer {
     messages_.resize(bytes.size());
   }
 
+  // VPs run in order of when their next operation starts: an all-port send when its port is free.
   void schedule(int v) {
-    if (state_[v].next < ops_[v].size()) ready_.push({state_[v].clock, v});
+    const VpState& s = state_[v];
+    if (s.next >= ops_[v].size()) return;
+    const CommOp& op = ops_[v][s.next];
+    ready_.push({cost_.all_port && sends(op) ? departure(v, op.dest) : s.clock, v});
+  }
+
+  // The first link of the route from v to dest (index from * degree + slot).
+  [[nodiscard]] std::size_t first_link(int v, int dest) const {
+    return static_cast<std::size_t>(v) * static_cast<std::size_t>(degree_) +
+           static_cast<std::size_t>(on_.link_slot(v, on_.next_hop(v, dest)));
+  }
+
+  // When v's send to dest leaves: one port, at v's clock; all ports, when its first link is free.
+  [[nodiscard]] double departure(int v, int dest) const {
+    const double c = state_[v].clock;
+    return cost_.all_port ? std::max(c, port_free_[first_link(v, dest)]) : c;
   }
 
   void advance(int v) {
@@ -236,9 +264,9 @@ class Replayer {
     advance(v);
   }
 
-  // Sends message `msg` of op from v at v's clock; returns the sender's new clock.
+  // Sends message `msg` of op from v when it leaves (departure); returns the sender's new clock.
   double send(int v, const CommOp& op, std::size_t msg) {
-    const double c = state_[v].clock;
+    const double c = departure(v, op.dest);
     const auto m = static_cast<double>(op.bytes_out);
     const double step = model_.store_and_forward ? cost_.tw * m + cost_.th : cost_.th;
 
@@ -269,11 +297,13 @@ class Replayer {
       peak_[l] = std::max(peak_[l], static_cast<int>(heap.size()));
     }
 
+    const double left = t + cost_.tw * m;
+    if (cost_.all_port) port_free_[route_.front()] = left;
     Message& out = messages_[msg];
     out.arrival = arrival;
     out.sent = true;
     if (out.waiter >= 0) receive(out.waiter);
-    return t + cost_.tw * m;
+    return cost_.all_port ? state_[v].clock : left;
   }
 
   const std::vector<std::vector<CommOp>>& ops_;
@@ -290,6 +320,7 @@ class Replayer {
       ready_;                       // (clock, VP) of the VPs whose next operation can run
   std::vector<std::size_t> route_;  // scratch: link indices (from * degree + slot) of a route
   std::vector<double> link_free_;
+  std::vector<double> port_free_;  // all ports: when each VP's outgoing link is free for its sends
   std::vector<int> link_to_;
   std::vector<MinHeap> in_transit_;  // arrival times of the messages in transit, per link
   std::vector<int> peak_;
