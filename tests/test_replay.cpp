@@ -116,13 +116,11 @@ hc::Report hand_made(const Topology& t, std::vector<std::vector<CommOp>> ops) {
 
 }  // namespace
 
-TEST_CASE("the default replay reproduces the online clocks bit for bit") {
-  const std::vector<Topology> topologies = {Topology::ring(5), Topology::mesh(3, 3),
-                                            Topology::hypercube(3), Topology::hypercube(4)};
-  const std::vector<CostModel> models = {{.ts = 1, .tw = 0.01, .th = 0.25},
-                                         {.ts = 1, .tw = 0, .th = 0},
-                                         {.ts = 0.3, .tw = 0.7, .th = 0.1},
-                                         {.ts = 0.1, .tw = 1.0 / 3, .th = 0.2}};
+// Runs every collective with every algorithm that can run on each topology, cost model and
+// link mode (run_collective) and hands each report to check; returns how many ran.
+template <class Check>
+int for_each_run(const std::vector<Topology>& topologies, const std::vector<CostModel>& models,
+                 Check&& check) {
   int runs = 0;
   for (const Topology& t : topologies) {
     for (const CostModel& model : models) {
@@ -142,25 +140,38 @@ TEST_CASE("the default replay reproduces the online clocks bit for bit") {
             CAPTURE(coll_index);
             CAPTURE(algo);
             CAPTURE(routed);
-            const hc::Replay plain = r->replay(replay_model(model));
-            CHECK(plain.clocks == r->clocks);
-            CHECK(plain.model_time == r->model_time);
-            CHECK(r->replay(replay_model(model), t).clocks == plain.clocks);
-            // The links in use are those the run counted traffic on.
-            std::vector<std::pair<int, int>> used, counted;
-            for (const auto& entry : plain.peak_link_load) used.push_back(entry.first);
-            for (const auto& entry : r->link_traffic) counted.push_back(entry.first);
-            CHECK(used == counted);
-            // The extensions only add time; neighbour-only messages never contend.
-            CHECK(all_at_least(r->replay(replay_model(model, true)).clocks, plain.clocks));
-            const hc::Replay contended = r->replay(replay_model(model, false, false, true));
-            CHECK(all_at_least(contended.clocks, plain.clocks));
-            if (links == Links::strict) CHECK(contended.clocks == plain.clocks);
+            check(*r, t, model, links);
           }
         }
       }
     }
   }
+  return runs;
+}
+
+TEST_CASE("the default replay reproduces the online clocks bit for bit") {
+  const int runs = for_each_run(
+      {Topology::ring(5), Topology::mesh(3, 3), Topology::hypercube(3), Topology::hypercube(4)},
+      {{.ts = 1, .tw = 0.01, .th = 0.25},
+       {.ts = 1, .tw = 0, .th = 0},
+       {.ts = 0.3, .tw = 0.7, .th = 0.1},
+       {.ts = 0.1, .tw = 1.0 / 3, .th = 0.2}},
+      [](const hc::Report& r, const Topology& t, const CostModel& model, Links links) {
+        const hc::Replay plain = r.replay(replay_model(model));
+        CHECK(plain.clocks == r.clocks);
+        CHECK(plain.model_time == r.model_time);
+        CHECK(r.replay(replay_model(model), t).clocks == plain.clocks);
+        // The links in use are those the run counted traffic on.
+        std::vector<std::pair<int, int>> used, counted;
+        for (const auto& entry : plain.peak_link_load) used.push_back(entry.first);
+        for (const auto& entry : r.link_traffic) counted.push_back(entry.first);
+        CHECK(used == counted);
+        // The extensions only add time; neighbour-only messages never contend.
+        CHECK(all_at_least(r.replay(replay_model(model, true)).clocks, plain.clocks));
+        const hc::Replay contended = r.replay(replay_model(model, false, false, true));
+        CHECK(all_at_least(contended.clocks, plain.clocks));
+        if (links == Links::strict) CHECK(contended.clocks == plain.clocks);
+      });
   CHECK(runs >= 200);
   MESSAGE("compared " << runs << " runs");
 }
@@ -168,43 +179,23 @@ TEST_CASE("the default replay reproduces the online clocks bit for bit") {
 TEST_CASE("all ports: the default replay reproduces the online clocks bit for bit") {
   // CostModel::all_port: a send occupies the first link of its route, not the VP (proc.cpp's
   // departure and sent); the replay times it so, and the run's end settles the ports.
-  const std::vector<Topology> topologies = {Topology::ring(5), Topology::mesh(3, 3),
-                                            Topology::hypercube(3)};
-  const std::vector<CostModel> models = {{.ts = 1, .tw = 0.01, .th = 0.25, .all_port = true},
-                                         {.ts = 0.3, .tw = 0.7, .th = 0.1, .all_port = true}};
-  int runs = 0;
-  for (const Topology& t : topologies) {
-    for (const CostModel& model : models) {
-      for (const Links links : {Links::routed, Links::strict}) {
-        for (const Coll coll : kColls) {
-          for (const Algo a : kAlgos) {
-            const auto r = run_collective(t, coll, a, model, links);
-            if (!r) continue;
-            ++runs;
-            CAPTURE(t.name());
-            CAPTURE(model.ts);
-            const int coll_index = static_cast<int>(coll);
-            const std::string algo = hc::to_string(a);
-            const bool routed = links == Links::routed;
-            CAPTURE(coll_index);
-            CAPTURE(algo);
-            CAPTURE(routed);
-            const hc::Replay plain = r->replay(replay_model(model));
-            CHECK(plain.clocks == r->clocks);
-            CHECK(plain.model_time == r->model_time);
-            // One port never finishes earlier than all ports.
-            CostModel one_port = model;
-            one_port.all_port = false;
-            CHECK(all_at_least(r->replay(replay_model(one_port)).clocks, plain.clocks));
-            // A port sends one message at a time, so neighbour-only messages never contend.
-            const hc::Replay contended = r->replay(replay_model(model, false, false, true));
-            CHECK(all_at_least(contended.clocks, plain.clocks));
-            if (links == Links::strict) CHECK(contended.clocks == plain.clocks);
-          }
-        }
-      }
-    }
-  }
+  const int runs = for_each_run(
+      {Topology::ring(5), Topology::mesh(3, 3), Topology::hypercube(3)},
+      {{.ts = 1, .tw = 0.01, .th = 0.25, .all_port = true},
+       {.ts = 0.3, .tw = 0.7, .th = 0.1, .all_port = true}},
+      [](const hc::Report& r, const Topology& /*t*/, const CostModel& model, Links links) {
+        const hc::Replay plain = r.replay(replay_model(model));
+        CHECK(plain.clocks == r.clocks);
+        CHECK(plain.model_time == r.model_time);
+        // One port never finishes earlier than all ports.
+        CostModel one_port = model;
+        one_port.all_port = false;
+        CHECK(all_at_least(r.replay(replay_model(one_port)).clocks, plain.clocks));
+        // A port sends one message at a time, so neighbour-only messages never contend.
+        const hc::Replay contended = r.replay(replay_model(model, false, false, true));
+        CHECK(all_at_least(contended.clocks, plain.clocks));
+        if (links == Links::strict) CHECK(contended.clocks == plain.clocks);
+      });
   CHECK(runs >= 100);
   MESSAGE("compared " << runs << " runs");
 }
