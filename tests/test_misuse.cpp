@@ -645,6 +645,33 @@ TEST_CASE("a mismatch at 64 VPs on few cores is reported within 100 ms of the la
          V& in = vp.id() == 3 ? two : one;
          hc::all_reduce(vp, in, in, std::plus<>{});
        }},
+      // The non-roots leave their inputs in two pipelined gathers and go on to wait in a barrier:
+      // their published calls are later ones by the time the root, in an all-reduce, looks.
+      {"root elsewhere, 2 passed",
+       [](hc::Proc& vp) {
+         thread_local V in(1), out(64), sum(1);
+         const int root = vp.size() - 1;
+         if (vp.id() == root) {
+           hc::all_reduce(vp, in, sum, std::plus<>{});
+         } else {
+           hc::gather(vp, in, out, root);
+           hc::gather(vp, in, out, root);
+         }
+         hc::barrier(vp);
+       }},
+      {"in a split group too",
+       [](hc::Proc& vp) {
+         thread_local V in(1), out(32), sum(1);
+         const hc::Group g = hc::split(vp.world(), vp.id() % 2, vp.id());
+         const int root = g.size() - 1;
+         if (g.rank() == root) {
+           hc::all_reduce(g, in, sum, std::plus<>{});
+         } else {
+           hc::gather(g, in, out, root);
+           hc::gather(g, in, out, root);
+         }
+         hc::barrier(g);
+       }},
       {"broadcast algorithms",
        [](hc::Proc& vp) {
          thread_local V b(4);

@@ -330,6 +330,11 @@ class alignas(64) Port {
   // has left) the same call agrees on its header, else the CollectiveMismatch message naming the
   // headers and the VPs that hold them. Reads the members' published calls (begin_call).
   [[nodiscard]] std::string disagreement(const MessageTag& tag) const;
+  // The members that went through this VP's call `tag` as a pipelined meeting with another
+  // collective and went on without it (a rooted call's non-roots, a prefix's lower members), so
+  // that their published calls are later ones now: what their seats in this VP's next meeting
+  // of the chain show (empty if none did).
+  [[nodiscard]] std::string passed_by(const MessageTag& tag, const GroupInfo& group) const;
   // The run is stuck (this VP waits for src in vain): after Fabric::settle, throws
   // CollectiveMismatch (in a collective) or Deadlock, `head` then what every VP waits for
   // (Fabric::describe_waits); Aborted when another VP failed meanwhile.

@@ -324,6 +324,9 @@ struct PipelinedMeeting {
   [[nodiscard]] Slot& slot(std::uint64_t generation) noexcept {
     return slots[generation & (slot_count - 1)];
   }
+  [[nodiscard]] const Slot& slot(std::uint64_t generation) const noexcept {
+    return slots[generation & (slot_count - 1)];
+  }
   // Where meeting `generation`'s data lies for a call of `bytes` a VP (inputs, folds, root input,
   // rooms; not its seats or counters): its slot's up to kSmallBytes, past that one of input_lead
   // data slots, used in turn, each free again once the meeting input_lead before is over, so that
@@ -537,6 +540,8 @@ class HYPERCOMM_INTERNAL Fabric {
   }
   // The pipelined meetings' chain of group g's members (as group_meeting).
   [[nodiscard]] PipelinedMeeting& group_chain(const GroupInfo& g);
+  // Group g's chain if a member has made it, else null (makes none: Port::passed_by).
+  [[nodiscard]] const PipelinedMeeting* find_group_chain(const GroupInfo& g);
   [[nodiscard]] PipelinedMeeting& pipelined_meeting() noexcept { return pipelined_meeting_; }
   // A VP that has finished this run, or -1.
   [[nodiscard]] int finished_vp() const noexcept;

@@ -295,6 +295,16 @@ void Fabric::vp_main(int id) {
 
 namespace {
 
+// Group g's place in `places` if a member made it (the caller holds the places' lock).
+template <class Place>
+Place* held_place(const std::vector<std::unique_ptr<Place>>& places, const GroupInfo& g) {
+  for (const auto& place : places)
+    if (place->group == g.key && place->vps.size() == static_cast<std::size_t>(g.size) &&
+        (g.shape != GroupInfo::Shape::split || place->vps == g.members))
+      return place.get();
+  return nullptr;
+}
+
 // Group g's place in `places` (Fabric::group_meeting, group_chain), made by make() for the
 // first member to ask, found by its key and members. Every member asks once, under the lock: a
 // row's, column's or subcube's key names its members, a split group's members are compared (one
@@ -303,13 +313,8 @@ namespace {
 template <class Place, class Make>
 Place& group_place(std::vector<std::unique_ptr<Place>>& places, std::mutex& mutex,
                    const GroupInfo& g, Make&& make) {
-  const auto holds_g = [&g](const Place& place) {
-    if (place.group != g.key || place.vps.size() != static_cast<std::size_t>(g.size)) return false;
-    return g.shape != GroupInfo::Shape::split || place.vps == g.members;
-  };
   const std::lock_guard lock(mutex);
-  for (const auto& place : places)
-    if (holds_g(*place)) return *place;
+  if (Place* found = held_place(places, g)) return *found;
   std::vector<int> vps(static_cast<std::size_t>(g.size));
   for (int r = 0; r < g.size; ++r) vps[static_cast<std::size_t>(r)] = g.vp_of(r);
   auto& made = places.emplace_back(std::make_unique<Place>());
@@ -320,6 +325,12 @@ Place& group_place(std::vector<std::unique_ptr<Place>>& places, std::mutex& mute
 }
 
 }  // namespace
+
+const PipelinedMeeting* Fabric::find_group_chain(const GroupInfo& g) {
+  if (g.chain != nullptr) return g.chain;
+  const std::lock_guard lock(group_meetings_mutex_);
+  return held_place(group_chains_, g);
+}
 
 Meeting& Fabric::group_meeting(const GroupInfo& g) {
   if (g.meeting == nullptr)

@@ -282,10 +282,38 @@ std::string Port::disagreement(const MessageTag& tag) const {
       if (it == seen.end()) it = seen.insert(seen.end(), {theirs, {}});
       it->second.push_back(vp);
     }
-    if (!differs) return {};
+    if (!differs) return passed_by(tag, *group);
   }
   if (seen.size() < 2) return {};  // it changed meanwhile (a VP rewrote its call)
   return detail::describe_disagreement(id_, operation_name(), tag, seen, topology());
+}
+
+std::string Port::passed_by(const MessageTag& tag, const detail::GroupInfo& group) const {
+  using Chain = detail::PipelinedMeeting;
+  const Chain* chain =
+      tag.group == 0 ? &fabric_->pipelined_meeting() : fabric_->find_group_chain(group);
+  if (chain == nullptr || chain->slot_count == 0) return {};
+  // This VP's next meeting in the chain: the members that sat there came in a call of their
+  // own, whose header their seat keeps until this VP has come too (the slot is freed only once
+  // every member has).
+  const std::uint64_t generation = tag.group == 0 ? pipelined_calls_ : group.pipelined_calls;
+  const Chain::Slot& slot = chain->slot(generation);
+  std::vector<detail::TagHolders> seen;
+  for (int r = 0; r < group.size; ++r) {
+    if (r == group.rank) continue;
+    const Chain::Seat& seat = slot.seats[static_cast<std::size_t>(r)];
+    if (!Chain::came_to(seat.mark.load(std::memory_order_acquire), generation)) continue;
+    const MessageTag theirs = seat.tag;
+    if (theirs.sequence != tag.sequence || theirs.group != tag.group || theirs == tag) continue;
+    if (seen.empty()) seen.push_back({tag, {id_}});
+    auto it = std::find_if(seen.begin(), seen.end(),
+                           [&](const auto& entry) { return entry.first == theirs; });
+    if (it == seen.end()) it = seen.insert(seen.end(), {theirs, {}});
+    it->second.push_back(group.vp_of(r));
+  }
+  if (seen.empty()) return {};
+  return detail::describe_disagreement(id_, operation_name(), tag, seen, topology()) +
+         " (they met in shared memory and went on)";
 }
 
 void Port::throw_stuck(int src, bool collective, const std::string& head) {
