@@ -2,9 +2,9 @@
 // machines, on the whole machine, split groups and rows, with and without meetings; at a random
 // call one VP throws, or disagrees with its group on the root, the count, the counts array or the
 // collective. Every run must end with the fault's error, the VP's own exception or
-// CollectiveMismatch / SizeMismatch, and before the deadlock timeout (the watchdog's report would
-// mean no VP saw the disagreement itself). A disagreement that changes nothing the call depends
-// on (a root where the call has none, a group of one) may complete.
+// CollectiveMismatch / SizeMismatch, found by a VP (not the deadlock watchdog's report, "nothing
+// delivered for ... s", which would mean no VP saw the disagreement itself). A disagreement that
+// changes nothing the call depends on (a root where the call has none, a group of one) completes.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -83,7 +83,7 @@ bool call(const hc::Group& g, int kind, std::size_t m, int root, Fault fault) {
 }  // namespace
 
 TEST_CASE("a randomized fault search: every fault ends in its error, before the timeout") {
-  const int seeds = hctest::kSanitized ? 100 : 1000;
+  const int seeds = hctest::kSanitized ? 60 : 1000;
   std::map<std::string, int> outcomes;
   for (std::uint64_t seed = 1; seed <= static_cast<std::uint64_t>(seeds); ++seed) {
     std::mt19937_64 r(seed);
@@ -107,7 +107,7 @@ TEST_CASE("a randomized fault search: every fault ends in its error, before the 
     const bool mesh = t.name().rfind("mesh", 0) == 0;
     bool matters = true;
     std::string outcome;
-    const auto start = std::chrono::steady_clock::now();
+    bool by_watchdog = false;
     try {
       hc::run(
           t,
@@ -128,8 +128,9 @@ TEST_CASE("a randomized fault search: every fault ends in its error, before the 
           },
           opt);
       outcome = "completed";
-    } catch (const hc::CollectiveMismatch&) {
+    } catch (const hc::CollectiveMismatch& e) {
       outcome = "CollectiveMismatch";
+      by_watchdog = std::string(e.what()).find("nothing delivered for") != std::string::npos;
     } catch (const hc::SizeMismatch&) {
       outcome = "SizeMismatch";
     } catch (const hc::Error& e) {
@@ -139,8 +140,6 @@ TEST_CASE("a randomized fault search: every fault ends in its error, before the 
                     ? "the VP's exception"
                     : e.what();
     }
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::string name = kFaultNames[static_cast<int>(fault)];
     ++outcomes[name + " -> " + outcome];
     CAPTURE(seed);
@@ -156,7 +155,7 @@ TEST_CASE("a randomized fault search: every fault ends in its error, before the 
       CHECK((outcome == "CollectiveMismatch" || outcome == "SizeMismatch"));
     else
       CHECK(outcome == "completed");
-    CHECK(seconds < 4.0);  // the watchdog (5 s) would mean no VP saw the fault itself
+    CHECK_FALSE(by_watchdog);
   }
   for (const auto& [what, runs] : outcomes) std::printf("%5d  %s\n", runs, what.c_str());
   std::fflush(stdout);
