@@ -719,6 +719,40 @@ TEST_CASE("a mismatch at 64 VPs on few cores is reported within 100 ms of the la
   std::fflush(stdout);
 }
 
+// Found by the fault search (tests/test_fault_search.cpp): on linear:6 without meetings, VP 4
+// names another root of a gather in split group {4, 2, 0} than its members do, so that its
+// message goes to VP 0 (neither a neighbour of VP 0's nor a VP it sent to: VP 0 never looks at
+// it), and passes the next two calls as the line's sender before VP 2, the root the others
+// named, looks for its header among VP 4's published calls: its last 8 are, where 2 were not.
+TEST_CASE("a member that named another root and went on is found among its last calls") {
+  hc::Options o = hctest::test_options();
+  o.meetings = false;
+  o.deadlock_timeout = std::chrono::seconds(5);
+  const auto start = std::chrono::steady_clock::now();
+  std::string what;
+  try {
+    hc::run(
+        hc::Topology::linear(6),
+        [](hc::Proc& vp) {
+          V in(5), out(15), all(30);
+          const hc::Group g = hc::split(vp.world(), vp.id() % 2, vp.size() - vp.id());
+          hc::gather(g, in, out, vp.id() == 4 ? 2 : 1);
+          hc::gather(vp, in, all, 0);
+          hc::gather(vp, in, all, 0);
+          hc::barrier(vp);
+        },
+        o);
+  } catch (const hc::CollectiveMismatch& e) {
+    what = e.what();
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(what);
+  CHECK(what.find("VP 4 calls gather (call 1 on split color 0, root 2") != std::string::npos);
+  CHECK(what.find("nothing delivered for") == std::string::npos);  // not the watchdog's
+  CHECK(seconds < 2.0);
+}
+
 // API.md: AlgorithmError only where an algorithm cannot run. Under Links::strict the bit-mask
 // algorithms need every pair id, id XOR 2^k to be neighbours: true of a hypercube and of the
 // shapes that are one (1 or 2 VPs on any topology, a 2 x 2 mesh), false of a ring or linear

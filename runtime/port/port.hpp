@@ -518,7 +518,6 @@ class alignas(64) Port {
   const char* operation_ = nullptr;
   std::size_t element_ = 1;  // Elements
   MessageTag call_{};        // the collective call this VP is in (kind 0: none)
-  MessageTag entered_{};     // the last one it entered (it may have left it)
   // The first kWatchedPeers VPs the current collective call sent to and took messages from
   // (check_call_end).
   static constexpr std::size_t kWatchedPeers = 16;

@@ -33,9 +33,14 @@ namespace hypercomm::detail {
 
 enum VpStatus : std::uint32_t { kRunning, kBlocked, kFinished };
 
-// One VP's shared state on two cache lines: what its senders read on every message (whether
-// it sleeps) apart from what it writes each time it waits, so that a message moves one line
-// between the cores, not two.
+// The collective calls a VP keeps published (VpState::calls): a VP waiting in a call finds the
+// members' header of it while they are at most this many calls further (a rooted call's
+// non-roots and a scan's lower members, whose messages or meeting seats let them go on first).
+inline constexpr std::size_t kPublishedCalls = 8;
+
+// One VP's shared state: what its senders read on every message (whether it sleeps) on a line
+// apart from what it writes each time it waits, so that a message moves one line between the
+// cores, not two; its published calls on lines of their own.
 struct alignas(kCacheLine) VpState {
   std::atomic<std::uint32_t> wake{0};      // futex word the VP sleeps on
   std::atomic<std::uint32_t> sleeping{0};  // senders wake the VP only when set
@@ -50,36 +55,50 @@ struct alignas(kCacheLine) VpState {
   // watchdog declares a deadlock only after every blocked VP looked again since the last
   // delivery, so that a VP the OS has not run for a while is not taken for a stuck one.
   std::atomic<std::uint32_t> looks{0};
-  // The last two collective calls the VP entered (Port::begin_call), for the mismatch check of
-  // the VPs that wait in the same call (Port::disagreement): a seqlock that only the VP writes,
-  // once per collective call (on entry: a VP that has left a call still shows its header, as
-  // one still in it does) and never per message, on a line of its own so that neither its
-  // senders nor its waits touch it.
+  // The last kPublishedCalls collective calls the VP entered (Port::begin_call), for the
+  // mismatch check of the VPs that wait in the same call (Port::disagreement): a seqlock that
+  // only the VP writes, once per collective call (on entry: a VP that has left a call still
+  // shows its header, as one still in it does) and never per message, on lines of their own so
+  // that neither its senders nor its waits touch them. Call k of the run (from 0) lies at
+  // calls[k % kPublishedCalls], two header words; `entered` counts them.
   alignas(kCacheLine) std::atomic<std::uint32_t> call_version{0};
-  std::array<std::atomic<std::uint64_t>, 2> call{};       // header words; kind 0: none yet
-  std::array<std::atomic<std::uint64_t>, 2> last_call{};  // the call entered before it, or zeros
+  std::atomic<std::uint32_t> entered{0};
+  std::array<std::array<std::atomic<std::uint64_t>, 2>, kPublishedCalls> calls{};
 };
 
-// What a VP publishes about its collective calls (VpState::call, VpState::last_call).
+// What a VP publishes about its collective calls (VpState::calls): the last kPublishedCalls it
+// entered, latest first (kind 0: none).
 struct PublishedCalls {
-  MessageTag latest{};    // the last call it entered, which it may have left (kind 0: none yet)
-  MessageTag previous{};  // the one before (kind 0: none this run)
+  std::array<MessageTag, kPublishedCalls> recent{};
+  // The last call it entered, which it may have left (kind 0: none yet).
+  [[nodiscard]] const MessageTag& latest() const noexcept { return recent[0]; }
+  // Its call number `sequence` on group `group`, when that is among them; else null.
+  [[nodiscard]] const MessageTag* find(std::uint32_t group, std::uint32_t sequence) const noexcept {
+    for (const MessageTag& tag : recent)
+      if (tag.kind != 0 && tag.group == group && tag.sequence == sequence) return &tag;
+    return nullptr;
+  }
 };
 // The VP's own writes (one writer); the readers' snapshot, false when the VP kept rewriting it.
 // A seqlock (Boehm, "Can seqlocks get along with programming language memory models?"): the
 // version is odd while the VP rewrites its words; a reader retries when it saw it change.
-inline void publish_calls(VpState& state, const PublishedCalls& calls) noexcept {
+inline void publish_call(VpState& state, const MessageTag& tag) noexcept {
   const std::uint32_t version = state.call_version.load(std::memory_order_relaxed);
   state.call_version.store(version + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
-  using Words = std::array<std::uint64_t, 2>;
-  const auto latest = std::bit_cast<Words>(calls.latest);
-  const auto previous = std::bit_cast<Words>(calls.previous);
-  for (std::size_t k = 0; k < 2; ++k) {
-    state.call[k].store(latest[k], std::memory_order_relaxed);
-    state.last_call[k].store(previous[k], std::memory_order_relaxed);
-  }
+  const std::uint32_t entered = state.entered.load(std::memory_order_relaxed);
+  const auto words = std::bit_cast<std::array<std::uint64_t, 2>>(tag);
+  auto& place = state.calls[entered % kPublishedCalls];
+  place[0].store(words[0], std::memory_order_relaxed);
+  place[1].store(words[1], std::memory_order_relaxed);
+  state.entered.store(entered + 1, std::memory_order_relaxed);
   state.call_version.store(version + 2, std::memory_order_release);
+}
+// A new run: none entered (no VP runs meanwhile).
+inline void clear_calls(VpState& state) noexcept {
+  for (auto& place : state.calls)
+    for (auto& word : place) word.store(0, std::memory_order_relaxed);
+  state.entered.store(0, std::memory_order_relaxed);
 }
 [[nodiscard]] bool read_calls(const VpState& state, PublishedCalls& calls) noexcept;
 

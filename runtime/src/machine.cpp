@@ -435,14 +435,16 @@ bool read_calls(const VpState& state, PublishedCalls& calls) noexcept {
       cpu_relax();
       continue;
     }
-    const std::uint64_t c0 = state.call[0].load(std::memory_order_relaxed);
-    const std::uint64_t c1 = state.call[1].load(std::memory_order_relaxed);
-    const std::uint64_t l0 = state.last_call[0].load(std::memory_order_relaxed);
-    const std::uint64_t l1 = state.last_call[1].load(std::memory_order_relaxed);
+    const std::uint32_t entered = state.entered.load(std::memory_order_relaxed);
+    PublishedCalls read;
+    for (std::uint32_t k = 0; k < kPublishedCalls && k < entered; ++k) {
+      const auto& place = state.calls[(entered - 1 - k) % kPublishedCalls];
+      read.recent[k] = tag_of(place[0].load(std::memory_order_relaxed),
+                              place[1].load(std::memory_order_relaxed));
+    }
     std::atomic_thread_fence(std::memory_order_acquire);
     if (state.call_version.load(std::memory_order_relaxed) != before) continue;
-    calls.latest = tag_of(c0, c1);
-    calls.previous = tag_of(l0, l1);
+    calls = read;
     return true;
   }
   return false;
@@ -465,9 +467,9 @@ std::string Fabric::describe_waits() const {
       machine_calls.assign(static_cast<std::size_t>(last_ - first_), -1);
       for (int k = first_; k < last_; ++k) {
         PublishedCalls theirs;
-        if (read_calls(states_[static_cast<std::size_t>(k)], theirs) && theirs.latest.group == 0 &&
-            theirs.latest.kind != 0)
-          machine_calls[static_cast<std::size_t>(k - first_)] = theirs.latest.sequence;
+        if (read_calls(states_[static_cast<std::size_t>(k)], theirs) &&
+            theirs.latest().group == 0 && theirs.latest().kind != 0)
+          machine_calls[static_cast<std::size_t>(k - first_)] = theirs.latest().sequence;
       }
     }
     return machine_calls[static_cast<std::size_t>(j - first_)];
@@ -489,17 +491,17 @@ std::string Fabric::describe_waits() const {
     std::string item = vp + " waits in " + (op != nullptr ? op : "recv");
     // Blocked in a collective: in the last call it entered.
     PublishedCalls calls;
-    if (waits_in_collective(op) && read_calls(s, calls) && calls.latest.kind != 0)
-      item += " (call " + std::to_string(calls.latest.sequence) + " on " +
-              group_name(calls.latest.group, topology_) + ")";
+    if (waits_in_collective(op) && read_calls(s, calls) && calls.latest().kind != 0)
+      item += " (call " + std::to_string(calls.latest().sequence) + " on " +
+              group_name(calls.latest().group, topology_) + ")";
     if (peer == kWaitsForAll) {
       item += " for every VP to join it";
       // Which have not: on the whole machine, this process's VPs whose latest call is another.
-      if (calls.latest.kind != 0 && calls.latest.group == 0) {
+      if (calls.latest().kind != 0 && calls.latest().group == 0) {
         std::string absent;
         int count = 0;
         for (int j = first_; j < last_; ++j) {
-          if (machine_call(j) == static_cast<std::int64_t>(calls.latest.sequence)) continue;
+          if (machine_call(j) == static_cast<std::int64_t>(calls.latest().sequence)) continue;
           if (count++ < 8) absent += (absent.empty() ? "VP " : ", ") + std::to_string(j);
         }
         if (count > 8) absent += ", ...";
@@ -632,7 +634,7 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
     s.operation.store(nullptr, std::memory_order_relaxed);
     s.received.store(0, std::memory_order_relaxed);
     s.meeting.store(0, std::memory_order_relaxed);
-    publish_calls(s, PublishedCalls{});
+    clear_calls(s);
     ports_[static_cast<std::size_t>(i)]->reset_for_run();
   }
   for (std::size_t i = 0; i < static_cast<std::size_t>(size_) * link_stride_ / kCountersPerLine;
@@ -674,16 +676,13 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
     leftover = "VP " + std::to_string(dst) + " never received a message of " +
                describe_tag(tag, topology_) + " that VP " + std::to_string(src) +
                " sent: the VPs disagree on the collective, its root, count or algorithm";
-    // What the receiver called instead, when that was one of its last two collective calls.
+    // What the receiver called instead, when that was among its last collective calls.
     PublishedCalls calls;
     if (read_calls(state(dst), calls))
-      for (const MessageTag& theirs : {calls.latest, calls.previous})
-        if (theirs.kind != 0 && theirs.group == tag.group && theirs.sequence == tag.sequence &&
-            !(theirs == tag)) {
-          leftover +=
-              " (VP " + std::to_string(dst) + " called " + describe_tag(theirs, topology_) + ")";
-          break;
-        }
+      if (const MessageTag* theirs = calls.find(tag.group, tag.sequence);
+          theirs != nullptr && !(*theirs == tag))
+        leftover +=
+            " (VP " + std::to_string(dst) + " called " + describe_tag(*theirs, topology_) + ")";
   };
   for (auto& entry : channels_)
     for (const Envelope& e : entry.channel->drain()) untaken(e.tag, entry.src, entry.dst);

@@ -67,7 +67,6 @@ void Port::reset_for_run() noexcept {
   // A new run's calls are numbered from 1 again (split ids too): nothing published by the last
   // run may meet them in the members' mismatch check.
   call_ = MessageTag{};
-  entered_ = MessageTag{};
   ports_.assign(static_cast<std::size_t>(std::max(1, topology().max_degree())), 0.0);
   groups_->reset(topology(), id_);
   operation_ = nullptr;
@@ -118,9 +117,8 @@ void Port::attend(std::uint32_t attention, const char* op) {
 }
 
 void Port::begin_call(MessageTag tag) {
-  detail::publish_calls(fabric_->state(id_), {tag, entered_});
+  detail::publish_call(fabric_->state(id_), tag);
   call_ = tag;  // each from the registers the header came in, not one from the other
-  entered_ = tag;
   call_destinations_.count = 0;
   call_sources_.count = 0;
   if (const detail::FaultHook hook = fault_hook.load(std::memory_order_relaxed)) [[unlikely]] {
@@ -251,9 +249,6 @@ std::string detail::describe_disagreement(int me, const char* op, const MessageT
 std::string Port::disagreement(const MessageTag& tag) const {
   const detail::GroupInfo* group = groups_->find(tag.group);
   if (group == nullptr || group->size <= 1) return {};
-  const auto same_call = [&](const MessageTag& t) {
-    return t.kind != 0 && t.group == tag.group && t.sequence == tag.sequence;
-  };
   bool differs = false;
   std::vector<detail::TagHolders> seen;  // built only once one differs
   for (int pass = 0; pass < 2; ++pass) {
@@ -263,12 +258,9 @@ std::string Port::disagreement(const MessageTag& tag) const {
       if (vp != id_) {
         detail::PublishedCalls calls;
         if (!detail::read_calls(fabric_->state(vp), calls)) continue;
-        if (same_call(calls.latest))
-          theirs = calls.latest;
-        else if (same_call(calls.previous))
-          theirs = calls.previous;
-        else
-          continue;
+        const MessageTag* found = calls.find(tag.group, tag.sequence);
+        if (found == nullptr) continue;
+        theirs = *found;
       }
       if (pass == 0) {
         if (!(theirs == tag)) {
