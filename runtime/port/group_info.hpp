@@ -47,6 +47,11 @@ struct GroupInfo {
   unsigned mask = 0;  // subcube
   std::vector<int> members;  // split: member r is VP members[r]
   int color = 0;             // split
+  // split: the parent's call that made it (its id and call number). Split ids fold a call count
+  // into a few bits, so a member's published calls older than that one may bear this group's id
+  // and call numbers for another group (Port::disagreement reads none past it).
+  std::uint32_t origin_group = 0;
+  std::uint32_t origin_sequence = 0;
   // Whether consecutive members (r, r+1 mod size) are machine neighbours: true for rows,
   // columns and subcubes (their topology's links are machine links); split groups compute it.
   bool neighbour_ring = true;
@@ -101,13 +106,14 @@ struct GroupTable {
   std::deque<GroupInfo> made;  // subcubes and splits of this run; addresses stay valid
 
   void reset(const Topology& machine, int id);
-  // This VP's group with header id `id`, or nullptr.
+  // This VP's group with header id `id`, or nullptr: of split groups that share an id (their
+  // ids fold the split count into a few bits), the one made last.
   [[nodiscard]] const GroupInfo* find(std::uint32_t id) const noexcept {
     if (id == world.id) return &world;
     if (row && row->id == id) return &*row;
     if (column && column->id == id) return &*column;
-    for (const GroupInfo& g : made)
-      if (g.id == id && g.rank >= 0) return &g;
+    for (auto g = made.rbegin(); g != made.rend(); ++g)
+      if (g->id == id && g->rank >= 0) return &*g;
     return nullptr;
   }
 };

@@ -25,6 +25,7 @@
 
 #include "channel.hpp"
 #include "futex.hpp"
+#include "group_info.hpp"
 #include "port.hpp"
 #include "straight_runs.hpp"
 #include "transport.hpp"
@@ -72,10 +73,17 @@ struct PublishedCalls {
   std::array<MessageTag, kPublishedCalls> recent{};
   // The last call it entered, which it may have left (kind 0: none yet).
   [[nodiscard]] const MessageTag& latest() const noexcept { return recent[0]; }
-  // Its call number `sequence` on group `group`, when that is among them; else null.
-  [[nodiscard]] const MessageTag* find(std::uint32_t group, std::uint32_t sequence) const noexcept {
-    for (const MessageTag& tag : recent)
-      if (tag.kind != 0 && tag.group == group && tag.sequence == sequence) return &tag;
+  // Its call number `sequence` on group `group`, when that is among them; else null. With an
+  // origin (a split group's: the parent's call that made it), none entered before that call.
+  [[nodiscard]] const MessageTag* find(std::uint32_t group, std::uint32_t sequence,
+                                       const GroupInfo* origin = nullptr) const noexcept {
+    for (const MessageTag& tag : recent) {
+      if (tag.kind == 0) break;
+      if (tag.group == group && tag.sequence == sequence) return &tag;
+      if (origin != nullptr && tag.group == origin->origin_group &&
+          tag.sequence == origin->origin_sequence)
+        break;
+    }
     return nullptr;
   }
 };

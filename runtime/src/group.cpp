@@ -155,6 +155,8 @@ Group Port::split(GroupInfo& parent, int color, std::vector<int> members, int ra
   g.id = group_id(Shape::split,
                   ((mix & 0x1FFFu) << 16) | (static_cast<std::uint32_t>(color) & 0xFFFFu));
   g.key = split_key(parent.key, call, color);
+  g.origin_group = parent.id;
+  g.origin_sequence = parent.sequence;  // split's exchange (collectives/src/split.cpp)
   g.size = static_cast<int>(members.size());
   g.rank = rank;
   g.topology = Topology::ring(std::max(1, g.size));

@@ -258,7 +258,9 @@ std::string Port::disagreement(const MessageTag& tag) const {
       if (vp != id_) {
         detail::PublishedCalls calls;
         if (!detail::read_calls(fabric_->state(vp), calls)) continue;
-        const MessageTag* found = calls.find(tag.group, tag.sequence);
+        const MessageTag* found =
+            calls.find(tag.group, tag.sequence,
+                       group->shape == detail::GroupInfo::Shape::split ? group : nullptr);
         if (found == nullptr) continue;
         theirs = *found;
       }
