@@ -1100,13 +1100,10 @@ void Port::settle_clock() {
       ~Restore() { name = saved; }
     } restore{operation_, operation_};
     operation_ = pending_operation_;
-    // Its own header there, which the wait compares with the other members' (disagreement,
-    // passed_by: one that came with another call and went on leaves it unconcluded).
-    const MessageTag tag =
-        chain.slot(generation).seats[static_cast<std::size_t>(pending_seat_)].tag;
     const InMeeting in_meeting(fabric_->state(id_), pending_operation_, 0);
     wait_in_meeting(
-        &tag, [&] { return concluded(chain, generation); }, [] { return false; }, pending_group_);
+        nullptr, [&] { return concluded(chain, generation); }, [] { return false; },
+        pending_group_);
   }
   clock_ = chain.final_clocks[static_cast<std::size_t>(pending_seat_)];
   pending_ = 0;
