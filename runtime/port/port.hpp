@@ -333,7 +333,7 @@ class alignas(64) Port {
   // The members that went through this VP's call `tag` as a pipelined meeting with another
   // collective and went on without it (a rooted call's non-roots, a prefix's lower members), so
   // that their published calls are later ones now: what their seats in this VP's next meeting
-  // of the chain show, or in the meeting this VP waits to conclude (settle_clock); empty if none.
+  // of the chain show (empty if none did).
   [[nodiscard]] std::string passed_by(const MessageTag& tag, const GroupInfo& group) const;
   // The run is stuck (this VP waits for src in vain): after Fabric::settle, throws
   // CollectiveMismatch (in a collective) or Deadlock, `head` then what every VP waits for

@@ -289,26 +289,21 @@ std::string Port::passed_by(const MessageTag& tag, const detail::GroupInfo& grou
   if (chain == nullptr || chain->slot_count == 0) return {};
   // This VP's next meeting in the chain: the members that sat there came in a call of their
   // own, whose header their seat keeps until this VP has come too (the slot is freed only once
-  // every member has). And the meeting it left and waits to conclude (settle_clock), whose
-  // other members may have come with another call of the same number and gone on too.
-  const std::uint64_t next = tag.group == 0 ? pipelined_calls_ : group.pipelined_calls;
-  const bool settling = pending_ != 0 && pending_chain_ == chain;
+  // every member has).
+  const std::uint64_t generation = tag.group == 0 ? pipelined_calls_ : group.pipelined_calls;
+  const Chain::Slot& slot = chain->slot(generation);
   std::vector<detail::TagHolders> seen;
-  for (const std::uint64_t generation : {next, settling ? pending_ - 1 : next}) {
-    const Chain::Slot& slot = chain->slot(generation);
-    for (int r = 0; r < group.size; ++r) {
-      if (r == group.rank) continue;
-      const Chain::Seat& seat = slot.seats[static_cast<std::size_t>(r)];
-      if (!Chain::came_to(seat.mark.load(std::memory_order_acquire), generation)) continue;
-      const MessageTag theirs = seat.tag;
-      if (theirs.sequence != tag.sequence || theirs.group != tag.group || theirs == tag) continue;
-      if (seen.empty()) seen.push_back({tag, {id_}});
-      auto it = std::find_if(seen.begin(), seen.end(),
-                             [&](const auto& entry) { return entry.first == theirs; });
-      if (it == seen.end()) it = seen.insert(seen.end(), {theirs, {}});
-      if (std::find(it->second.begin(), it->second.end(), group.vp_of(r)) == it->second.end())
-        it->second.push_back(group.vp_of(r));
-    }
+  for (int r = 0; r < group.size; ++r) {
+    if (r == group.rank) continue;
+    const Chain::Seat& seat = slot.seats[static_cast<std::size_t>(r)];
+    if (!Chain::came_to(seat.mark.load(std::memory_order_acquire), generation)) continue;
+    const MessageTag theirs = seat.tag;
+    if (theirs.sequence != tag.sequence || theirs.group != tag.group || theirs == tag) continue;
+    if (seen.empty()) seen.push_back({tag, {id_}});
+    auto it = std::find_if(seen.begin(), seen.end(),
+                           [&](const auto& entry) { return entry.first == theirs; });
+    if (it == seen.end()) it = seen.insert(seen.end(), {theirs, {}});
+    it->second.push_back(group.vp_of(r));
   }
   if (seen.empty()) return {};
   return detail::describe_disagreement(id_, operation_name(), tag, seen, topology()) +
