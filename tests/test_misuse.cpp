@@ -672,6 +672,23 @@ TEST_CASE("a mismatch at 64 VPs on few cores is reported within 100 ms of the la
          }
          hc::barrier(g);
        }},
+      // Each pair's members (VPs i and i + 3, no neighbours on either machine: neither looks at
+      // the other's channel) leave a pipelined meeting with different calls (a scan's first
+      // step, then a scatter's root, which checks no one) and wait for it to conclude at their
+      // next meeting, where their published calls agree.
+      {"a pair passes each other",
+       [](hc::Proc& vp) {
+         thread_local V in(1), out(1), blocks(2);
+         const hc::Group g = hc::split(vp.world(), vp.id() < 6 ? vp.id() % 3 : -1, vp.id());
+         if (g.size() == 0) {
+         } else if (g.rank() == 0) {
+           hc::scan(g, in, out, std::plus<>{});
+         } else {
+           std::this_thread::sleep_for(std::chrono::milliseconds(20));
+           hc::scatter(g, blocks, out, 1);
+         }
+         hc::barrier(vp);
+       }},
       {"broadcast algorithms",
        [](hc::Proc& vp) {
          thread_local V b(4);

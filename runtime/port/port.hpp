@@ -326,15 +326,23 @@ class alignas(64) Port {
   [[noreturn, gnu::cold, gnu::noinline]] void throw_bad_peer(int peer, const char* op,
                                                              std::size_t bytes) const;
   void attend(std::uint32_t attention, const char* op);
+  // What a disagreement weighs: the whole header, or only the collective and its root (the roles:
+  // a wait for a left meeting to conclude, where the members that differ in nothing else have
+  // one among them still in the call, whose own check names more, an irregular call's counts).
+  enum class Compare : std::uint8_t { header, roles };
+  [[nodiscard]] static bool same(const MessageTag& a, const MessageTag& b,
+                                 Compare compare) noexcept;
   // In a wait of collective call `tag`: empty while every member of its group that is in (or
   // has left) the same call agrees on its header, else the CollectiveMismatch message naming the
   // headers and the VPs that hold them. Reads the members' published calls (begin_call).
-  [[nodiscard]] std::string disagreement(const MessageTag& tag) const;
+  [[nodiscard]] std::string disagreement(const MessageTag& tag,
+                                         Compare compare = Compare::header) const;
   // The members that went through this VP's call `tag` as a pipelined meeting with another
   // collective and went on without it (a rooted call's non-roots, a prefix's lower members), so
   // that their published calls are later ones now: what their seats in this VP's next meeting
   // of the chain show (empty if none did).
-  [[nodiscard]] std::string passed_by(const MessageTag& tag, const GroupInfo& group) const;
+  [[nodiscard]] std::string passed_by(const MessageTag& tag, const GroupInfo& group,
+                                      Compare compare) const;
   // The run is stuck (this VP waits for src in vain): after Fabric::settle, throws
   // CollectiveMismatch (in a collective) or Deadlock, `head` then what every VP waits for
   // (Fabric::describe_waits); Aborted when another VP failed meanwhile.
@@ -432,11 +440,11 @@ class alignas(64) Port {
   // A member of `group` that has finished this run, or -1.
   [[nodiscard]] int finished_member(const GroupInfo& group) const noexcept;
   // Waits, as a VP in a meeting, until done(); `tag`: the call it waits in, for the mismatch
-  // check (null: none); `excused()`: a finished VP is no sign of a mismatch; `group`: the group
-  // whose members meet (null: the whole machine).
+  // check (null: none), compared as `compare` says; `excused()`: a finished VP is no sign of a
+  // mismatch; `group`: the group whose members meet (null: the whole machine).
   template <class Done, class Excused>
   void wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused,
-                       const GroupInfo* group = nullptr);
+                       const GroupInfo* group = nullptr, Compare compare = Compare::header);
   // A prefix meeting's chain from step `vp`, which this VP has claimed: that step, then each
   // next one whose VP has come; the last step concludes the meeting and frees its slot.
   void run_prefix_chain(const ChainSeat& place, std::uint64_t generation, int vp, PrefixStep step,

@@ -512,7 +512,7 @@ void Port::conclude_meeting(const MeetingPlace& place, const Rounds& rounds, Com
 // another header.
 template <class Done, class Excused>
 void Port::wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused,
-                           const detail::GroupInfo* group) {
+                           const detail::GroupInfo* group, Compare compare) {
   detail::Meeting& meeting = fabric_->bell(group);
   auto abandoned = [&] {
     return Aborted(vp_name(id_) + ": " + operation_name() +
@@ -526,7 +526,7 @@ void Port::wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused
     if (fabric_->aborted()) throw abandoned();
     if (!pace.due()) return;
     if (tag != nullptr)
-      if (std::string problem = disagreement(*tag); !problem.empty() && !done())
+      if (std::string problem = disagreement(*tag, compare); !problem.empty() && !done())
         throw CollectiveMismatch(problem);
     const int finished = group == nullptr ? fabric_->finished_vp() : finished_member(*group);
     if (finished < 0 || done() || excused()) return;
@@ -1100,10 +1100,17 @@ void Port::settle_clock() {
       ~Restore() { name = saved; }
     } restore{operation_, operation_};
     operation_ = pending_operation_;
+    // Its own header there, which the wait compares with the other members' calls of that number:
+    // members that came with another collective or root and all went on (a scan's lowest, a
+    // scatter's root, a gather's non-roots) leave it unconcluded, each waiting here. Only the
+    // roles: where they agree, a member still waits in the call, which reports a disagreement
+    // from there and names what it knows (an irregular call's counts).
+    const MessageTag tag =
+        chain.slot(generation).seats[static_cast<std::size_t>(pending_seat_)].tag;
     const InMeeting in_meeting(fabric_->state(id_), pending_operation_, 0);
     wait_in_meeting(
-        nullptr, [&] { return concluded(chain, generation); }, [] { return false; },
-        pending_group_);
+        &tag, [&] { return concluded(chain, generation); }, [] { return false; }, pending_group_,
+        Compare::roles);
   }
   clock_ = chain.final_clocks[static_cast<std::size_t>(pending_seat_)];
   pending_ = 0;

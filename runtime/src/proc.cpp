@@ -243,10 +243,14 @@ std::string detail::describe_disagreement(int me, const char* op, const MessageT
   return text;
 }
 
+bool Port::same(const MessageTag& a, const MessageTag& b, Compare compare) noexcept {
+  return compare == Compare::header ? a == b : a.kind == b.kind && a.root == b.root;
+}
+
 // The members of the call's group that have published a header for the same call (group and
 // sequence), grouped by header: agreement is one header. The group's members come from this
 // VP's own table, so that only real members are compared.
-std::string Port::disagreement(const MessageTag& tag) const {
+std::string Port::disagreement(const MessageTag& tag, Compare compare) const {
   const detail::GroupInfo* group = groups_->find(tag.group);
   if (group == nullptr || group->size <= 1) return {};
   bool differs = false;
@@ -265,7 +269,7 @@ std::string Port::disagreement(const MessageTag& tag) const {
         theirs = *found;
       }
       if (pass == 0) {
-        if (!(theirs == tag)) {
+        if (!same(theirs, tag, compare)) {
           differs = true;
           break;
         }
@@ -276,13 +280,14 @@ std::string Port::disagreement(const MessageTag& tag) const {
       if (it == seen.end()) it = seen.insert(seen.end(), {theirs, {}});
       it->second.push_back(vp);
     }
-    if (!differs) return passed_by(tag, *group);
+    if (!differs) return passed_by(tag, *group, compare);
   }
   if (seen.size() < 2) return {};  // it changed meanwhile (a VP rewrote its call)
   return detail::describe_disagreement(id_, operation_name(), tag, seen, topology());
 }
 
-std::string Port::passed_by(const MessageTag& tag, const detail::GroupInfo& group) const {
+std::string Port::passed_by(const MessageTag& tag, const detail::GroupInfo& group,
+                            Compare compare) const {
   using Chain = detail::PipelinedMeeting;
   const Chain* chain =
       tag.group == 0 ? &fabric_->pipelined_meeting() : fabric_->find_group_chain(group);
@@ -298,7 +303,8 @@ std::string Port::passed_by(const MessageTag& tag, const detail::GroupInfo& grou
     const Chain::Seat& seat = slot.seats[static_cast<std::size_t>(r)];
     if (!Chain::came_to(seat.mark.load(std::memory_order_acquire), generation)) continue;
     const MessageTag theirs = seat.tag;
-    if (theirs.sequence != tag.sequence || theirs.group != tag.group || theirs == tag) continue;
+    if (theirs.sequence != tag.sequence || theirs.group != tag.group || same(theirs, tag, compare))
+      continue;
     if (seen.empty()) seen.push_back({tag, {id_}});
     auto it = std::find_if(seen.begin(), seen.end(),
                            [&](const auto& entry) { return entry.first == theirs; });
