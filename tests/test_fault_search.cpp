@@ -29,12 +29,14 @@ namespace {
 
 enum class Fault { none, raise, root, count, kind };
 constexpr const char* kFaultNames[] = {"none", "raise", "root", "count", "kind"};
-constexpr int kKinds = 13;
+constexpr int kKinds = 17;
+constexpr int kCircularShift = 14, kBarrier = 15;
 
 // Whether a collective of this kind has a root (broadcast, reduce, scatter, gather, gatherv,
-// scatterv).
+// scatterv) or a shift (circular_shift), which the root fault changes.
 bool rooted(int kind) {
-  return kind == 0 || kind == 1 || kind == 5 || kind == 6 || kind == 10 || kind == 11;
+  return kind == 0 || kind == 1 || kind == 5 || kind == 6 || kind == 10 || kind == 11 ||
+         kind == kCircularShift;
 }
 
 // One collective on g; `fault` changes this member's call. Returns false when the fault changes
@@ -48,7 +50,11 @@ bool call(const hc::Group& g, int kind, std::size_t m, int root, Fault fault) {
     matters = matters && rooted(kind);
     root = (root + 1) % p;
   }
-  if (fault == Fault::count) m += 1 + m % 3;
+  if (fault == Fault::count) {
+    m += 1 + m % 3;
+    // A barrier has no count; a shift by 0 copies each member's own input and sends nothing.
+    matters = matters && kind != kBarrier && !(kind == kCircularShift && root == 0);
+  }
   if (fault == Fault::kind) kind = (kind + 1) % kKinds;
   const auto n = static_cast<std::size_t>(p);
   std::vector<double> in(m, g.rank()), out(m), blocks(m * n, 1.0), all(m * n);
@@ -71,7 +77,11 @@ bool call(const hc::Group& g, int kind, std::size_t m, int root, Fault fault) {
     case 9: hc::all_gatherv(g, mine, gathered, counts); break;
     case 10: hc::gatherv(g, mine, gathered, counts, root); break;
     case 11: hc::scatterv(g, gathered, mine, counts, root); break;
-    default: {
+    case 13: hc::exscan(g, in, out, std::plus<>{}); break;
+    case kCircularShift: hc::circular_shift(g, in, out, root); break;
+    case kBarrier: hc::barrier(g); break;
+    case 16: hc::reduce_scatterv(g, gathered, mine, std::plus<>{}, counts); break;
+    case 12: {
       const std::size_t k = m % 3;
       std::vector<std::size_t> send(n, k), recv(n, k);
       if (fault == Fault::count) send[static_cast<std::size_t>((g.rank() + 1) % p)] += 1;
@@ -112,6 +122,7 @@ TEST_CASE("a randomized fault search: every fault ends in its error, before the 
     const std::uint64_t call_seed = r();
     const bool mesh = t.name().rfind("mesh", 0) == 0;
     bool matters = true;
+    int fault_kind = -1;  // the collective the faulty VP was to call
     std::string outcome;
     bool by_watchdog = false;
     try {
@@ -128,6 +139,7 @@ TEST_CASE("a randomized fault search: every fault ends in its error, before the 
               if (shape == 1) group = hc::split(vp.world(), vp.id() % 2, vp.size() - vp.id());
               if (shape == 2 && mesh) group = vp.row();
               const bool faulty = k == fault_at && vp.id() == fault_vp;
+              if (faulty) fault_kind = kind;
               const bool changed = call(group, kind, m, root, faulty ? fault : Fault::none);
               if (faulty && !changed) matters = false;
             }
@@ -154,6 +166,7 @@ TEST_CASE("a randomized fault search: every fault ends in its error, before the 
     CAPTURE(name);
     CAPTURE(fault_at);
     CAPTURE(fault_vp);
+    CAPTURE(fault_kind);
     CAPTURE(outcome);
     if (fault == Fault::raise)
       CHECK(outcome == "the VP's exception");
