@@ -80,7 +80,7 @@ class Call {
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;
 
-  [[nodiscard]] Comm comm() const noexcept { return Comm{port_, group_, tag_}; }
+  [[nodiscard]] Comm comm() const noexcept { return Comm{port_, group_, copy_tag(tag_)}; }
   [[nodiscard]] const Choice& choice() const noexcept { return choice_; }
   [[nodiscard]] Algo algo() const noexcept { return choice_.algo(); }
   [[nodiscard]] bool alone() const noexcept { return group_.size == 1; }

@@ -8,6 +8,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace hypercomm {
@@ -49,6 +50,23 @@ static_assert(sizeof(MessageTag) == 16);
   } else {
     return MessageTag{sequence, group, root, kind, algo, count};
   }
+}
+
+// A copy of a header read as the two words make_tag wrote it in: a copy the compiler makes reads
+// it whole in one 16-byte load, which waits for both stores (and every store before them) to
+// reach the cache (a call's header, spilled across begin_call, then copied into its Comm).
+[[nodiscard]] inline MessageTag copy_tag(const MessageTag& tag) noexcept {
+#if defined(__GNUC__)
+  std::array<std::uint64_t, 2> words;
+  std::memcpy(&words[0], &tag, sizeof words[0]);
+  __asm__("" : "+r"(words[0]));
+  std::memcpy(&words[1], reinterpret_cast<const std::byte*>(&tag) + sizeof words[0],
+              sizeof words[1]);
+  __asm__("" : "+r"(words[1]));
+  return std::bit_cast<MessageTag>(words);
+#else
+  return tag;
+#endif
 }
 
 namespace detail {
