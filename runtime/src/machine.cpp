@@ -435,14 +435,13 @@ bool read_calls(const VpState& state, PublishedCalls& calls) noexcept {
       cpu_relax();
       continue;
     }
-    const std::uint32_t entered = state.entered.load(std::memory_order_relaxed);
+    const std::uint32_t entered = state.entered.load(kSeqlockWordLoad);
     PublishedCalls read;
     for (std::uint32_t k = 0; k < kPublishedCalls && k < entered; ++k) {
       const auto& place = state.calls[(entered - 1 - k) % kPublishedCalls];
-      read.recent[k] = tag_of(place[0].load(std::memory_order_relaxed),
-                              place[1].load(std::memory_order_relaxed));
+      read.recent[k] = tag_of(place[0].load(kSeqlockWordLoad), place[1].load(kSeqlockWordLoad));
     }
-    std::atomic_thread_fence(std::memory_order_acquire);
+    seqlock_read_fence();
     if (state.call_version.load(std::memory_order_relaxed) != before) continue;
     calls = read;
     return true;

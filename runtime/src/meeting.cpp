@@ -116,7 +116,7 @@ void prefetch_next_chain(const detail::PipelinedMeeting::Slot& next,
 // sleep unwoken until its recheck. Both sides full barriers: the waker sees the sleeper or the
 // sleeper sees the store.
 void wake_sleepers(detail::Meeting& meeting) noexcept {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  detail::store_load_fence();
   if (meeting.sleepers.load(std::memory_order_seq_cst) == 0) return;
   meeting.signal.fetch_add(1, std::memory_order_seq_cst);
   detail::futex_wake(meeting.signal, INT_MAX);
