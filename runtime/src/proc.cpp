@@ -359,7 +359,9 @@ void Port::throw_tag_mismatch(int src, const MessageTag& got, const MessageTag& 
 
 namespace {
 
-static_assert(Port::kSideWorkBytes <= detail::kSharedCopyBytes,
+// Where each VP has a core (kSharedCopyBytesShared, where VPs share cores, is larger: there a
+// message of kSideWorkBytes may still be copied by its sender alone, the side work after it).
+static_assert(detail::kSharedCopyBytes <= Port::kSideWorkBytes,
               "a receiver may copy every message that a sender's side work waits for");
 
 // A large message whose receiver has not posted its receive yet: wait a while for it to, so
