@@ -250,6 +250,28 @@ std::vector<Misuse> table() {
                hc::all_gather(vp, in, out, vp.id() == 0 ? hc::Algo::hypercube : hc::Algo::ring);
              }),
       {"all_gather", "algorithm", "hypercube", "ring"}));
+  // Asking for the algorithm that automatic would run is still asking for another one.
+  t.push_back(misuse<hc::CollectiveMismatch>(
+      "all_gather where VP 4 forces ring, the others automatic (which runs ring there)",
+      in_run("ring:5",
+             [](hc::Proc& vp) {
+               V in(2), out(10);
+               hc::all_gather(vp, in, out, vp.id() == 4 ? hc::Algo::ring : hc::Algo::automatic);
+             }),
+      {"all_gather", "algorithm", "automatic -> ring", "algorithm ring)"}));
+  t.push_back(misuse<hc::CollectiveMismatch>(
+      "all_reduce where VP 0 forces the algorithm automatic runs, the others automatic "
+      "(messages)",
+      in_run(
+          "hypercube:3",
+          [](hc::Proc& vp) {
+            V in(1), out(1);
+            const hc::Algo chosen = hc::resolve(hc::Collective::all_reduce, hc::Algo::automatic,
+                                                vp.topology(), hc::Links::routed, sizeof(int));
+            hc::all_reduce(vp, in, out, std::plus<>{}, vp.id() == 0 ? chosen : hc::Algo::automatic);
+          },
+          options(false)),
+      {"all_reduce", "algorithm", "automatic -> "}));
   t.push_back(misuse<hc::CollectiveMismatch>("barrier on VP 5, all_reduce elsewhere (meeting)",
                                              in_run("ring:8",
                                                     [](hc::Proc& vp) {

@@ -103,8 +103,7 @@ class Call {
                        port_.options().model, total, op == Collective::circular_shift ? root : 0,
                        op_traits, port_.shared_core_count())) {
     tag_ = make_tag(++group_.sequence, group_.id, static_cast<std::uint16_t>(root),
-                    static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(choice_.algo()),
-                    tag_count);
+                    static_cast<std::uint8_t>(op), tag_algo(choice_.algo(), requested), tag_count);
     port_.begin_span(to_string(op), port_.tracing() ? to_string(choice_.algo()) : nullptr,
                      span_bytes, group_.id);
     try {

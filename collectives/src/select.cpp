@@ -71,7 +71,11 @@ std::string describe_collective(const MessageTag& tag, const Topology& machine) 
                            (tag.count == element ? " element (" : " elements (") + bytes + ")"
                      : bytes);
   }
-  return s + ", algorithm " + to_string(static_cast<Algo>(tag.algo)) + ")";
+  const Algo run = tag_algo_run(tag.algo);
+  const Algo requested = tag_algo_requested(tag.algo);
+  s += ", algorithm ";
+  if (requested == Algo::automatic) s += std::string("automatic -> ");
+  return s + to_string(run) + ")";
 }
 [[maybe_unused]] const bool describer_installed = (set_tag_describer(&describe_collective), true);
 
@@ -195,21 +199,32 @@ namespace {
 
 // A split group's ring is routed over the machine: under Links::strict its collectives run only
 // when every message they send is between machine neighbours, that is, when consecutive members
-// are neighbours (then the ring algorithms run on it as on a ring).
+// are neighbours (then the ring algorithms run on it as on a ring), or, where its last and first
+// members are not, when the others are (then the linear array's algorithms run on it, which
+// never send between them).
 const char* group_restriction(const GroupInfo& g, Links links) {
-  if (links == Links::strict && !g.machine_links() && !g.neighbour_ring)
+  if (links == Links::strict && !g.machine_links() && !g.neighbour_ring && !g.neighbour_line)
     return "its members are not machine neighbours in rank order, and Links::strict allows "
            "messages between neighbours only";
   return nullptr;
 }
 
+// The topology whose algorithms a group runs: its own, or under Links::strict a linear array
+// where its ring's wrap link is no machine link (group_restriction).
+const Topology& algorithm_topology(const GroupInfo& g, Links links, Topology& storage) {
+  if (links != Links::strict || g.machine_links() || g.neighbour_ring) return g.topology;
+  storage = Topology::linear(g.size);
+  return storage;
+}
+
 Choice select_uncached(Collective op, const GroupInfo& g, Links links, std::size_t bytes,
                        Algo requested, int vp_id, const CostModel& model, std::size_t total,
                        int shift, OperatorTraits op_traits, int shared_cores) {
-  const Topology& t = g.topology;
+  Topology line = Topology::ring(1);
+  const Topology& t = algorithm_topology(g, links, line);
   const std::string prefix = who(g, vp_id) + ": ";
   const std::string where =
-      g.shape == GroupInfo::Shape::world ? t.name() : g.name() + " (" + t.name() + ")";
+      g.shape == GroupInfo::Shape::world ? t.name() : g.name() + " (" + g.topology.name() + ")";
   if (const char* why = group_restriction(g, links))
     throw AlgorithmError(prefix + to_string(op) + " cannot run on " + where + ": " + why);
   Choice choice;

@@ -30,6 +30,21 @@ struct Choice {
   [[nodiscard]] Algo algo() const noexcept { return card->text.algo; }
 };
 
+// The header's algorithm byte: the algorithm run (low nibble) and the one asked for (high), so
+// that VPs passing Algo::ring and Algo::automatic disagree on the algorithm (API.md) even where
+// automatic runs the ring's.
+static_assert(static_cast<unsigned>(Algo::reduce_broadcast) < 16);
+[[nodiscard]] inline std::uint8_t tag_algo(Algo run, Algo requested) noexcept {
+  return static_cast<std::uint8_t>(static_cast<unsigned>(run) | static_cast<unsigned>(requested)
+                                                                    << 4);
+}
+[[nodiscard]] inline Algo tag_algo_run(std::uint8_t algo) noexcept {
+  return static_cast<Algo>(algo & 0xF);
+}
+[[nodiscard]] inline Algo tag_algo_requested(std::uint8_t algo) noexcept {
+  return static_cast<Algo>(algo >> 4);
+}
+
 // What automatic's choice knows of a reduction's operator (the other collectives: the defaults).
 // A non-commutative one rules out the cards that do not fold in id order (keeps_id_order); one
 // that never throws is folded as the message lands where a card receives so (Comm::recv_fold),

@@ -55,6 +55,9 @@ struct GroupInfo {
   // Whether consecutive members (r, r+1 mod size) are machine neighbours: true for rows,
   // columns and subcubes (their topology's links are machine links); split groups compute it.
   bool neighbour_ring = true;
+  // Whether members r and r+1 are machine neighbours for r < size - 1 (the ring less its wrap
+  // link): under Links::strict such a split group runs the linear array's algorithms.
+  bool neighbour_line = true;
   // Whether a split group is a ring embedded in the hypercube by the reflected Gray code
   // (Grama et al. section 2.7): 2^k members, k >= 2, member r is VP members[0] XOR gray(r)
   // with gray(r)'s bits put on k distinct dimensions of the machine in some order (split(world,
@@ -97,6 +100,7 @@ inline constexpr std::uint32_t kGroupShapeShift = 29;
 // The VP this thread runs (Fabric::vp_main), or -1: group_name names a subcube that contains it
 // by it ("subcube 0b0101 of VP 3", as the VP that made it names it), else by its lowest member.
 void set_naming_vp(int id) noexcept;
+[[nodiscard]] int naming_vp() noexcept;
 
 // One VP's groups during a run.
 struct GroupTable {

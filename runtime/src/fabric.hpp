@@ -864,5 +864,8 @@ class HYPERCOMM_INTERNAL Fabric {
 // (set_tag_describer), else "collective kind 3 (call 7 on mesh:4x4, root/shift 0, 8 bytes,
 // algorithm 1)".
 [[nodiscard]] std::string describe_tag(const MessageTag& tag, const Topology& machine);
+// The same, for the header that VP `sender` made: a subcube is named as that VP names it
+// ("subcube 0b0101 of VP 3" for VP 3's header, whichever VP reports it).
+[[nodiscard]] std::string describe_tag(const MessageTag& tag, const Topology& machine, int sender);
 
 }  // namespace hypercomm::detail

@@ -66,10 +66,11 @@ std::string GroupInfo::name() const {
 }
 
 namespace {
-thread_local int naming_vp = -1;
+thread_local int tl_naming_vp = -1;
 }  // namespace
 
-void set_naming_vp(int id) noexcept { naming_vp = id; }
+void set_naming_vp(int id) noexcept { tl_naming_vp = id; }
+int naming_vp() noexcept { return tl_naming_vp; }
 
 std::string group_name(std::uint32_t id, const Topology& machine) {
   const auto shape = static_cast<Shape>(id >> kGroupShapeShift);
@@ -80,10 +81,10 @@ std::string group_name(std::uint32_t id, const Topology& machine) {
     case Shape::column: return "column " + std::to_string(rest) + " of " + machine.name();
     case Shape::subcube: {
       const unsigned mask = rest >> 12, lowest = rest & 0xFFFu;
-      const bool member = naming_vp >= 0 && naming_vp < machine.size() &&
-                          (static_cast<unsigned>(naming_vp) & ~mask) == (lowest & ~mask);
+      const bool member = tl_naming_vp >= 0 && tl_naming_vp < machine.size() &&
+                          (static_cast<unsigned>(tl_naming_vp) & ~mask) == (lowest & ~mask);
       return "subcube " + binary(mask, machine.dimension()) + " of VP " +
-             std::to_string(member ? static_cast<unsigned>(naming_vp) : lowest) + " of " +
+             std::to_string(member ? static_cast<unsigned>(tl_naming_vp) : lowest) + " of " +
              machine.name();
     }
     case Shape::split:
@@ -164,7 +165,10 @@ Group Port::split(GroupInfo& parent, int color, std::vector<int> members, int ra
   for (int r = 0; r < g.size && g.size > 1; ++r) {
     const int a = members[static_cast<std::size_t>(r)];
     const int b = members[static_cast<std::size_t>((r + 1) % g.size)];
-    if (!machine.adjacent(a, b)) g.neighbour_ring = false;
+    if (!machine.adjacent(a, b)) {
+      g.neighbour_ring = false;
+      if (r + 1 < g.size) g.neighbour_line = false;
+    }
   }
   g.gray_ring = g.neighbour_ring && is_gray_ring(machine, members);
   g.members = std::move(members);

@@ -673,15 +673,15 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
   const auto untaken = [&](const MessageTag& tag, int src, int dst) {
     if (tag.kind == 0 || !leftover.empty()) return;
     leftover = "VP " + std::to_string(dst) + " never received a message of " +
-               describe_tag(tag, topology_) + " that VP " + std::to_string(src) +
+               describe_tag(tag, topology_, src) + " that VP " + std::to_string(src) +
                " sent: the VPs disagree on the collective, its root, count or algorithm";
     // What the receiver called instead, when that was among its last collective calls.
     PublishedCalls calls;
     if (read_calls(state(dst), calls))
       if (const MessageTag* theirs = calls.find(tag.group, tag.sequence);
           theirs != nullptr && !(*theirs == tag))
-        leftover +=
-            " (VP " + std::to_string(dst) + " called " + describe_tag(*theirs, topology_) + ")";
+        leftover += " (VP " + std::to_string(dst) + " called " +
+                    describe_tag(*theirs, topology_, dst) + ")";
   };
   for (auto& entry : channels_)
     for (const Envelope& e : entry.channel->drain()) untaken(e.tag, entry.src, entry.dst);

@@ -44,6 +44,19 @@ std::string detail::describe_tag(const MessageTag& tag, const Topology& machine)
          ", " + std::to_string(tag.count) + " bytes, algorithm " + std::to_string(tag.algo) + ")";
 }
 
+std::string detail::describe_tag(const MessageTag& tag, const Topology& machine, int sender) {
+  const int reporter = naming_vp();
+  set_naming_vp(sender);
+  try {
+    std::string text = describe_tag(tag, machine);
+    set_naming_vp(reporter);
+    return text;
+  } catch (...) {
+    set_naming_vp(reporter);
+    throw;
+  }
+}
+
 Port::Port(Fabric& fabric, int id)
     : fabric_(&fabric),
       options_(&fabric.options()),
@@ -173,7 +186,7 @@ void Port::check_untaken() {
 void Port::throw_untaken_earlier(int dest, const MessageTag& theirs) const {
   throw CollectiveMismatch("VP " + std::to_string(id_) + ": " + operation_name() + ": VP " +
                            std::to_string(dest) + "'s message of " +
-                           detail::describe_tag(theirs, topology()) + " waits at VP " +
+                           detail::describe_tag(theirs, topology(), dest) + " waits at VP " +
                            std::to_string(id_) +
                            " untaken, though this VP's call of that number has ended: the VPs "
                            "disagree on the collective, its root, count or algorithm");
@@ -238,7 +251,8 @@ std::string detail::describe_disagreement(int me, const char* op, const MessageT
     text += (i == 0                 ? ""
              : i + 1 == seen.size() ? " but "
                                     : "; ") +
-            vp_list(vps) + (vps.size() == 1 ? " calls " : " call ") + describe_tag(theirs, machine);
+            vp_list(vps) + (vps.size() == 1 ? " calls " : " call ") +
+            describe_tag(theirs, machine, vps.empty() ? -1 : vps.front());
   }
   return text;
 }
@@ -354,7 +368,7 @@ void Port::throw_tag_mismatch(int src, const MessageTag& got, const MessageTag& 
   throw CollectiveMismatch(
       "VP " + std::to_string(id_) + ": " + what + " expected " +
       detail::describe_tag(want, topology()) + " from VP " + std::to_string(src) + " but got " +
-      detail::describe_tag(got, topology()) + ": the VPs disagree on the collective");
+      detail::describe_tag(got, topology(), src) + ": the VPs disagree on the collective");
 }
 
 namespace {
