@@ -191,6 +191,63 @@ TEST_CASE("the folding Gray-code cards refuse a non-commutative operator") {
         "Gray-code ring");
 }
 
+TEST_CASE("Algo::mesh on a hypercube: a non-commutative fold in id order, routed; refused strict") {
+  // API.md: for a non-commutative operator every result is the left fold over ids, whatever the
+  // algorithm. Routed, the Gray-code mesh's reductions lay their rows and columns out by id.
+  for (const int d : {2, 3, 4}) {
+    const Topology t = Topology::hypercube(d);
+    const int p = t.size();
+    INFO(t.name());
+    hc::Options routed = strict_options(0);
+    routed.links = Links::routed;
+    hc::Machine machine(t, routed);
+    const auto mat = [](int vp, std::size_t i) { return hctest::mat_of(vp, i); };
+    const auto fold = [&](std::size_t i) {
+      hctest::Mat acc = mat(0, i);
+      for (int q = 1; q < p; ++q) acc = hctest::MatMul{}(acc, mat(q, i));
+      return acc;
+    };
+    std::vector<std::vector<hctest::Mat>> reduced(static_cast<std::size_t>(p)),
+        all(static_cast<std::size_t>(p)), scattered(static_cast<std::size_t>(p));
+    for (int root = 0; root < p; ++root) {
+      machine.run([&](hc::Proc& vp) {
+        std::vector<hctest::Mat> in(3), out(vp.id() == root ? 3 : 0);
+        for (std::size_t i = 0; i < 3; ++i) in[i] = mat(vp.id(), i);
+        hc::reduce(vp, in, out, hctest::MatMul{}, root, Algo::mesh);
+        if (vp.id() == root) reduced[static_cast<std::size_t>(root)] = out;
+      });
+      CHECK(reduced[static_cast<std::size_t>(root)] ==
+            std::vector<hctest::Mat>{fold(0), fold(1), fold(2)});
+    }
+    machine.run([&](hc::Proc& vp) {
+      const auto id = static_cast<std::size_t>(vp.id());
+      std::vector<hctest::Mat> in(2 * static_cast<std::size_t>(p)), out(2);
+      for (std::size_t i = 0; i < in.size(); ++i) in[i] = mat(vp.id(), i);
+      hc::reduce_scatter(vp, in, out, hctest::MatMul{}, Algo::mesh);
+      scattered[id] = out;
+      in.resize(2);
+      hc::all_reduce(vp, in, out, hctest::MatMul{}, Algo::mesh);
+      all[id] = out;
+    });
+    for (int id = 0; id < p; ++id) {
+      const auto i = static_cast<std::size_t>(id);
+      CHECK(all[i] == std::vector<hctest::Mat>{fold(0), fold(1)});
+      CHECK(scattered[i] == std::vector<hctest::Mat>{fold(2 * i), fold(2 * i + 1)});
+    }
+    // Strict: only the Gray-code layout has its messages on links, and it folds out of order.
+    hc::Machine strict(t, strict_options(0));
+    try {
+      strict.run([&](hc::Proc& vp) {
+        std::vector<hctest::Mat> in(1, mat(vp.id(), 0)), out(1);
+        hc::all_reduce(vp, in, out, hctest::MatMul{}, Algo::mesh);
+      });
+      FAIL("a non-commutative all_reduce ran on the Gray-code mesh under Links::strict");
+    } catch (const hc::AlgorithmError& e) {
+      CHECK(std::string(e.what()).find("needs a commutative operator") != std::string::npos);
+    }
+  }
+}
+
 namespace {
 
 // The rings of a hypercube's VPs that split(world, 0, key(id)) makes, by their keys: the

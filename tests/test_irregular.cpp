@@ -1222,6 +1222,42 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("irregular errors: on a row, the other member's counts named by its rank, every time") {
+  // The runtime's text names the VPs by machine id; the reworded head names the member whose
+  // counts differ by its rank in the row, never as "another member" (API.md: naming both ranks
+  // and both counts), with meetings and with messages, whoever reports first.
+  const Topology t = Topology::mesh(2, 4);
+  for (const bool meetings : {true, false}) {
+    Options opt = error_options();
+    opt.meetings = meetings;
+    hypercomm::Machine m(t, opt);
+    for (const Op op : kCountedOps) {
+      for (int trial = 0; trial < 12; ++trial) {
+        INFO(name_of(op) << (meetings ? ", meetings" : ", messages") << ", trial " << trial);
+        std::string text;
+        try {
+          m.run([&](Proc& vp) {
+            Group row = vp.row();
+            std::vector<std::size_t> counts{1, 2, 1, 1};
+            if (row.rank() == 3) counts[1] = 0;
+            Call c{op, counts};
+            c.root = 1;
+            invoke(row, row.rank(), c);
+          });
+        } catch (const hypercomm::CollectiveMismatch& e) {
+          text = e.what();
+        }
+        INFO(text);
+        REQUIRE(!text.empty());
+        CHECK(text.find("another member") == std::string::npos);
+        CHECK(text.find("rank 3") != std::string::npos);
+        CHECK(text.find("counts[1] = 0") != std::string::npos);
+        CHECK(text.find("counts[1] = 2") != std::string::npos);
+      }
+    }
+  }
+}
+
 TEST_CASE(
     "irregular errors: an all_to_allv sender that disagrees with its receiver throws SizeMismatch "
     "naming both") {

@@ -116,9 +116,12 @@ extern const AlgorithmCard all_reduce_mesh_gray_card{
     needs_gray_mesh,
     [](const CostQuery& q) { return on_gray_mesh(q, all_reduce_mesh_cost); },
     [](const Comm& c, const Args& a) {
-      all_reduce_mesh(c, a.in, a.out, *a.op, Grid::gray_code(c.p()));
+      all_reduce_mesh(c, a.in, a.out, *a.op, Grid::for_fold(c.p(), a.op->commutative));
     },
-    nullptr,
-    false};
+    /*counts_hops=*/nullptr,
+    /*keeps_id_order=*/false,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/nullptr,
+    /*id_order_when_routed=*/true};
 
 }  // namespace hypercomm::detail

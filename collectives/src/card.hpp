@@ -293,6 +293,11 @@ struct AlgorithmCard {
   // (selection_cost). Every card of a collective has one, or none does (the broadcasts,
   // reductions, scans and exscans have them).
   double (*work)(const CostQuery& q) = nullptr;
+  // A card that folds in another order (keeps_id_order false) but, with routed links, folds a
+  // non-commutative operator in id order on the same rows and columns laid out by id
+  // (Grid::in_id_order): the Gray-code mesh's reductions, whose routed messages then take more
+  // than one link.
+  bool id_order_when_routed = false;
 };
 
 // AlgorithmCard::work of the trees that give every VP but the root the whole message once
@@ -363,7 +368,9 @@ inline constexpr const char* kGrayMeshNeeds =
 inline constexpr const char* kGrayMeshCommutativeNeeds =
     "p = 2^d, d >= 2, a hypercube topology: the 2^floor(d/2) x 2^ceil(d/2) torus embedded by the "
     "reflected Gray code (row i, column j at VP gray(i)*2^ceil(d/2) + gray(j)), every message one "
-    "link, Links::strict included; a commutative operator (it folds in Gray-code order)";
+    "link, Links::strict included; a commutative operator (it folds in Gray-code order), or "
+    "Links::routed (a non-commutative one folds in id order on the rows and columns laid out by "
+    "id, their messages routed)";
 // A mesh card's cost on the Gray-code mesh of a hypercube: the card's formula for the torus of
 // that shape (th counted on every message, as on a torus).
 [[nodiscard]] double on_gray_mesh(const CostQuery& q, double (*mesh_cost)(const CostQuery&));

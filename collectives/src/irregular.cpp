@@ -110,11 +110,21 @@ std::string ranks_text(const std::vector<int>& ranks) {
     if (rank >= 0 && std::find(it->ranks.begin(), it->ranks.end(), rank) == it->ranks.end())
       it->ranks.push_back(rank);
   };
-  // The headers the runtime's text names for this call: their counts, whoever holds them.
-  std::vector<std::uint32_t> named;
-  for (const MessageTag& tag : described_tags())
-    if (post.of_this_call(tag)) named.push_back(tag.count);
+  // The headers the runtime's text names for this call: their counts, and the rank of the member
+  // that holds them where the text names one (-1: whoever holds them).
   const int me = g.info().rank;
+  const auto rank_of = [&](int vp) {
+    for (int r = 0; r < g.info().size; ++r)
+      if (r != me && g.info().vp_of(r) == vp) return r;
+    return -1;
+  };
+  std::vector<std::uint32_t> named;
+  std::vector<std::pair<std::uint32_t, int>> named_by;
+  for (const DescribedTag& d : described_tags())
+    if (post.of_this_call(d.tag)) {
+      named.push_back(d.tag.count);
+      named_by.emplace_back(d.tag.count, d.holder < 0 ? -1 : rank_of(d.holder));
+    }
   for (int r = 0; r < g.info().size; ++r) {
     if (r == me) continue;
     const auto view = post.view(r);
@@ -123,8 +133,8 @@ std::string ranks_text(const std::vector<int>& ranks) {
                         std::find(named.begin(), named.end(), view->digest) != named.end();
     if (view->fresh || sender) note(view->counts, r);
   }
-  for (const std::uint32_t digest : named)
-    if (const auto counts = posted_counts(g.proc().topology(), digest)) note(*counts, -1);
+  for (const auto& [digest, rank] : named_by)
+    if (const auto counts = posted_counts(g.proc().topology(), digest)) note(*counts, rank);
   post.mark_failed();
   if (differing.empty()) throw e;  // not about the counts (another collective, root, ...)
 

@@ -92,7 +92,7 @@ thread_local OwnSlot own_slot;
 // The headers the describer described on this thread since the last post (a few suffice: a
 // runtime error text names one header per disagreeing set of VPs).
 struct Described {
-  std::array<MessageTag, 8> tags{};
+  std::array<DescribedTag, 8> tags{};
   std::size_t count = 0;
 };
 thread_local Described described;
@@ -176,13 +176,13 @@ std::optional<std::vector<std::size_t>> posted_counts(const Topology& machine,
   return std::nullopt;
 }
 
-std::vector<MessageTag> described_tags() {
+std::vector<DescribedTag> described_tags() {
   const std::size_t n = std::min(described.count, described.tags.size());
   return {described.tags.begin(), described.tags.begin() + static_cast<std::ptrdiff_t>(n)};
 }
 
-void note_described(const MessageTag& tag) noexcept {
-  if (described.count < described.tags.size()) described.tags[described.count] = tag;
+void note_described(const MessageTag& tag, int holder) noexcept {
+  if (described.count < described.tags.size()) described.tags[described.count] = {tag, holder};
   ++described.count;
 }
 

@@ -85,9 +85,14 @@ class CountsPost {
                                                                     std::uint32_t digest);
 
 // The headers the tag describer described on this thread since this VP's last CountsPost: those
-// a runtime error text about this VP's call names (the VPs that hold them).
-[[nodiscard]] std::vector<MessageTag> described_tags();
-void note_described(const MessageTag& tag) noexcept;
+// a runtime error text about this VP's call names, each with the machine id of a VP that holds
+// it (the VP whose header the text describes: naming_vp, group_info.hpp), or -1.
+struct DescribedTag {
+  MessageTag tag;
+  int holder = -1;
+};
+[[nodiscard]] std::vector<DescribedTag> described_tags();
+void note_described(const MessageTag& tag, int holder) noexcept;
 
 // "{3, 0, 5, 2}"; after 16 entries "..., (n entries)".
 [[nodiscard]] std::string show_counts(Counts counts);

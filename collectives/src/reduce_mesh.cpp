@@ -107,11 +107,12 @@ extern const AlgorithmCard reduce_mesh_gray_card{
     needs_gray_mesh,
     [](const CostQuery& q) { return on_gray_mesh(q, reduce_mesh_cost); },
     [](const Comm& c, const Args& a) {
-      reduce_mesh(c, a.in, a.out, *a.op, a.root, Grid::gray_code(c.p()));
+      reduce_mesh(c, a.in, a.out, *a.op, a.root, Grid::for_fold(c.p(), a.op->commutative));
     },
     /*counts_hops=*/nullptr,
     /*keeps_id_order=*/false,
     /*needs_gray_ring_group=*/false,
-    /*work=*/reduce_tree_work};
+    /*work=*/reduce_tree_work,
+    /*id_order_when_routed=*/true};
 
 }  // namespace hypercomm::detail

@@ -116,9 +116,13 @@ extern const AlgorithmCard reduce_scatter_mesh_gray_card{
     needs_gray_mesh,
     [](const CostQuery& q) { return on_gray_mesh(q, reduce_scatter_mesh_cost); },
     [](const Comm& c, const Args& a) {
-      reduce_scatter_mesh(c, a.in, a.out, *a.blocks, *a.op, Grid::gray_code(c.p()));
+      reduce_scatter_mesh(c, a.in, a.out, *a.blocks, *a.op,
+                          Grid::for_fold(c.p(), a.op->commutative));
     },
-    nullptr,
-    false};
+    /*counts_hops=*/nullptr,
+    /*keeps_id_order=*/false,
+    /*needs_gray_ring_group=*/false,
+    /*work=*/nullptr,
+    /*id_order_when_routed=*/true};
 
 }  // namespace hypercomm::detail

@@ -53,6 +53,17 @@ struct Grid {
     while ((1 << d) < p) ++d;
     return {1 << (d / 2), 1 << (d - d / 2), true};
   }
+  // The same rows and columns laid out by id (row r: ids r*cols .. r*cols + cols-1), which a
+  // non-commutative fold keeps in id order; their neighbours are hypercube routes, not links.
+  [[nodiscard]] static Grid in_id_order(int p) noexcept {
+    Grid g = gray_code(p);
+    g.gray_order = false;
+    return g;
+  }
+  // The Gray-code grid, or the grid in id order for a non-commutative operator (routed links).
+  [[nodiscard]] static Grid for_fold(int p, bool commutative) noexcept {
+    return commutative ? gray_code(p) : in_id_order(p);
+  }
   [[nodiscard]] int row_of(int id) const noexcept { return id / cols; }
   [[nodiscard]] int col_of(int id) const noexcept { return id % cols; }
   [[nodiscard]] int id_at(int r, int c) const noexcept { return r * cols + c; }

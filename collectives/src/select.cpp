@@ -59,7 +59,7 @@ std::string describe_collective(const MessageTag& tag, const Topology& machine) 
   } else if (op >= Collective::all_gatherv) {
     // The header carries a digest of the counts; the counts themselves are posted
     // (posted_counts.hpp). The irregular collectives read back which headers were described.
-    note_described(tag);
+    note_described(tag, naming_vp());
     const auto counts = posted_counts(machine, tag.count);
     s += counts ? ", counts " + show_counts(*counts)
                 : ", counts with digest " + std::to_string(tag.count);
@@ -155,7 +155,8 @@ const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t, Li
       reason =
           "it needs a group whose ranks are a hypercube's VPs in reflected Gray-code order "
           "(split(vp.world(), 0, hypercomm::gray_inverse(id)))";
-    if (reason == nullptr && !op_traits.commutative && !card->keeps_id_order) {
+    if (reason == nullptr && !op_traits.commutative && !card->keeps_id_order &&
+        !(card->id_order_when_routed && links == Links::routed)) {
       reason = kNeedsCommutative;
       needs_commutative = true;
     }
