@@ -162,7 +162,8 @@ std::string ranks_text(const std::vector<int>& ranks) {
 // what the sender's send_counts and this VP's recv_counts say, in elements. The sender is in
 // this call for certain (its message's header is this call's), so its newest post is its counts.
 [[noreturn]] void throw_block_mismatch(const Group& g, const CountsPost& post, int src,
-                                       Counts recv_counts, const SizeMismatch& e) {
+                                       Counts recv_counts, std::size_t element,
+                                       const SizeMismatch& e) {
   if (src < 0) throw e;
   const int me = g.info().rank;
   const std::string to = std::to_string(me), from = std::to_string(src);
@@ -171,10 +172,14 @@ std::string ranks_text(const std::vector<int>& ranks) {
                               " (its recv_counts[" + from + "])";
   std::string text = vp_name(g) + ": all_to_allv: ";
   const auto sent = post.view(src);
+  const std::uint64_t got = take_mismatched_size();
   if (sent && sent->counts.size() == static_cast<std::size_t>(g.info().size))
     text += "rank " + from + " sends " +
             std::to_string(sent->counts[static_cast<std::size_t>(me)]) + " elements to rank " + to +
             " (its send_counts[" + to + "]) but " + expects;
+  else if (got != kNoSize && element != 0 && got % element == 0)  // its post in another process
+    text += "rank " + from + " sends " + std::to_string(got / element) + " elements to rank " + to +
+            " but " + expects;
   else
     text += "the block rank " + from + " sends to rank " + to + " is not the size " + expects;
   throw SizeMismatch(text + ". " + e.what());
@@ -197,6 +202,7 @@ void naming_counts(const Group& g, Collective op, Counts counts, const CountsPos
 
 void throw_block_size(const Comm& c, int source, std::size_t got, std::size_t want) {
   if (c.receiving != nullptr) *c.receiving = source;
+  note_mismatched_size(got);
   throw SizeMismatch("VP " + std::to_string(c.port.id()) + ": all_to_allv: the block from rank " +
                      std::to_string(source) + " holds " + std::to_string(got) +
                      " bytes but this VP expects " + std::to_string(want) + " bytes");
@@ -305,7 +311,7 @@ void all_to_allv(const Group& g, ConstBytes in, Counts send_counts, Bytes out, C
                  .received = &received_blocks,
                  .elem_size = elem_size});
   } catch (const SizeMismatch& e) {
-    throw_block_mismatch(g, post, src, recv_counts, e);
+    throw_block_mismatch(g, post, src, recv_counts, elem_size, e);
   }
 }
 

@@ -582,4 +582,11 @@ class alignas(64) Port {
   std::vector<AsideMessage> aside_;
 };
 
+// The size of the message in the last SizeMismatch a receive threw on this thread ("the message
+// has 12 bytes"), taken once (then kNoSize): a collective rewording the error names it in its
+// own elements. Set by the receiver's port, and by a collective's own block check.
+inline constexpr std::uint64_t kNoSize = ~std::uint64_t{0};
+void note_mismatched_size(std::uint64_t bytes) noexcept;
+[[nodiscard]] std::uint64_t take_mismatched_size() noexcept;
+
 }  // namespace hypercomm::detail

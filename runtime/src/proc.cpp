@@ -348,7 +348,17 @@ void Port::throw_stuck(int src, bool collective, const std::string& head) {
   throw Deadlock("deadlock: " + head + ". Every VP: " + waits);
 }
 
+namespace {
+thread_local std::uint64_t tl_mismatched_size = detail::kNoSize;
+}  // namespace
+
+void detail::note_mismatched_size(std::uint64_t bytes) noexcept { tl_mismatched_size = bytes; }
+std::uint64_t detail::take_mismatched_size() noexcept {
+  return std::exchange(tl_mismatched_size, kNoSize);
+}
+
 void Port::throw_size_mismatch(int src, const char* op, std::uint64_t got, std::size_t want) const {
+  note_mismatched_size(got);
   // A user's receive of elements larger than a byte names them too: "expected 5 elements of 8
   // bytes (40 bytes) but the message has 24 bytes (3 elements)".
   std::string expected = std::to_string(want) + " bytes";

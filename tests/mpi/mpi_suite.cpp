@@ -815,6 +815,36 @@ void failures_suite() {
     const Outcome all = summed(mine);
     CHECK(all.original == 1 && all.aborted == processes_ - 1);
   }
+  // An all_to_allv sender and receiver in different processes that disagree on a block: the
+  // receiver's SizeMismatch names both ranks and both counts in elements, though the sender's
+  // posted send_counts are in the other process (API.md, Irregular collectives).
+  {
+    Outcome mine;
+    std::string text;
+    try {
+      (void)machine.run([](hc::Proc& vp) {
+        const auto p = static_cast<std::size_t>(vp.size());
+        std::vector<std::size_t> send_counts(p, 2), recv_counts(p, 2);
+        if (vp.id() == 0) send_counts[p - 1] = 3;
+        std::vector<int> in(2 * p + (vp.id() == 0 ? 1 : 0)), out(2 * p);
+        hc::all_to_allv(vp, in, send_counts, out, recv_counts);
+      });
+      mine.none = 1;
+    } catch (const hc::SizeMismatch& e) {
+      mine.original = 1;
+      text = e.what();
+    } catch (const hc::Aborted&) {
+      mine.aborted = 1;
+    }
+    const Outcome all = summed(mine);
+    CHECK(all.original == 1 && all.aborted == processes_ - 1);
+    if (mine.original == 1) {
+      const bool named = text.find("rank 0 sends 3 elements") != std::string::npos &&
+                         text.find("expects 2") != std::string::npos;
+      if (!named) std::fprintf(stderr, "all_to_allv across processes: %s\n", text.c_str());
+      CHECK(named);
+    }
+  }
   // And after all that, the machine still computes.
   const hc::Report r = machine.run([](hc::Proc& vp) { collective_suite(vp); });
   CHECK(r.messages > 0);
