@@ -55,9 +55,9 @@ bool valid(Algo a, bool broadcast, const Topology& t, Links links) {
     case Algo::ring:
       return ring_adjacent(t) || routed ||
              (broadcast && t.kind() == Topology::Kind::hypercube && t.dimension() >= 2);
-    case Algo::mesh:  // the same for the torus embedded by the Gray code
+    case Algo::mesh:  // the same for the torus embedded by the Gray code, laid out by id routed
       return t.kind() == Topology::Kind::mesh ||
-             (broadcast && t.kind() == Topology::Kind::hypercube && t.dimension() >= 2);
+             ((broadcast || routed) && t.kind() == Topology::Kind::hypercube && t.dimension() >= 2);
     case Algo::esbt: return broadcast && cube;
     case Algo::two_phase: return true;
     default: return false;  // the other collectives' algorithms

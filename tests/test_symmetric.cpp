@@ -52,7 +52,8 @@ enum class Operation { all_gather, reduce_scatter, all_reduce };
 
 // Which Algo each operation accepts (the brief's table; the cards' restrictions implement it).
 // On a hypercube of d >= 2 the ring and the mesh run embedded by the Gray code, folding
-// in Gray-code order: the all-gather always, the reductions for a commutative operator.
+// in Gray-code order: the all-gather always, the reductions for a commutative operator (or,
+// routed, the ring in id order and the mesh's rows and columns laid out by id).
 bool valid(Operation op, Algo a, const Topology& t, Links links, bool commutative) {
   const bool routed = links == Links::routed;
   const bool gray_ring =
@@ -62,7 +63,8 @@ bool valid(Operation op, Algo a, const Topology& t, Links links, bool commutativ
     case Algo::hypercube:
       return power_of_two(t.size()) && (hctest::xor_partners_adjacent(t) || routed);
     case Algo::ring: return ring_adjacent(t) || routed || gray_ring;
-    case Algo::mesh: return is_mesh(t) || gray_ring;  // the Gray-code mesh, alike
+    case Algo::mesh:  // the Gray-code mesh, alike, but laid out by id when routed
+      return is_mesh(t) || gray_ring || (routed && is_hypercube(t) && t.dimension() >= 2);
     case Algo::two_phase: return op == Operation::all_reduce;
     case Algo::reduce_broadcast:  // Algorithm 4.3 then 4.1, or the ring's reduction and broadcast
       return op == Operation::all_reduce &&

@@ -114,7 +114,7 @@ extern const AlgorithmCard all_reduce_mesh_gray_card{
      "(ts + tw*m + th)*(rows + cols - 2), rows = 2^floor(d/2), cols = 2^ceil(d/2)",
      kGrayMeshCommutativeNeeds, nullptr, "Gray-code mesh"},
     needs_gray_mesh,
-    [](const CostQuery& q) { return on_gray_mesh(q, all_reduce_mesh_cost); },
+    [](const CostQuery& q) { return on_gray_mesh_folding(q, all_reduce_mesh_cost); },
     [](const Comm& c, const Args& a) {
       all_reduce_mesh(c, a.in, a.out, *a.op, Grid::for_fold(c.p(), a.op->commutative));
     },

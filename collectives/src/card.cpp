@@ -107,6 +107,13 @@ const char* needs_gray_mesh(const Topology& t, Links) noexcept {
   return nullptr;
 }
 
+double on_gray_mesh_folding(const CostQuery& q, double (*mesh_cost)(const CostQuery&)) {
+  // A non-commutative operator, routed, runs the rows and columns laid out by id
+  // (AlgorithmCard::id_order_when_routed): the torus's steps, their messages more than one hop.
+  if (!q.shape.commutative && q.links == Links::routed && q.model.th != 0) return kNoClosedForm;
+  return on_gray_mesh(q, mesh_cost);
+}
+
 double on_gray_mesh(const CostQuery& q, double (*mesh_cost)(const CostQuery&)) {
   const Grid grid = Grid::gray_code(q.p());
   const Topology torus = Topology::mesh(grid.rows, grid.cols);
@@ -712,7 +719,8 @@ TimeBounds cost_bounds(const AlgorithmCard& card, const CostQuery& q) {
   // (the split-message cards aside: routed, they may pick a family that does not).
   const bool neighbours =
       q.links == Links::strict ||
-      (card.text.algo != Algo::two_phase && card.restriction(q.t, Links::strict) == nullptr);
+      (card.text.algo != Algo::two_phase && card.restriction(q.t, Links::strict) == nullptr &&
+       !(card.id_order_when_routed && !q.shape.commutative));
   const int hops = neighbours ? 1 : longest_route(q.t);
   upper.model.ts += q.model.th * hops;
   upper.model.th = 0;

@@ -374,6 +374,10 @@ inline constexpr const char* kGrayMeshCommutativeNeeds =
 // A mesh card's cost on the Gray-code mesh of a hypercube: the card's formula for the torus of
 // that shape (th counted on every message, as on a torus).
 [[nodiscard]] double on_gray_mesh(const CostQuery& q, double (*mesh_cost)(const CostQuery&));
+// The same for the Gray-code mesh's reductions: no closed form for a non-commutative operator
+// with routed links and th > 0 (its rows and columns laid out by id, their messages routed).
+[[nodiscard]] double on_gray_mesh_folding(const CostQuery& q,
+                                          double (*mesh_cost)(const CostQuery&));
 
 // A mesh without wraparound (the open-mesh cards: lines along its rows and columns).
 [[nodiscard]] const char* needs_open_mesh(const Topology& t, Links links) noexcept;

@@ -105,7 +105,7 @@ extern const AlgorithmCard reduce_mesh_gray_card{
      "(ts + tw*m + th)*(floor(cols/2) + floor(rows/2)), rows = 2^floor(d/2), cols = 2^ceil(d/2)",
      kGrayMeshCommutativeNeeds, "(ts + tw m) log p", "Gray-code mesh"},
     needs_gray_mesh,
-    [](const CostQuery& q) { return on_gray_mesh(q, reduce_mesh_cost); },
+    [](const CostQuery& q) { return on_gray_mesh_folding(q, reduce_mesh_cost); },
     [](const Comm& c, const Args& a) {
       reduce_mesh(c, a.in, a.out, *a.op, a.root, Grid::for_fold(c.p(), a.op->commutative));
     },

@@ -114,7 +114,7 @@ extern const AlgorithmCard reduce_scatter_mesh_gray_card{
      "(ts + th)*(rows+cols-2) + tw*m*(p-1), rows = 2^floor(d/2), cols = 2^ceil(d/2)",
      kGrayMeshCommutativeNeeds, "2 ts (sqrt p - 1) + tw m (p - 1)", "Gray-code mesh"},
     needs_gray_mesh,
-    [](const CostQuery& q) { return on_gray_mesh(q, reduce_scatter_mesh_cost); },
+    [](const CostQuery& q) { return on_gray_mesh_folding(q, reduce_scatter_mesh_cost); },
     [](const Comm& c, const Args& a) {
       reduce_scatter_mesh(c, a.in, a.out, *a.blocks, *a.op,
                           Grid::for_fold(c.p(), a.op->commutative));
