@@ -118,22 +118,20 @@ std::string ranks_text(const std::vector<int>& ranks) {
       if (r != me && g.info().vp_of(r) == vp) return r;
     return -1;
   };
-  std::vector<std::uint32_t> named;
-  std::vector<std::pair<std::uint32_t, int>> named_by;
+  std::vector<std::pair<std::uint32_t, int>> named;  // (digest, rank or -1)
   for (const DescribedTag& d : described_tags())
-    if (post.of_this_call(d.tag)) {
-      named.push_back(d.tag.count);
-      named_by.emplace_back(d.tag.count, d.holder < 0 ? -1 : rank_of(d.holder));
-    }
+    if (post.of_this_call(d.tag))
+      named.emplace_back(d.tag.count, d.holder < 0 ? -1 : rank_of(d.holder));
   for (int r = 0; r < g.info().size; ++r) {
     if (r == me) continue;
     const auto view = post.view(r);
     if (!view) continue;
     const bool sender = r == src && !view->failed &&
-                        std::find(named.begin(), named.end(), view->digest) != named.end();
+                        std::any_of(named.begin(), named.end(),
+                                    [&](const auto& n) { return n.first == view->digest; });
     if (view->fresh || sender) note(view->counts, r);
   }
-  for (const auto& [digest, rank] : named_by)
+  for (const auto& [digest, rank] : named)
     if (const auto counts = posted_counts(g.proc().topology(), digest)) note(*counts, rank);
   post.mark_failed();
   if (differing.empty()) throw e;  // not about the counts (another collective, root, ...)
