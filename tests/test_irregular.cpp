@@ -40,6 +40,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support.hpp"
@@ -1255,6 +1256,36 @@ TEST_CASE("irregular errors: on a row, the other member's counts named by its ra
         CHECK(text.find("counts[1] = 2") != std::string::npos);
       }
     }
+  }
+}
+
+TEST_CASE(
+    "irregular errors: a member that ran on through later calls is still named by its counts") {
+  // A gatherv's leaf only sends, so it runs on into the next calls (new counts each) before the
+  // root, held up here, reads its header: the report still names its counts of the call that
+  // disagrees, not a digest.
+  for (const int calls_ahead : {1, 3, 8}) {
+    INFO(calls_ahead << " calls ahead");
+    std::string text;
+    try {
+      hypercomm::run(Topology::hypercube(1), [&](Proc& vp) {
+        if (vp.id() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        for (int k = 0; k <= calls_ahead; ++k) {
+          std::vector<std::size_t> counts{static_cast<std::size_t>(k), 3};
+          if (k == 0 && vp.id() == 1) counts[0] = 5;
+          std::vector<int> in(counts[static_cast<std::size_t>(vp.id())]);
+          std::vector<int> out(vp.id() == 0 ? counts[0] + counts[1] : 0);
+          hypercomm::gatherv(vp, in, out, counts, 0);
+        }
+      });
+    } catch (const hypercomm::CollectiveMismatch& e) {
+      text = e.what();
+    }
+    INFO(text);
+    CHECK(text.find("digest") == std::string::npos);
+    CHECK(text.find("counts[0] = 5") != std::string::npos);
+    CHECK(text.find("counts[0] = 0") != std::string::npos);
+    CHECK(text.find("rank 1") != std::string::npos);
   }
 }
 

@@ -27,12 +27,18 @@ struct Post {
   std::vector<std::size_t> counts;
 };
 
-// One VP's posts: its last two irregular calls with different counts (newest: the newer's index,
-// written by the VP only, under the mutex).
+// One VP's posts: its last irregular calls with different counts, kPosts at most, in a ring
+// (newest: the newer's index, written by the VP only, under the mutex). Why more than the call
+// at hand: a VP whose part of a call only sends (a gatherv's leaf, a scatterv's root) runs on
+// through later calls before a member reads its header, so the post a report needs may be
+// several calls old. Entries beyond the newest two are dropped when the posts together hold more
+// than kKeptEntries counts, so that a machine of thousands of VPs in full-size groups keeps little.
+constexpr std::size_t kPosts = 16;
+constexpr std::size_t kKeptEntries = 8192;
 struct PostSlot {
   std::mutex mutex;
-  std::array<Post, 2> posts;
-  int newest = 1;
+  std::array<Post, kPosts> posts;
+  std::size_t newest = 0;
 };
 
 constexpr auto kRelaxed = std::memory_order_relaxed;
@@ -108,7 +114,7 @@ CountsPost::CountsPost(const Group& g, Collective op, std::uint32_t digest, Coun
       exceptions_(std::uncaught_exceptions()) {
   described.count = 0;
   // Only this VP writes its posts, so it reads its own without the lock.
-  Post& last = slot_->posts[static_cast<std::size_t>(slot_->newest)];
+  Post& last = slot_->posts[slot_->newest];
   if (last.kind.load(kRelaxed) == kind_ && last.group.load(kRelaxed) == group_ &&
       last.sequence.load(kRelaxed) < sequence_ &&
       std::equal(counts.begin(), counts.end(), last.counts.begin(), last.counts.end())) {
@@ -119,8 +125,8 @@ CountsPost::CountsPost(const Group& g, Collective op, std::uint32_t digest, Coun
     return;
   }
   const std::lock_guard lock(slot_->mutex);
-  slot_->newest ^= 1;
-  Post& post = slot_->posts[static_cast<std::size_t>(slot_->newest)];
+  slot_->newest = (slot_->newest + 1) % kPosts;
+  Post& post = slot_->posts[slot_->newest];
   post.counts.assign(counts.begin(), counts.end());  // keeps its capacity
   post.group.store(group_, kRelaxed);
   post.sequence.store(sequence_, kRelaxed);
@@ -128,6 +134,16 @@ CountsPost::CountsPost(const Group& g, Collective op, std::uint32_t digest, Coun
   post.kind.store(kind_, kRelaxed);
   post.failed.store(false, kRelaxed);
   post.inside.store(true, kRelaxed);
+  // Older posts past the budget go (the newest two always stay).
+  std::size_t entries = 0;
+  for (std::size_t age = 0; age < kPosts; ++age) {
+    Post& older = slot_->posts[(slot_->newest + kPosts - age) % kPosts];
+    entries += older.counts.capacity();
+    if (age >= 2 && entries > kKeptEntries) {
+      older.kind.store(0, kRelaxed);
+      std::vector<std::size_t>().swap(older.counts);
+    }
+  }
   post_ = &post;
 }
 
@@ -140,8 +156,8 @@ std::optional<CountsPost::View> CountsPost::view(int rank) const {
   const std::shared_ptr<PostSlot> slot = find_slot(&g_.proc().topology(), g_.vp(rank));
   if (!slot) return std::nullopt;
   const std::lock_guard lock(slot->mutex);
-  for (const int k : {slot->newest, slot->newest ^ 1}) {
-    const Post& post = slot->posts[static_cast<std::size_t>(k)];
+  for (std::size_t age = 0; age < kPosts; ++age) {
+    const Post& post = slot->posts[(slot->newest + kPosts - age) % kPosts];
     if (post.kind.load(kRelaxed) != kind_ || post.group.load(kRelaxed) != group_ ||
         post.sequence.load(kAcquire) != sequence_)
       continue;

@@ -15,13 +15,14 @@
 // last on the group takes no lock and copies nothing) and a reporting VP takes briefly: no
 // reader waits for another VP to act, and nothing is read unsynchronized.
 //
-// Which copy is the call's. A VP keeps its last two posts, and a post says whether its VP is in
-// the call now, and whether it left it by an exception (failed). A post whose VP is in the call
-// now is of this run's call for certain ("fresh"); an older one might be of an earlier run's
-// call with the same group and number. The sender of a message whose header matched this VP's
-// is in the call for certain, so its newest post of the call is its counts. The VP this one was
-// receiving from when the runtime reported a disagreement, whose post carries a digest the
-// report names and was not left in a failed call, is named too: it is the sender of the
+// Which copy is the call's. A VP keeps its last posts (sixteen, fewer when they are long: a VP
+// whose part of a call only sends runs on into later calls before its header is read), and a
+// post says whether its VP is in the call now, and whether it left it by an exception (failed). A
+// post whose VP is in the call now is of this run's call for certain ("fresh"); an older one might
+// be of an earlier run's call with the same group and number. The sender of a message whose header
+// matched this VP's is in the call for certain, so its newest post of the call is its counts. The
+// VP this one was receiving from when the runtime reported a disagreement, whose post carries a
+// digest the report names and was not left in a failed call, is named too: it is the sender of the
 // disagreeing header unless the report came from the wait for it (the runtime compares the
 // members' published headers while a VP waits) and that VP has not yet entered the call, and an
 // earlier run's post of it happens to hold counts that another member passes now. Copies are
