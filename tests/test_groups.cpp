@@ -2506,12 +2506,13 @@ TEST_CASE("split groups that share an id: a member's calls on the older are not 
   const auto r = hc::run(
       hc::Topology::ring(2),
       [](hc::Proc& vp) {
-        for (int k = 1; k < 41891; ++k) (void)hc::split(vp.world(), -1, 0);
+        // A parent's splits 8192 apart share an id (its 13 bits; split_id_bits, group.cpp).
         const hc::Group first = hc::split(vp.world(), 0, vp.id());
         const std::vector<int> one{vp.id() + 1};
         std::vector<int> sum(1);
         hc::all_reduce(first, one, sum, std::plus<>{});
         CHECK(sum[0] == 3);
+        for (int k = 1; k < 8192; ++k) (void)hc::split(vp.world(), -1, 0);
         const hc::Group second = hc::split(vp.world(), 0, vp.id());
         CHECK(second.info().id == first.info().id);
         if (vp.id() == 1) std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -2522,4 +2523,35 @@ TEST_CASE("split groups that share an id: a member's calls on the older are not 
       },
       o);
   CHECK(r.clocks.size() == 2);
+}
+
+TEST_CASE("split groups of different parents: a member gone on to the other is no disagreement") {
+  // The world's first split and column 0's first split, one color: their header ids once were
+  // one (the parents' ids have no low bits), and a VP still in a call on the first read VP 0's
+  // call on the second, of the same number, as a disagreement. Here VP 0, the root of a
+  // broadcast on the first (ranks {0, 3, 7, 5} of mesh:2x4), goes on to the second while rank 3
+  // waits for rank 2, held up.
+  hc::Options o = hctest::test_options();
+  o.deadlock_timeout = std::chrono::seconds(5);
+  for (const bool meetings : {true, false}) {
+    o.meetings = meetings;
+    INFO((meetings ? "meetings" : "messages"));
+    hc::Machine m(hc::Topology::mesh(2, 4), o);
+    for (int trial = 0; trial < 3; ++trial) {
+      m.run([](hc::Proc& vp) {
+        const int id = vp.id();
+        constexpr int kRank[8] = {0, -1, -1, 1, -1, 3, -1, 2};  // VPs 0, 3, 7, 5
+        const int rank = kRank[id];
+        const hc::Group a = hc::split(vp.world(), rank >= 0 ? 1 : 0, rank >= 0 ? rank : id);
+        std::vector<int> data(8, a.rank() == 0 ? 42 : 0);
+        if (rank == 2) std::this_thread::sleep_for(std::chrono::milliseconds(60));
+        hc::broadcast(a, data, 0);
+        CHECK(data == std::vector<int>(8, 42));
+        const hc::Group b = hc::split(vp.column(), id == 0 ? 1 : 2, 0);
+        CHECK(b.info().id != a.info().id);
+        const std::vector<int> mine(3, id);
+        CHECK(hc::all_gatherv(b, std::span<const int>(mine)).size() == 3 * b.size());
+      });
+    }
+  }
 }

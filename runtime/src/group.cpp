@@ -106,14 +106,30 @@ void GroupTable::reset(const Topology& machine, int id) {
 
 namespace {
 
-// GroupInfo::key of a split group: splitmix64's finalizer over the parent's key, the call and
-// the color, with the top bit set (no row's, column's or subcube's key has it).
-std::uint64_t split_key(std::uint64_t parent, std::uint32_t call, int color) noexcept {
-  std::uint64_t z = parent * 0x9E3779B97F4A7C15ull + (std::uint64_t{call} << 32) +
-                    static_cast<std::uint32_t>(color);
+// splitmix64's finalizer: every bit of z moves every bit of the result.
+constexpr std::uint64_t mix64(std::uint64_t z) noexcept {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return (z ^ (z >> 31)) | (std::uint64_t{1} << 63);
+  return z ^ (z >> 31);
+}
+
+// GroupInfo::key of a split group: mix64 over the parent's key, the call and the color, with the
+// top bit set (no row's, column's or subcube's key has it).
+std::uint64_t split_key(std::uint64_t parent, std::uint32_t call, int color) noexcept {
+  return mix64(parent * 0x9E3779B97F4A7C15ull + (std::uint64_t{call} << 32) +
+               static_cast<std::uint32_t>(color)) |
+         (std::uint64_t{1} << 63);
+}
+
+// The 13 bits of a split group's header id that tell its parent and split call: the parent's
+// mixed key plus the call times an odd constant, so that one parent's 8192 splits in a row get
+// ids of their own (a VP that ran on into the next split's group is not taken for one still in
+// the last), and two parents' splits share an id only by chance (1 in 8192), whatever the
+// parents (the world's, row 0's and column 0's ids, their low bits zero, once gave their first
+// splits of one color one id: a VP in one group's call read a member's call on the other as a
+// disagreement).
+std::uint32_t split_id_bits(std::uint64_t parent_key, std::uint32_t call) noexcept {
+  return (static_cast<std::uint32_t>(mix64(parent_key) >> 32) + call * 0x85EBCA77u) & 0x1FFFu;
 }
 
 // Whether `members` (machine ids in rank order) are a ring embedded in a hypercube by the
@@ -147,14 +163,12 @@ Group Port::split(GroupInfo& parent, int color, std::vector<int> members, int ra
   // Every member of the parent counts its splits alike, so the members of one new group agree
   // on its id; groups of other colors differ in the color bits.
   const std::uint32_t call = ++parent.splits;
-  std::uint32_t mix = parent.id * 0x9E3779B1u ^ (call * 0x85EBCA77u);
-  mix ^= mix >> 15;
   GroupInfo g;
   g.shape = Shape::split;
   g.machine = parent.machine;
   g.color = color;
-  g.id = group_id(Shape::split,
-                  ((mix & 0x1FFFu) << 16) | (static_cast<std::uint32_t>(color) & 0xFFFFu));
+  g.id = group_id(Shape::split, (split_id_bits(parent.key, call) << 16) |
+                                    (static_cast<std::uint32_t>(color) & 0xFFFFu));
   g.key = split_key(parent.key, call, color);
   g.origin_group = parent.id;
   g.origin_sequence = parent.sequence;  // split's exchange (collectives/src/split.cpp)
