@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <hypercomm/errors.hpp>
+#include <map>
 #include <mutex>
 #include <set>
 #include <span>
@@ -1195,10 +1196,14 @@ bool MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data
     case Kind::status: {
       Status status;
       std::memcpy(&status, body.data(), sizeof(Status));
-      note_status(from, status,
-                  std::string(reinterpret_cast<const char*>(body.data()) + sizeof(Status),
-                              body.size() - sizeof(Status)),
-                  Clock::now());
+      std::vector<PublishedCall> calls(status.calls);
+      const std::size_t calls_bytes = calls.size() * sizeof(PublishedCall);
+      if (calls_bytes != 0) std::memcpy(calls.data(), body.data() + sizeof(Status), calls_bytes);
+      const std::size_t text_at = sizeof(Status) + calls_bytes;
+      note_status(
+          from, status,
+          std::string(reinterpret_cast<const char*>(body.data()) + text_at, body.size() - text_at),
+          std::move(calls), Clock::now());
       return false;
     }
     case Kind::large:  // receive_all takes these, with what follows on the payload tag
@@ -1264,10 +1269,54 @@ void MpiRemote::announce_abort(Fabric& fabric) {
 }
 
 void MpiRemote::note_status(int process, const Status& status, std::string text,
-                            Clock::time_point now) {
+                            std::vector<PublishedCall> calls, Clock::time_point now) {
   statuses_[static_cast<std::size_t>(process)] = status;
   wait_texts_[static_cast<std::size_t>(process)] = std::move(text);
+  stalled_calls_[static_cast<std::size_t>(process)] = std::move(calls);
   quiet_since_ = now;
+}
+
+std::vector<MpiRemote::PublishedCall> MpiRemote::published_calls(const Fabric& fabric) const {
+  std::vector<PublishedCall> calls;
+  for (int vp = first_; vp < last_; ++vp) {
+    hypercomm::detail::PublishedCalls recent;
+    if (!hypercomm::detail::read_calls(fabric.state(vp), recent)) continue;
+    for (const auto& tag : recent.recent) {
+      if (tag.kind == 0) break;
+      calls.push_back({vp, 0, tag});
+    }
+  }
+  return calls;
+}
+
+std::string MpiRemote::published_disagreement(const Fabric& fabric) const {
+  using hypercomm::detail::TagHolders;
+  // By call (group, number): each header and the VPs that hold it.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<TagHolders>> calls;
+  for (const auto& process : stalled_calls_) {
+    for (const PublishedCall& call : process) {
+      auto& seen = calls[{call.tag.group, call.tag.sequence}];
+      auto it = std::find_if(seen.begin(), seen.end(),
+                             [&](const TagHolders& entry) { return entry.first == call.tag; });
+      if (it == seen.end()) it = seen.insert(seen.end(), {call.tag, {}});
+      if (std::find(it->second.begin(), it->second.end(), call.vp) == it->second.end())
+        it->second.push_back(call.vp);
+    }
+  }
+  for (auto& [call, seen] : calls) {
+    if (seen.size() < 2) continue;
+    for (auto& entry : seen) std::sort(entry.second.begin(), entry.second.end());
+    // Reported by the first VP of the largest set, in its call's words.
+    std::stable_sort(seen.begin(), seen.end(), [](const TagHolders& a, const TagHolders& b) {
+      return a.second.size() > b.second.size();
+    });
+    const hypercomm::MessageTag& mine = seen.front().first;
+    std::string op = hypercomm::detail::describe_tag(mine, fabric.topology());
+    op = op.substr(0, op.find(' '));
+    return hypercomm::detail::describe_disagreement(seen.front().second.front(), op.c_str(), mine,
+                                                    seen, fabric.topology());
+  }
+  return {};
 }
 
 void MpiRemote::watch(Fabric& fabric, Clock::time_point now) {
@@ -1285,18 +1334,27 @@ void MpiRemote::watch(Fabric& fabric, Clock::time_point now) {
     // on a loaded machine) takes it.
     status.progress += delivered_;
     status.collective = collective ? 1 : 0;
+    std::vector<PublishedCall> calls;
+    if (status.stalled != 0) calls = published_calls(fabric);
+    status.calls = static_cast<std::uint32_t>(calls.size());
     if (!status_sent_ || !(status == last_status_)) {
       status_sent_ = true;
       last_status_ = status;
       const std::string text = status.stalled != 0 ? fabric.describe_waits() : std::string();
       if (rank_ == 0) {
-        note_status(0, status, text, now);
+        note_status(0, status, text, std::move(calls), now);
       } else {
-        Buffer data = buffer(sizeof(Header) + sizeof(Status) + text.size());
+        const std::size_t calls_bytes = calls.size() * sizeof(PublishedCall);
+        Buffer data = buffer(sizeof(Header) + sizeof(Status) + calls_bytes + text.size());
         const Header header{Kind::status, -1, -1, 0, {}};
-        std::memcpy(data.bytes.get(), &header, sizeof(Header));
-        std::memcpy(data.bytes.get() + sizeof(Header), &status, sizeof(Status));
-        std::memcpy(data.bytes.get() + sizeof(Header) + sizeof(Status), text.data(), text.size());
+        std::byte* at = data.bytes.get();
+        std::memcpy(at, &header, sizeof(Header));
+        std::memcpy(at += sizeof(Header), &status, sizeof(Status));
+        if (calls_bytes != 0)
+          std::memcpy(at += sizeof(Status), calls.data(), calls_bytes);
+        else
+          at += sizeof(Status);
+        std::memcpy(at + calls_bytes, text.data(), text.size());
         post(0, std::move(data));
       }
     }
@@ -1325,7 +1383,12 @@ void MpiRemote::watch(Fabric& fabric, Clock::time_point now) {
                            " s while every unfinished VP of every process waits: " + waits;
   Header header{Kind::abort, -1, -1, kDeadlock, {}};
   std::string text = "deadlock: " + what;
-  if (all_collective) {
+  if (const std::string disagreement = published_disagreement(fabric); !disagreement.empty()) {
+    // VPs that went on past a call they disagree on (a reduce's other root, then a receive).
+    header.aux = kMismatch;
+    text = disagreement + " (found when " + what + ")";
+    fabric.fail(std::make_exception_ptr(CollectiveMismatch(text)), -1);
+  } else if (all_collective) {
     header.aux = kMismatch;
     text = "deadlock inside collectives, the VPs disagree on the collective sequence: " + what;
     fabric.fail(std::make_exception_ptr(CollectiveMismatch(text)), -1);
@@ -1371,6 +1434,7 @@ void MpiRemote::prepare(Fabric& fabric) {
     const auto processes = static_cast<std::size_t>(blocks_.processes);
     statuses_.assign(processes, Status{});
     wait_texts_.assign(processes, {});
+    stalled_calls_.assign(processes, {});
     finished_of_.assign(processes, 0);
     quiet_since_ = next_tick_ = Clock::now();
     fabric_ = &fabric;

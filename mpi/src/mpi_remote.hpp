@@ -134,7 +134,18 @@ class MpiRemote final : public hypercomm::detail::Remote {
     std::uint64_t progress = 0;    // messages its VPs have taken
     std::uint32_t stalled = 0;     // every unfinished VP of it waits
     std::uint32_t collective = 0;  // and every waiting one waits inside a collective
+    std::uint32_t calls = 0;       // PublishedCalls that follow (when stalled)
+    std::uint32_t unused = 0;
     bool operator==(const Status&) const = default;
+  };
+  // A collective call a VP of the process entered (its published header, VpState::calls), sent
+  // with a stalled status: process 0 compares the VPs' headers of one call across processes, as
+  // a waiting VP compares those of its own process (Port::disagreement), so that VPs that
+  // disagree on a call are reported as such even when one of them went on past it.
+  struct PublishedCall {
+    std::int32_t vp = -1;
+    std::uint32_t unused = 0;
+    hypercomm::MessageTag tag{};
   };
   struct Outgoing {
     int src, dst, process;
@@ -280,7 +291,12 @@ class MpiRemote final : public hypercomm::detail::Remote {
                   std::span<const std::byte> body);
   void watch(Fabric& fabric, std::chrono::steady_clock::time_point now);
   void note_status(int process, const Status& status, std::string text,
-                   std::chrono::steady_clock::time_point now);
+                   std::vector<PublishedCall> calls, std::chrono::steady_clock::time_point now);
+  // This process's VPs' published calls.
+  [[nodiscard]] std::vector<PublishedCall> published_calls(const Fabric& fabric) const;
+  // Process 0: CollectiveMismatch's text where the published calls of the processes' VPs hold
+  // different headers for one call, else empty.
+  [[nodiscard]] std::string published_disagreement(const Fabric& fabric) const;
   void idle(unsigned& idle_rounds) noexcept;
   // The server's wait while the VPs move their messages (quiet: see vps_take_their_own).
   void nap(const Fabric& fabric, bool quiet = false) noexcept;
@@ -375,6 +391,8 @@ class MpiRemote final : public hypercomm::detail::Remote {
   bool status_sent_ = false;
   std::vector<Status> statuses_;  // process 0: each process's last report
   std::vector<std::string> wait_texts_;
+  std::vector<std::vector<PublishedCall>>
+      stalled_calls_;             // process 0: each process's, when stalled
   std::vector<int> finished_of_;  // process 0: how many VPs of each process have finished
   std::chrono::steady_clock::time_point quiet_since_{};
   std::chrono::steady_clock::time_point arrivals_looked_{};  // the server's last receive_all

@@ -797,6 +797,38 @@ void failures_suite() {
     }));
     CHECK(all.mismatch >= 1 && all.mismatch + all.aborted + all.deadlock == processes_);
   }
+  // One VP passes another root to a reduce and goes on to a ring exchange, where it waits: no
+  // VP of its process waits in the reduce to compare headers, so process 0's watch compares
+  // the VPs' published calls across processes: CollectiveMismatch naming the root, no Deadlock.
+  // One VP a process, so that none of the deviant's process stays in the reduce.
+  hc::mpi::Machine lone(MPI_COMM_WORLD, hc::Topology::ring(processes_), quick());
+  for (const int deviant : {0, 1, processes_ / 2, processes_ - 1}) {
+    std::string text;
+    Outcome mine;
+    try {
+      (void)lone.run([&](hc::Proc& vp) {
+        const int root = vp.id() == deviant ? 1 : 0;
+        std::vector<int> x(2, vp.id()), sum(2);
+        hc::reduce(vp, x, sum, std::plus<>{}, root);
+        std::vector<int> token{vp.id()}, got(1);
+        vp.send((vp.id() + 1) % vp.size(), token);
+        vp.recv((vp.id() + vp.size() - 1) % vp.size(), got);
+      });
+      mine.none = 1;
+    } catch (const hc::CollectiveMismatch& e) {
+      mine.mismatch = 1;
+      text = e.what();
+    } catch (const hc::Aborted&) {
+      mine.aborted = 1;
+    } catch (const hc::Deadlock&) {
+      mine.deadlock = 1;
+    }
+    const Outcome all = summed(mine);
+    CHECK(all.mismatch >= 1);
+    CHECK(all.deadlock == 0);
+    CHECK(all.mismatch + all.aborted == processes_);
+    if (!text.empty()) CHECK(text.find("root") != std::string::npos);
+  }
   // A wrong size across processes: SizeMismatch where it is found, Aborted elsewhere.
   {
     Outcome mine;
