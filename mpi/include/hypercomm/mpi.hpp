@@ -37,9 +37,10 @@ class Machine {
   // and returns on every process the same Report of the whole machine (wall time: the longest
   // process's). An exception in any VP releases every VP of every process: run rethrows the
   // original exception on its process and Aborted (naming the VP and its process) on the
-  // others; a deadlock across processes raises Deadlock (or CollectiveMismatch, when every
-  // waiting VP waits inside a collective) on every process, and so does a VP's wait for one
-  // that has finished (Deadlock). The machine stays usable.
+  // others; a deadlock across processes raises Deadlock (or CollectiveMismatch, when VPs entered
+  // one collective call with different headers, or every waiting VP waits inside a collective)
+  // on every process, and so does a VP's wait for one that has finished (Deadlock). The machine
+  // stays usable.
   Report run(const std::function<void(Proc&)>& body);
 
   [[nodiscard]] const Topology& topology() const noexcept;
