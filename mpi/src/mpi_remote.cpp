@@ -1194,6 +1194,10 @@ bool MpiRemote::handle(Fabric& fabric, int from, std::span<const std::byte> data
       return false;
     case Kind::abort: aborted_by(fabric, from, header.src, header.aux, body); return false;
     case Kind::status: {
+      if (header.aux == kBeat) {
+        heard_[static_cast<std::size_t>(from)] = Clock::now();
+        return false;
+      }
       Status status;
       std::memcpy(&status, body.data(), sizeof(Status));
       std::vector<PublishedCall> calls(status.calls);
@@ -1273,6 +1277,7 @@ void MpiRemote::note_status(int process, const Status& status, std::string text,
   statuses_[static_cast<std::size_t>(process)] = status;
   wait_texts_[static_cast<std::size_t>(process)] = std::move(text);
   stalled_calls_[static_cast<std::size_t>(process)] = std::move(calls);
+  heard_[static_cast<std::size_t>(process)] = now;
   quiet_since_ = now;
 }
 
@@ -1334,12 +1339,24 @@ void MpiRemote::watch(Fabric& fabric, Clock::time_point now) {
     // on a loaded machine) takes it.
     status.progress += delivered_;
     status.collective = collective ? 1 : 0;
-    std::vector<PublishedCall> calls;
-    if (status.stalled != 0) calls = published_calls(fabric);
-    status.calls = static_cast<std::uint32_t>(calls.size());
-    if (!status_sent_ || !(status == last_status_)) {
+    for (int vp = first_; vp < last_; ++vp)
+      status.entered += fabric.state(vp).entered.load(std::memory_order_relaxed);
+    const bool same = status_sent_ && status == last_status_;  // both with calls 0
+    if (same && status.stalled != 0) {
+      if (rank_ == 0) {
+        heard_[0] = now;
+      } else {
+        Buffer data = buffer(sizeof(Header));
+        const Header header{Kind::status, -1, -1, kBeat, {}};
+        std::memcpy(data.bytes.get(), &header, sizeof(Header));
+        post(0, std::move(data));
+      }
+    } else if (!same) {
       status_sent_ = true;
       last_status_ = status;
+      std::vector<PublishedCall> calls;
+      if (status.stalled != 0) calls = published_calls(fabric);
+      status.calls = static_cast<std::uint32_t>(calls.size());
       const std::string text = status.stalled != 0 ? fabric.describe_waits() : std::string();
       if (rank_ == 0) {
         note_status(0, status, text, std::move(calls), now);
@@ -1378,6 +1395,11 @@ void MpiRemote::watch(Fabric& fabric, Clock::time_point now) {
     return;
   }
   if (now - quiet_since_ < timeout) return;
+  for (int process = 0; process < blocks_.processes; ++process) {
+    const auto k = static_cast<std::size_t>(process);
+    const int vps = blocks_.first(process + 1) - blocks_.first(process);
+    if (finished_of_[k] != vps && heard_[k] - quiet_since_ < timeout) return;  // not since
+  }
   const std::string what = "nothing delivered for " +
                            std::to_string(duration<double>(now - quiet_since_).count()) +
                            " s while every unfinished VP of every process waits: " + waits;
@@ -1435,6 +1457,7 @@ void MpiRemote::prepare(Fabric& fabric) {
     statuses_.assign(processes, Status{});
     wait_texts_.assign(processes, {});
     stalled_calls_.assign(processes, {});
+    heard_.assign(processes, Clock::time_point{});
     finished_of_.assign(processes, 0);
     quiet_since_ = next_tick_ = Clock::now();
     fabric_ = &fabric;

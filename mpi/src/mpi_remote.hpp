@@ -135,9 +135,15 @@ class MpiRemote final : public hypercomm::detail::Remote {
     std::uint32_t stalled = 0;     // every unfinished VP of it waits
     std::uint32_t collective = 0;  // and every waiting one waits inside a collective
     std::uint32_t calls = 0;       // PublishedCalls that follow (when stalled)
-    std::uint32_t unused = 0;
+    std::uint32_t entered = 0;     // collective calls its VPs entered (VpState::entered)
     bool operator==(const Status&) const = default;
   };
+  // While a process is stalled it sends, besides a Status when that changes, a beat every tick:
+  // process 0 declares a deadlock only once it has heard from every unfinished process after the
+  // timeout ran out, so that a process whose server the OS has not run for a while (a loaded
+  // machine, a short deadlock_timeout), and which may hold an arrived message it has not yet
+  // looked at, is not taken for a stuck one (as the VPs' looks do in one process).
+  static constexpr std::uint32_t kBeat = 0xBEA7u;  // Header::aux of a status that is a beat
   // A collective call a VP of the process entered (its published header, VpState::calls), sent
   // with a stalled status: process 0 compares the VPs' headers of one call across processes, as
   // a waiting VP compares those of its own process (Port::disagreement), so that VPs that
@@ -391,8 +397,8 @@ class MpiRemote final : public hypercomm::detail::Remote {
   bool status_sent_ = false;
   std::vector<Status> statuses_;  // process 0: each process's last report
   std::vector<std::string> wait_texts_;
-  std::vector<std::vector<PublishedCall>>
-      stalled_calls_;             // process 0: each process's, when stalled
+  std::vector<std::vector<PublishedCall>> stalled_calls_;     // process 0: each one's, when stalled
+  std::vector<std::chrono::steady_clock::time_point> heard_;  // process 0: each one's last word
   std::vector<int> finished_of_;  // process 0: how many VPs of each process have finished
   std::chrono::steady_clock::time_point quiet_since_{};
   std::chrono::steady_clock::time_point arrivals_looked_{};  // the server's last receive_all
