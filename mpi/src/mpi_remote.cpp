@@ -1366,12 +1366,12 @@ void MpiRemote::watch(Fabric& fabric, Clock::time_point now) {
         const Header header{Kind::status, -1, -1, 0, {}};
         std::byte* at = data.bytes.get();
         std::memcpy(at, &header, sizeof(Header));
-        std::memcpy(at += sizeof(Header), &status, sizeof(Status));
-        if (calls_bytes != 0)
-          std::memcpy(at += sizeof(Status), calls.data(), calls_bytes);
-        else
-          at += sizeof(Status);
-        std::memcpy(at + calls_bytes, text.data(), text.size());
+        at += sizeof(Header);
+        std::memcpy(at, &status, sizeof(Status));
+        at += sizeof(Status);
+        if (calls_bytes != 0) std::memcpy(at, calls.data(), calls_bytes);
+        at += calls_bytes;
+        std::memcpy(at, text.data(), text.size());
         post(0, std::move(data));
       }
     }
