@@ -48,7 +48,9 @@ class Machine {
 // process may run on when the topology's VPs outnumber them, else 0.
 [[nodiscard]] int shared_core_count(const Topology& topology) noexcept;
 
-// One run on a fresh machine.
+// One run on a machine of `topology` and `options`. The last one is kept, its threads asleep, for
+// the next run() of the same topology, options and transport (as an OpenMP runtime keeps its
+// threads): one machine at most, none over 1024 VPs, none whose run failed (docs/api.md).
 Report run(const Topology& topology, const std::function<void(Proc&)>& body, Options options = {});
 
 }  // namespace hypercomm

@@ -43,6 +43,8 @@ struct CostModel {
   [[nodiscard]] constexpr double arrival(double start, double bytes, int hops) const noexcept {
     return start + ts + tw * bytes + th * hops;
   }
+
+  bool operator==(const CostModel&) const = default;
 };
 
 struct Options {
@@ -57,6 +59,8 @@ struct Options {
   // meeting in shared memory (same results, model time, message and link counts as its
   // messages); false: always the messages.
   bool meetings = true;
+
+  bool operator==(const Options&) const = default;
 };
 
 }  // namespace hypercomm
