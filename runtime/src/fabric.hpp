@@ -714,6 +714,9 @@ class HYPERCOMM_INTERNAL Fabric {
     return mine >= 0 && theirs >= 0 && mine != theirs ? cross_core_spin_ : spin_time_;
   }
   static constexpr std::chrono::nanoseconds kCrossCoreSpin{4000};
+  // How long a VP spins for the next run, and the thread that called run for the run's end,
+  // where a core is left for that thread (between_runs_spin_).
+  static constexpr std::chrono::nanoseconds kBetweenRunsSpin{50000};
   // Whether the node's VPs (of every process there) are more than twice its cores: each core
   // then runs three or more in turn, and a VP that waits for one of another process neither
   // spins (spin_time) nor looks at more than the ring its message comes on (MpiRemote::progress).
@@ -796,6 +799,10 @@ class HYPERCOMM_INTERNAL Fabric {
   std::chrono::nanoseconds cross_core_spin_{0};
   bool node_crowded_ = false;
   std::chrono::nanoseconds yield_time_;
+  // Where a core is left for the thread that calls run (this process's VPs fewer than its
+  // cores, no other process's beside them): a VP waits this long for the next run, and that
+  // thread for the run's end, before sleeping, so that runs in a loop cost no futex wake-ups.
+  std::chrono::nanoseconds between_runs_spin_{0};
   std::chrono::nanoseconds recheck_time_;       // recheck_time(true)
   std::chrono::nanoseconds idle_recheck_time_;  // recheck_time(false)
   // When a finishing VP may next wake the meetings' sleepers (Fabric::finish; steady_clock ticks).

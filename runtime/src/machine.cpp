@@ -116,6 +116,7 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   // cost several times a switch between two VPs of one core).
   spin_time_ = oversubscribed ? std::chrono::microseconds(0) : std::chrono::microseconds(200);
   yield_time_ = oversubscribed ? std::chrono::microseconds(1000) : std::chrono::microseconds(0);
+  if (remote_ == nullptr && threads < cpus.size()) between_runs_spin_ = kBetweenRunsSpin;
   // A sleeper's recheck in a collective reads every member's published call (Port::disagreement):
   // p sleepers each waking every 25 ms read p^2 calls that often, and at 4096 VPs on 2 cores that
   // took both cores (a deadlock among them was reported after 48 s, not 1). The rechecks are a
@@ -280,8 +281,14 @@ void Fabric::vp_main(int id) {
   std::uint32_t seen = 0;
   for (;;) {
     std::uint32_t current = 0;
-    while ((current = generation_.load(std::memory_order_acquire)) == seen)
+    const auto spin_until = std::chrono::steady_clock::now() + between_runs_spin_;
+    while ((current = generation_.load(std::memory_order_acquire)) == seen) {
+      if (between_runs_spin_.count() > 0 && std::chrono::steady_clock::now() < spin_until) {
+        cpu_relax();
+        continue;
+      }
       futex_wait(generation_, seen, std::chrono::seconds(1));
+    }
     seen = current;
     if (shutdown_.load(std::memory_order_acquire)) return;
     try {
@@ -556,6 +563,12 @@ void Fabric::watch(std::chrono::steady_clock::time_point start) {
   const nanoseconds tick = std::clamp<nanoseconds>(timeout / 8, milliseconds(1), milliseconds(50));
   std::uint64_t last_progress = UINT64_MAX;
   auto stalled_since = start;
+  // A short run's end, seen without a futex wake-up where this thread has a core of its own.
+  if (between_runs_spin_.count() > 0) {
+    const auto spin_until = steady_clock::now() + between_runs_spin_;
+    while (remaining_.load(std::memory_order_acquire) != 0 && steady_clock::now() < spin_until)
+      cpu_relax();
+  }
   for (;;) {
     const std::uint32_t remaining = remaining_.load(std::memory_order_acquire);
     if (remaining == 0) return;
