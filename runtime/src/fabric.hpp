@@ -714,9 +714,10 @@ class HYPERCOMM_INTERNAL Fabric {
     return mine >= 0 && theirs >= 0 && mine != theirs ? cross_core_spin_ : spin_time_;
   }
   static constexpr std::chrono::nanoseconds kCrossCoreSpin{4000};
-  // How long a VP spins for the next run, and the thread that called run for the run's end,
-  // where a core is left for that thread (between_runs_spin_).
+  // How long a VP waits for the next run, and the thread that called run for the run's end,
+  // before sleeping (between_runs_spin_).
   static constexpr std::chrono::nanoseconds kBetweenRunsSpin{50000};
+  static constexpr std::size_t kMostYieldingPerCore = 128;
   // Whether the node's VPs (of every process there) are more than twice its cores: each core
   // then runs three or more in turn, and a VP that waits for one of another process neither
   // spins (spin_time) nor looks at more than the ring its message comes on (MpiRemote::progress).
@@ -799,10 +800,18 @@ class HYPERCOMM_INTERNAL Fabric {
   std::chrono::nanoseconds cross_core_spin_{0};
   bool node_crowded_ = false;
   std::chrono::nanoseconds yield_time_;
-  // Where a core is left for the thread that calls run (this process's VPs fewer than its
-  // cores, no other process's beside them): a VP waits this long for the next run, and that
-  // thread for the run's end, before sleeping, so that runs in a loop cost no futex wake-ups.
+  // Where this process holds all the machine's VPs, a VP waits this long for the next run, and
+  // the thread that calls run for the run's end, before sleeping, so that runs in a loop cost no
+  // futex wake-ups: spinning where a core is left for that thread (this process's VPs fewer
+  // than its cores), yielding where none is (between_runs_yield_).
   std::chrono::nanoseconds between_runs_spin_{0};
+  bool between_runs_yield_ = false;
+  void between_runs_pause() const noexcept {
+    if (between_runs_yield_)
+      std::this_thread::yield();
+    else
+      cpu_relax();
+  }
   std::chrono::nanoseconds recheck_time_;       // recheck_time(true)
   std::chrono::nanoseconds idle_recheck_time_;  // recheck_time(false)
   // When a finishing VP may next wake the meetings' sleepers (Fabric::finish; steady_clock ticks).

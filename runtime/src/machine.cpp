@@ -116,7 +116,15 @@ Fabric::Fabric(Topology topology, Options options, Placement placement)
   // cost several times a switch between two VPs of one core).
   spin_time_ = oversubscribed ? std::chrono::microseconds(0) : std::chrono::microseconds(200);
   yield_time_ = oversubscribed ? std::chrono::microseconds(1000) : std::chrono::microseconds(0);
-  if (remote_ == nullptr && threads < cpus.size()) between_runs_spin_ = kBetweenRunsSpin;
+  // Between runs, where this process holds all its VPs: spin where a core is left for the
+  // thread that calls run, and where none is, yield (each waiting thread hands its core to one
+  // that can run; runs in a loop then cost no futex wake-up either: hypercube:1 to hypercube:4
+  // on 2 cores, Machine::run of one all-reduce 0.5-0.85x the time). Not where a core's VPs take
+  // longer than the wait to come round once (hypercube:12: 1.1-1.3x the time).
+  if (remote_ == nullptr && threads <= kMostYieldingPerCore * cpus.size()) {
+    between_runs_spin_ = kBetweenRunsSpin;
+    between_runs_yield_ = threads >= cpus.size();
+  }
   // A sleeper's recheck in a collective reads every member's published call (Port::disagreement):
   // p sleepers each waking every 25 ms read p^2 calls that often, and at 4096 VPs on 2 cores that
   // took both cores (a deadlock among them was reported after 48 s, not 1). The rechecks are a
@@ -284,7 +292,7 @@ void Fabric::vp_main(int id) {
     const auto spin_until = std::chrono::steady_clock::now() + between_runs_spin_;
     while ((current = generation_.load(std::memory_order_acquire)) == seen) {
       if (between_runs_spin_.count() > 0 && std::chrono::steady_clock::now() < spin_until) {
-        cpu_relax();
+        between_runs_pause();
         continue;
       }
       futex_wait(generation_, seen, std::chrono::seconds(1));
@@ -563,11 +571,11 @@ void Fabric::watch(std::chrono::steady_clock::time_point start) {
   const nanoseconds tick = std::clamp<nanoseconds>(timeout / 8, milliseconds(1), milliseconds(50));
   std::uint64_t last_progress = UINT64_MAX;
   auto stalled_since = start;
-  // A short run's end, seen without a futex wake-up where this thread has a core of its own.
+  // A short run's end, seen without a futex wake-up.
   if (between_runs_spin_.count() > 0) {
     const auto spin_until = steady_clock::now() + between_runs_spin_;
     while (remaining_.load(std::memory_order_acquire) != 0 && steady_clock::now() < spin_until)
-      cpu_relax();
+      between_runs_pause();
   }
   for (;;) {
     const std::uint32_t remaining = remaining_.load(std::memory_order_acquire);
