@@ -865,7 +865,9 @@ class HYPERCOMM_INTERNAL Fabric {
 
   // Run control.
   std::atomic<std::uint32_t> generation_{0};
+  std::atomic<std::uint32_t> generation_sleepers_{0};  // VPs asleep on generation_ (vp_main)
   std::atomic<std::uint32_t> remaining_{0};
+  std::atomic<bool> watcher_sleeps_{false};  // the thread that called run sleeps on remaining_
   std::atomic<bool> shutdown_{false};
   std::atomic<std::uint32_t> attention_{0};  // kAborted | kWatching * (VPs watched)
   const std::function<void(Proc&)>* body_ = nullptr;
