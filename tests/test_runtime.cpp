@@ -99,6 +99,38 @@ TEST_CASE("sendrecv exchanges with a partner and with distinct dest and source")
   }
 }
 
+// An exchange in place: `in` is `out` (or overlaps it). From 1 KiB an exchange posts its receive
+// before it sends, so that a partner copies straight into `in`; in place that would overwrite `out`
+// before it went (the partner got its own message back).
+TEST_CASE("sendrecv in place: out and in one buffer, every size, partner in place or not") {
+  for (const std::size_t n : {std::size_t{1}, std::size_t{200}, std::size_t{256}, std::size_t{4096},
+                              std::size_t{1} << 14, std::size_t{1} << 18}) {
+    INFO("elements " << n);
+    std::atomic<int> wrong{0};
+    hc::Machine machine(hc::Topology::hypercube(3), test_options());
+    for (int round = 0; round < 6; ++round)
+      machine.run([&](hc::Proc& vp) {
+        const int partner = vp.id() ^ (1 << (round % 3));
+        std::vector<int> buf(n, vp.id() * 100 + round);
+        // Half the VPs exchange in place, the others from a buffer of their own, in turns.
+        if ((vp.id() + round) % 2 == 0) {
+          vp.sendrecv(partner, buf, buf);
+        } else {
+          const std::vector<int> out = buf;
+          vp.sendrecv(partner, out, buf);
+        }
+        if (buf.front() != partner * 100 + round || buf.back() != partner * 100 + round) ++wrong;
+        // A shift in place, dest and source apart, the message one element into the buffer.
+        const int right = (vp.id() + 1) % 8, left = (vp.id() + 7) % 8;
+        std::vector<int> shifted(n + 1, vp.id());
+        vp.sendrecv(right, std::span<const int>(shifted).first(n), left,
+                    std::span<int>(shifted).subspan(1));
+        if (shifted[1] != left || shifted[n] != left) ++wrong;
+      });
+    CHECK(wrong.load() == 0);
+  }
+}
+
 TEST_CASE("large messages arrive intact whether the receiver waits or comes late") {
   constexpr std::size_t n = (1 << 20) / sizeof(std::uint64_t) + 3;
   std::vector<int> ok(2, 0);
