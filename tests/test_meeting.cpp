@@ -9,9 +9,11 @@
 // agree.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <hypercomm/hypercomm.hpp>
 #include <numeric>
 #include <stdexcept>
@@ -1093,6 +1095,64 @@ TEST_CASE("VPs that disagree around a meeting get CollectiveMismatch at once") {
       });
       CAPTURE(what);
       CHECK(what.find("deadlock") == std::string::npos);
+    }
+  }
+}
+
+// VPs that leave a pipelined meeting (a broadcast's non-roots, a reduce's) may end their bodies
+// before the disagreement shows: a VP still in a call reports it there, where the program can
+// catch it, and those that left wait for it a while (Port::wait_in_meeting) before they report it
+// from the run's end.
+TEST_CASE("a disagreement around a pipelined meeting is thrown in a call, not only by run") {
+  struct Case {
+    const char* name;
+    std::function<void(hc::Proc&)> call;
+  };
+  const Case cases[] = {
+      {"a barrier against a broadcast",
+       [](hc::Proc& vp) {
+         if (vp.id() == 1)
+           hc::barrier(vp);
+         else
+           (void)hc::broadcast(vp, 5, 0);
+       }},
+      {"a reduce on the ring against an automatic one",
+       [](hc::Proc& vp) {
+         std::vector<int> x(3, vp.id()), y(3);
+         hc::reduce(vp, x, y, std::plus<>(), 0,
+                    vp.id() % 3 == 1 ? hc::Algo::ring : hc::Algo::automatic);
+       }},
+  };
+  for (const auto& t : {hc::Topology::ring(4), hc::Topology::mesh(3, 3)}) {
+    if (!meets(t.size())) continue;
+    for (const Case& c : cases) {
+      CAPTURE(t.name());
+      CAPTURE(std::string(c.name));
+      int caught_in_a_call = 0;
+      constexpr int kRuns = 10;
+      for (int run = 0; run < kRuns; ++run) {
+        std::atomic<int> in_call{0};
+        hc::Options o = test_options();
+        o.deadlock_timeout = std::chrono::seconds(60);
+        CHECK_THROWS_AS(hc::run(
+                            t,
+                            [&](hc::Proc& vp) {
+                              try {
+                                c.call(vp);
+                              } catch (const hc::CollectiveMismatch&) {
+                                ++in_call;
+                                throw;
+                              }
+                            },
+                            o),
+                        hc::CollectiveMismatch);
+        caught_in_a_call += in_call.load() > 0 ? 1 : 0;
+      }
+      // (A sanitizer's build may leave a VP unscheduled past the wait.)
+      if (kSanitized)
+        CHECK(caught_in_a_call > 0);
+      else
+        CHECK(caught_in_a_call == kRuns);
     }
   }
 }

@@ -522,16 +522,31 @@ void Port::wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused
   // call of the same sequence number, or have finished.
   detail::LookPace pace(group != nullptr ? group->size : topology().size(),
                         fabric_->recheck_time(true));
+  // A VP that has left its call (settle_clock: Compare::roles) and finds a disagreement there
+  // leaves the report a while to a member still in a call, woken for it, whose own check names
+  // it in that call, where the program can catch it (the VP that left may have ended its body).
+  std::chrono::steady_clock::time_point report_after{};
+  const auto leave_report = [&] {
+    if (compare != Compare::roles) return false;
+    const auto now = std::chrono::steady_clock::now();
+    if (report_after == std::chrono::steady_clock::time_point{}) {
+      report_after = now + 3 * fabric_->recheck_time(true);
+      wake_sleepers(meeting);
+    }
+    return now < report_after;
+  };
   auto check = [&] {
     if (fabric_->aborted()) throw abandoned();
     if (!pace.due()) return;
     if (tag != nullptr)
-      if (std::string problem = disagreement(*tag, compare); !problem.empty() && !done())
+      if (std::string problem = disagreement(*tag, compare); !problem.empty() && !done()) {
+        if (leave_report()) return;
         throw CollectiveMismatch(problem);
+      }
     const int finished = group == nullptr ? fabric_->finished_vp() : finished_member(*group);
     if (finished < 0 || done() || excused()) return;
     if (!fabric_->settle()) throw abandoned();
-    if (done() || excused()) return;
+    if (done() || excused() || leave_report()) return;
     throw CollectiveMismatch(
         vp_name(id_) + ": " + operation_name() +
         (group == nullptr ? " waits for every VP to join it, but "
