@@ -379,6 +379,10 @@ void large_messages() {
         fill(out, me, round + 200);
         vp.sendrecv(partner, out, in);
         CHECK(whole(in, partner, round + 200));
+        // In place, out and in one buffer: sent before it is written.
+        fill(out, me, round + 250);
+        vp.sendrecv(partner, out, out);
+        CHECK(whole(out, partner, round + 250));
       }
       // A receiver that posts late: the sender waits past any hold, its message queued.
       if (me == 0) {
