@@ -7,6 +7,7 @@
 #include <array>
 #include <numeric>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "support.hpp"
@@ -177,4 +178,71 @@ TEST_CASE("contract: a C array is a range, never a value form's value") {
     bad += l != vp.id();
   });
   for (long w : wrong) CHECK(w == 0);
+}
+
+namespace {
+// API.md: T is any trivially copyable type; one without a default constructor is one.
+struct Tally {
+  long value;
+  long scale;  // 10 to the number of digits in value, for ConcatTallies
+  explicit Tally(long v) : value(v), scale(10) {}
+  Tally(long v, long s) : value(v), scale(s) {}
+};
+static_assert(std::is_trivially_copyable_v<Tally> && !std::is_default_constructible_v<Tally>);
+struct AddTallies {
+  Tally operator()(const Tally& a, const Tally& b) const { return Tally(a.value + b.value); }
+};
+// Associative, not commutative: the digits of a, then those of b (the left fold over ranks
+// reads 0123...).
+struct ConcatTallies {
+  Tally operator()(const Tally& a, const Tally& b) const {
+    return {a.value * b.scale + b.value, a.scale * b.scale};
+  }
+};
+}  // namespace
+
+TEST_CASE("contract: elements without a default constructor in every collective") {
+  for (const auto& t :
+       {hc::Topology::ring(3), hc::Topology::hypercube(2), hc::Topology::hypercube(3)}) {
+    CAPTURE(t.name());
+    const int p = t.size();
+    std::vector<long> wrong(static_cast<std::size_t>(p), 0);
+    hc::run(t, [&](hc::Proc& vp) {
+      long& bad = wrong[static_cast<std::size_t>(vp.id())];
+      const int me = vp.id();
+      const auto n = static_cast<std::size_t>(p);
+      const long sum = static_cast<long>(p) * (p - 1) / 2;
+      std::vector<Tally> in(3, Tally(me)), out(3, Tally(-1));
+      hc::all_reduce(vp, in, out, AddTallies{});
+      for (const Tally& x : out) bad += x.value != sum;
+      hc::reduce(vp, in, out, AddTallies{}, 1);
+      bad += me == 1 && out[0].value != sum;
+      bad += hc::all_reduce(vp, Tally(me), AddTallies{}).value != sum;
+      long digits = 0, all = 0;  // ranks 0..me and 0..p-1, digit by digit
+      for (int r = 0; r < p; ++r) {
+        all = all * 10 + r;
+        if (r == me) digits = all;
+      }
+      bad += hc::scan(vp, Tally(me), ConcatTallies{}).value != digits;
+      bad += hc::all_reduce(vp, Tally(me), ConcatTallies{}).value != all;
+      std::vector<Tally> one{Tally(me)}, before{Tally(-7)};
+      hc::exscan(vp, one, before, ConcatTallies{});
+      bad += before[0].value != (me == 0 ? -7 : (digits - me) / 10);
+      std::vector<Tally> blocks(n, Tally(me)), mine{Tally(-1)};
+      hc::reduce_scatter(vp, blocks, mine, AddTallies{});
+      bad += mine[0].value != sum;
+      const std::vector<Tally> ids = hc::all_gather(vp, Tally(me));
+      for (int r = 0; r < p; ++r) bad += ids[static_cast<std::size_t>(r)].value != r;
+      const std::vector<Tally> gathered = hc::all_gatherv(vp, std::vector<Tally>(1, Tally(me)));
+      for (int r = 0; r < p; ++r) bad += gathered[static_cast<std::size_t>(r)].value != r;
+      std::vector<std::vector<Tally>> to(n);
+      for (int r = 0; r < p; ++r)
+        to[static_cast<std::size_t>(r)].assign(static_cast<std::size_t>(r), Tally(me));
+      const auto from = hc::all_to_allv(vp, to);
+      for (int r = 0; r < p; ++r)
+        for (const Tally& x : from[static_cast<std::size_t>(r)]) bad += x.value != r;
+      bad += from[0].size() != static_cast<std::size_t>(me);
+    });
+    for (long w : wrong) CHECK(w == 0);
+  }
 }

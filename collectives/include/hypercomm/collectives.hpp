@@ -181,15 +181,37 @@ requires detail::MessageValue<std::remove_cvref_t<V>> std::remove_cvref_t<V> sca
   return result;
 }
 
+namespace detail {
+// n elements of T that `receive` writes as bytes: in place where T has a default constructor,
+// else received into bytes and copied out, element by element (API.md: T is any trivially
+// copyable type).
+template <class T, class Receive>
+[[nodiscard]] std::vector<T> received(std::size_t n, Receive&& receive) {
+  if constexpr (std::is_default_constructible_v<T>) {
+    std::vector<T> out(n);
+    receive(std::as_writable_bytes(std::span<T>(out)));
+    return out;
+  } else {
+    std::vector<std::byte> bytes(n * sizeof(T));
+    receive(std::span<std::byte>(bytes));
+    std::vector<T> out;
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) out.push_back(load<T>(bytes.data() + i * sizeof(T)));
+    return out;
+  }
+}
+}  // namespace detail
+
 template <Communicator C, class V>
 requires detail::MessageValue<std::remove_cvref_t<V>> std::vector<std::remove_cvref_t<V>>
 all_gather(C&& vp, V&& value) {
   using T = std::remove_cvref_t<V>;
   const T input = value;
-  std::vector<T> out(static_cast<std::size_t>(detail::group_of(vp).size()));
-  detail::all_gather(detail::group_of(vp), std::as_bytes(std::span<const T, 1>(&input, 1)),
-                     std::as_writable_bytes(std::span<T>(out)), sizeof(T), Algo::automatic);
-  return out;
+  const Group group = detail::group_of(vp);
+  return detail::received<T>(static_cast<std::size_t>(group.size()), [&](std::span<std::byte> out) {
+    detail::all_gather(group, std::as_bytes(std::span<const T, 1>(&input, 1)), out, sizeof(T),
+                       Algo::automatic);
+  });
 }
 
 // ---- Irregular collectives (API.md, "Irregular collectives"): blocks of any sizes, in rank
@@ -262,9 +284,10 @@ template <Communicator C, MessageRange In>
   const std::vector<std::size_t> counts = all_gather(group, std::size_t{std::ranges::size(in)});
   std::size_t total = 0;
   for (const std::size_t n : counts) total += n;
-  std::vector<T> out(total);
-  all_gatherv(group, in, out, counts);
-  return out;
+  return detail::received<T>(total, [&](std::span<std::byte> out) {
+    detail::all_gatherv(group, as_bytes_of(in), out, detail::counts_of(counts), sizeof(T),
+                        Algo::automatic);
+  });
 }
 
 // out_per_rank[j] goes to rank j; the result's element i came from rank i (one all-to-all of
@@ -285,8 +308,10 @@ requires std::is_trivially_copyable_v<T>
   for (const auto& block : out_per_rank) in.insert(in.end(), block.begin(), block.end());
   std::size_t received = 0;
   for (const std::size_t n : recv_counts) received += n;
-  std::vector<T> out(received);
-  all_to_allv(group, in, send_counts, out, recv_counts);
+  const std::vector<T> out = detail::received<T>(received, [&](std::span<std::byte> bytes) {
+    detail::all_to_allv(group, as_bytes_of(in), detail::counts_of(send_counts), bytes,
+                        detail::counts_of(recv_counts), sizeof(T), Algo::automatic);
+  });
   std::vector<std::vector<T>> result(p);
   auto from = out.begin();
   for (std::size_t i = 0; i < p; ++i) {

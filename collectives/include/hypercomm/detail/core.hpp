@@ -2,6 +2,8 @@
 // end in collectives.hpp turns span<T> into bytes and an Op into a block function.
 #pragma once
 
+#include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -103,6 +105,21 @@ struct Reducer {
   }
 };
 
+// The T whose bytes lie at `at` (any alignment), for a trivially copyable T with or without a
+// default constructor.
+template <class T>
+[[nodiscard]] T load(const std::byte* at) noexcept {
+  if constexpr (std::is_default_constructible_v<T>) {
+    T value;
+    std::memcpy(&value, at, sizeof(T));
+    return value;
+  } else {
+    std::array<std::byte, sizeof(T)> raw;
+    std::memcpy(raw.data(), at, sizeof(T));
+    return std::bit_cast<T>(raw);
+  }
+}
+
 template <class T, class Op>
 void combine_block(const void* op, std::byte* dst, const std::byte* left, const std::byte* right,
                    std::size_t count) {
@@ -112,9 +129,7 @@ void combine_block(const void* op, std::byte* dst, const std::byte* left, const 
   // the same code at another address).
 #pragma GCC unroll 4
   for (std::size_t i = 0; i < count; ++i) {
-    T a, b;
-    std::memcpy(&a, left + i * sizeof(T), sizeof(T));
-    std::memcpy(&b, right + i * sizeof(T), sizeof(T));
+    T a = load<T>(left + i * sizeof(T)), b = load<T>(right + i * sizeof(T));
     const T r = static_cast<T>(f(a, b));
     std::memcpy(dst + i * sizeof(T), &r, sizeof(T));
   }
