@@ -338,15 +338,21 @@ void Port::throw_stuck(int src, bool collective, const std::string& head) {
   me.operation.store(operation_name(), std::memory_order_relaxed);
   me.status.store(detail::kBlocked, std::memory_order_release);
   const bool settled = fabric_->settle();
-  const std::string waits = fabric_->describe_waits();
+  // Over several processes, the VPs this one sees (the watch's deadlock report names every
+  // process's; this one is found at once, from here).
+  const std::string waits =
+      (fabric_->distributed()
+           ? "Every VP of this process (VPs " + std::to_string(fabric_->first_vp()) + "-" +
+                 std::to_string(fabric_->last_vp() - 1) + "): "
+           : std::string("Every VP: ")) +
+      fabric_->describe_waits();
   // It stays blocked while the exception leaves it: another VP stuck on the same finished peer
   // may be describing every VP's wait right now, and must see this one's too, not "running" (its
   // next wait sets its state afresh).
   if (!settled) throw_abandoned(src);
   if (collective)
-    throw CollectiveMismatch(head +
-                             ": the VPs disagree on the collectives they call. Every VP: " + waits);
-  throw Deadlock("deadlock: " + head + ". Every VP: " + waits);
+    throw CollectiveMismatch(head + ": the VPs disagree on the collectives they call. " + waits);
+  throw Deadlock("deadlock: " + head + ". " + waits);
 }
 
 namespace {
