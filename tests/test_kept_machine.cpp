@@ -129,6 +129,39 @@ TEST_CASE("runs from several threads at once, and a run inside a run") {
   CHECK(checked_sum(t) == 4);
 }
 
+TEST_CASE("one Machine run from two threads at once, or from its own VP, throws Error") {
+  hc::Machine machine(hc::Topology::ring(2));
+  // From one of its own VPs: it would wait for itself.
+  std::atomic<int> refused{0};
+  CHECK_THROWS_AS(machine.run([&](hc::Proc& vp) {
+    if (vp.id() == 0) try {
+        (void)machine.run([](hc::Proc&) {});
+      } catch (const hc::Error& e) {
+        refused += std::string(e.what()).find("one body at a time") != std::string::npos;
+        throw;
+      }
+  }),
+                  hc::Error);
+  CHECK(refused == 1);
+  // From another thread while a body runs (the first run's VP waits for the second's refusal).
+  std::atomic<bool> started{false}, tried{false};
+  std::thread second([&] {
+    while (!started) std::this_thread::yield();
+    CHECK_THROWS_AS((void)machine.run([](hc::Proc&) {}), hc::Error);
+    tried = true;
+  });
+  (void)machine.run([&](hc::Proc& vp) {
+    if (vp.id() != 0) return;
+    started = true;
+    while (!tried) std::this_thread::yield();
+  });
+  second.join();
+  // And it runs on.
+  std::atomic<int> sum{0};
+  (void)machine.run([&](hc::Proc& vp) { sum += hc::all_reduce(vp, vp.id() + 1, std::plus<>()); });
+  CHECK(sum == 6);
+}
+
 // ThreadSanitizer does not run threads started after a multi-threaded process forks.
 #if !defined(__SANITIZE_THREAD__)
 TEST_CASE("a child process runs on its own machine after fork") {

@@ -866,6 +866,7 @@ class HYPERCOMM_INTERNAL Fabric {
   // Run control.
   std::atomic<std::uint32_t> generation_{0};
   std::atomic<std::uint32_t> generation_sleepers_{0};  // VPs asleep on generation_ (vp_main)
+  std::atomic<bool> in_run_{false};  // a run is under way: run() from elsewhere throws
   std::atomic<std::uint32_t> remaining_{0};
   std::atomic<bool> watcher_sleeps_{false};  // the thread that called run sleeps on remaining_
   std::atomic<bool> shutdown_{false};

@@ -654,6 +654,17 @@ bool Fabric::stalled(std::uint64_t& progress, bool& in_collectives) {
 }
 
 Report Fabric::run(const std::function<void(Proc&)>& body) {
+  // One body at a time: a second run would reset the channels and the VPs' states under the
+  // first (two threads each waited for ever), and a VP's body that runs its own machine waits
+  // for itself.
+  if (in_run_.exchange(true, std::memory_order_acquire))
+    throw Error("Machine::run on " + topology_.name() +
+                ": this machine is running a body already (run from another thread, or from one "
+                "of its own VPs): a machine runs one body at a time");
+  struct InRun {
+    std::atomic<bool>& flag;
+    ~InRun() { flag.store(false, std::memory_order_release); }
+  } const in_run{in_run_};
   body_ = &body;
   error_ = nullptr;
   failed_vp_.store(-1, std::memory_order_relaxed);
