@@ -201,7 +201,7 @@ struct ConcatTallies {
 };
 }  // namespace
 
-TEST_CASE("contract: elements without a default constructor in every collective") {
+TEST_CASE("contract: elements without a default constructor, and a mutable operator") {
   for (const auto& t :
        {hc::Topology::ring(3), hc::Topology::hypercube(2), hc::Topology::hypercube(3)}) {
     CAPTURE(t.name());
@@ -231,6 +231,12 @@ TEST_CASE("contract: elements without a default constructor in every collective"
       std::vector<Tally> blocks(n, Tally(me)), mine{Tally(-1)};
       hc::reduce_scatter(vp, blocks, mine, AddTallies{});
       bad += mine[0].value != sum;
+      // An operator callable only as non-const: a mutable lambda that counts its calls.
+      int calls = 0;
+      bad += hc::all_reduce(vp, Tally(me), [calls](const Tally& a, const Tally& b) mutable {
+               ++calls;
+               return Tally(a.value + b.value);
+             }).value != sum;
       const std::vector<Tally> ids = hc::all_gather(vp, Tally(me));
       for (int r = 0; r < p; ++r) bad += ids[static_cast<std::size_t>(r)].value != r;
       const std::vector<Tally> gathered = hc::all_gatherv(vp, std::vector<Tally>(1, Tally(me)));
