@@ -44,13 +44,6 @@ inline void check_root(const Group& g, Collective op, int root) {
     throw_bad_root(g, op, root);
 }
 
-inline bool overlaps(ConstBytes a, ConstBytes b) noexcept {
-  if (a.empty() || b.empty()) return false;
-  const auto* a0 = a.data();
-  const auto* b0 = b.data();
-  return a0 < b0 + b.size() && b0 < a0 + a.size();
-}
-
 // An irregular call's blocks as automatic weighs them (select.hpp): the largest and all of them.
 struct Extent {
   std::size_t largest = 0;

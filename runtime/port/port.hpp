@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <hypercomm/group.hpp>
 #include <hypercomm/options.hpp>
 #include <hypercomm/proc.hpp>
@@ -588,5 +589,14 @@ class alignas(64) Port {
 inline constexpr std::uint64_t kNoSize = ~std::uint64_t{0};
 void note_mismatched_size(std::uint64_t bytes) noexcept;
 [[nodiscard]] std::uint64_t take_mismatched_size() noexcept;
+
+// Whether two byte ranges share a byte (std::less: a total order on unrelated pointers): an
+// exchange in place (Port::sendrecv_into), a collective's in and out (collectives/src/call.hpp).
+[[nodiscard]] inline bool overlaps(std::span<const std::byte> a,
+                                   std::span<const std::byte> b) noexcept {
+  const std::less<const std::byte*> before;
+  return !a.empty() && !b.empty() && before(a.data(), b.data() + b.size()) &&
+         before(b.data(), a.data() + a.size());
+}
 
 }  // namespace hypercomm::detail

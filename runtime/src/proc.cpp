@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <functional>
 #include <hypercomm/errors.hpp>
 #include <limits>
 #include <optional>
@@ -446,13 +445,6 @@ bool await_receiver(detail::Fabric& fabric, int me, int dest, detail::Link& chan
 // bounded_queue_bytes where its receiver has kMostQueuedSlots of its messages still to take, and
 // briefly where it has none (it is about to post, or busy with the last one: then it is queued).
 enum class Await { no, briefly, yes };
-// Whether two byte ranges share a byte (std::less: a total order on unrelated pointers).
-bool overlaps(std::span<const std::byte> a, std::span<const std::byte> b) noexcept {
-  const std::less<const std::byte*> before;
-  return !a.empty() && !b.empty() && before(a.data(), b.data() + b.size()) &&
-         before(b.data(), a.data() + a.size());
-}
-
 Await awaits_receiver(const detail::Fabric& fabric, const detail::Link& channel, std::size_t bytes,
                       bool exchange) noexcept {
   if (bytes >= fabric.rendezvous_bytes(exchange) ||
@@ -907,7 +899,7 @@ void Port::sendrecv_into(int dest, std::span<const std::byte> out, int src, std:
   // Post the receive first, so that a partner sending at the same time copies its message
   // straight into `in`; not where `in` overlaps `out` (an exchange in place): the partner's
   // message would overwrite `out` before it is sent. There the send goes first, as a send alone.
-  const bool posted = in.size() >= detail::kExchangeHandOverBytes && !overlaps(out, in) &&
+  const bool posted = in.size() >= detail::kExchangeHandOverBytes && !detail::overlaps(out, in) &&
                       in_channel.front() == nullptr && none_aside(src, tag);
   if (posted) in_channel.post(in, tag, landing(fold, in.size()), combined);
   try {

@@ -126,12 +126,9 @@ void combine_block(const void* op, std::byte* dst, const std::byte* left, const 
   // An operator callable only as non-const (a mutable lambda, a counting function object) is
   // the VP's own copy (the collectives take Op by value), called on the VP's thread alone
   // (never_throws_v: a receive folds with it only there).
-  auto& f = [op]() -> auto& {
-    if constexpr (std::is_invocable_v<const Op&, const T&, const T&>)
-      return *static_cast<const Op*>(op);
-    else
-      return *const_cast<Op*>(static_cast<const Op*>(op));
-  }();
+  using Callable =
+      std::conditional_t<std::is_invocable_v<const Op&, const T&, const T&>, const Op, Op>;
+  Callable& f = *const_cast<Callable*>(static_cast<const Op*>(op));
   // Four vectors a pass: a one-vector loop runs up to 1.8x slower where the linker happens to
   // lay it across two 64-byte lines (p = 2, reduce of 64 KiB back to back: 4.6 us against 2.6,
   // the same code at another address).
