@@ -246,6 +246,14 @@ TEST_CASE("one validation: the collective and resolve reject a forced algorithm 
     unknown = e.what();
   }
   CHECK(unknown == "all_gather has no esbt algorithm (it has: automatic, hypercube, mesh, ring)");
+  try {
+    (void)hc::resolve(Collective::all_gather, static_cast<Algo>(77), ring6, Links::routed, 64);
+  } catch (const hc::AlgorithmError& e) {
+    unknown = e.what();
+  }
+  CHECK(unknown ==
+        "all_gather has no algorithm Algo(77), a value Algo does not name (it has: automatic, "
+        "hypercube, mesh, ring)");
 }
 
 TEST_CASE("collectives/ALGORITHMS.md: a section per card, and the generated tables current") {

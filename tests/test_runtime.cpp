@@ -1176,6 +1176,23 @@ TEST_CASE("bad options are rejected with a clear error") {
   hc::Options z;
   z.deadlock_timeout = std::chrono::seconds(0);
   CHECK_THROWS_AS(hc::Machine(hc::Topology::ring(2), z), hc::Error);
+  // An integer cast to an enumeration that names no mode: an error, not one of the modes.
+  const auto message = [](const hc::Options& bad) {
+    try {
+      hc::run(
+          hc::Topology::ring(4), [](hc::Proc&) {}, bad);
+    } catch (const hc::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  hc::Options links;
+  links.links = static_cast<hc::Links>(7);
+  CHECK(message(links).find("Options::links") != std::string::npos);
+  CHECK(message(links).find("Links(7)") != std::string::npos);
+  hc::Options pinning;
+  pinning.pinning = static_cast<hc::Pinning>(-1);
+  CHECK(message(pinning).find("Pinning(-1)") != std::string::npos);
 }
 
 TEST_CASE("the transport is chosen when a Machine starts, from HYPERCOMM_TRANSPORT") {

@@ -498,6 +498,8 @@ TEST_CASE("invalid shapes throw TopologyError naming the value") {
   check_topology_error("mesh(-1, -1, none)", {}, [] { (void)Topology::mesh(-1, -1, Wrap::none); });
   check_topology_error("mesh(65, 65, none)", {"65x65"},
                        [] { (void)Topology::mesh(65, 65, Wrap::none); });
+  check_topology_error("mesh(2, 3, Wrap(7))", {"2x3", "Wrap(7)"},
+                       [] { (void)Topology::mesh(2, 3, static_cast<Wrap>(7)); });
   check_topology_error("mesh(1, 4097, none)", {},
                        [] { (void)Topology::mesh(1, 4097, Wrap::none); });
   check_topology_error("mesh(65536, 65536, none)", {},

@@ -12,6 +12,7 @@
 #include <hypercomm/errors.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "posted_counts.hpp"
 #include "registry.hpp"
@@ -186,6 +187,10 @@ const AlgorithmCard& choose(Collective op, Algo requested, const Topology& t, Li
     for (std::size_t i = 0; i < cards.size(); ++i)
       if (i == 0 || cards[i]->text.algo != cards[i - 1]->text.algo)  // one name per Algo
         valid += std::string(", ") + to_string(cards[i]->text.algo);
+    if (std::string_view(to_string(requested)) == "unknown")  // an integer cast to Algo
+      throw AlgorithmError(prefix + name + " has no algorithm Algo(" +
+                           std::to_string(static_cast<int>(requested)) +
+                           "), a value Algo does not name (it has: automatic" + valid + ")");
     throw AlgorithmError(prefix + name + " has no " + to_string(requested) +
                          " algorithm (it has: automatic" + valid + ")");
   }

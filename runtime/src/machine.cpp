@@ -34,6 +34,14 @@ void validate(const Options& options) {
     throw Error(
         "Options::model: ts, tw and th must be finite and >= 0 (got ts = " + std::to_string(m.ts) +
         ", tw = " + std::to_string(m.tw) + ", th = " + std::to_string(m.th) + ")");
+  // An enum cast from an integer the enumeration does not name would otherwise run as one of
+  // the named modes, silently.
+  if (options.links != Links::routed && options.links != Links::strict)
+    throw Error("Options::links must be Links::routed or Links::strict (got Links(" +
+                std::to_string(static_cast<int>(options.links)) + "))");
+  if (options.pinning != Pinning::compact && options.pinning != Pinning::none)
+    throw Error("Options::pinning must be Pinning::compact or Pinning::none (got Pinning(" +
+                std::to_string(static_cast<int>(options.pinning)) + "))");
   if (options.deadlock_timeout <= std::chrono::nanoseconds::zero())
     throw Error("Options::deadlock_timeout must be positive (got " +
                 std::to_string(options.deadlock_timeout.count()) + " ns)");

@@ -169,6 +169,10 @@ Topology Topology::linear(int p) {
 }
 
 Topology Topology::mesh(int rows, int cols, Wrap w) {
+  if (w != Wrap::around && w != Wrap::none)
+    throw TopologyError("mesh: " + std::to_string(rows) + "x" + std::to_string(cols) +
+                        ": wrap must be Wrap::around or Wrap::none (got Wrap(" +
+                        std::to_string(static_cast<int>(w)) + "))");
   // 64-bit product: rows * cols may overflow int before the limit check.
   const std::int64_t vps = std::int64_t{rows} * std::int64_t{cols};
   if (rows < 1 || cols < 1 || vps > kMaxVps) {
