@@ -101,3 +101,25 @@ TEST_CASE("ESBT under all ports reaches the all-port optimum for the run's ts an
     }
   }
 }
+
+// The chunk count is the best whole number at the cost of whole-byte chunks, and one on one link.
+TEST_CASE("ESBT's chunk count: the whole-byte cost's best, and one where p = 2") {
+  const auto time = [](const hc::Topology& t, double ts, double tw, std::size_t bytes) {
+    hc::Options opt = hctest::test_options();
+    opt.model = {.ts = ts, .tw = tw, .th = 0.0};
+    return hc::run(
+               t,
+               [&](hc::Proc& vp) {
+                 std::vector<char> buf(bytes, static_cast<char>(vp.id() == 0 ? 7 : 0));
+                 hc::broadcast(vp, buf, 0, hc::Algo::esbt);
+                 CHECK(buf[bytes - 1] == 7);
+               },
+               opt)
+        .model_time;
+  };
+  // p = 2: k chunks over the one link cost k*ts + tw*m; one chunk: ts + tw*m, the plain send.
+  CHECK(time(hc::Topology::hypercube(1), 3.0, 0.5, 1000) == doctest::Approx(503));
+  // hypercube:4, m = 1000, ts = 3, tw = 0.5: k* = 25.8, and whole-byte chunks cost
+  // (k + 4)*3 + 0.5*(1000 + 4*ceil(1000/k)): 667 at k = 25, 668 at k = 26.
+  CHECK(time(hc::Topology::hypercube(4), 3.0, 0.5, 1000) == doctest::Approx(667));
+}

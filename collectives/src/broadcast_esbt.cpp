@@ -142,6 +142,8 @@ int esbt_chunk_count(const Topology& t, std::size_t bytes, const CostModel& mode
   const double ts = has_bandwidth ? model.ts : kReferenceTs;
   const double tw = has_bandwidth ? model.tw : kReferenceTw;
   const double most = std::max(1.0, static_cast<double>(bytes));
+  // One tree of one link (p = 2): k chunks cost k*ts + tw*m, least at one.
+  if (t.size() <= 2) return 1;
   if (ts <= 0) return static_cast<int>(std::min(most, 1e9));
   if (esbt_all_ports(t, model)) {
     // (ceil(k/d) + d)(ts + tw*m/k): k = d*r, least at r* = sqrt(m*tw/ts); the better of the
@@ -155,8 +157,11 @@ int esbt_chunk_count(const Topology& t, std::size_t bytes, const CostModel& mode
     return static_cast<int>(std::min(cost(lo) <= cost(hi) ? lo : hi, 1e9));
   }
   const double k_star = std::sqrt(static_cast<double>(bytes) * d * tw / ts);
-  // The better of the two whole numbers around k*: the cost is convex in k.
-  const auto cost = [&](double k) { return (k + d) * (ts + tw * static_cast<double>(bytes) / k); };
+  // The better of the two whole numbers around k*, at their cost in whole bytes (the first,
+  // largest chunk crosses d + 1 links: below).
+  const auto cost = [&](double k) {
+    return (k + d) * ts + tw * (static_cast<double>(bytes) + d * std::ceil(most / k));
+  };
   const double lo = std::clamp(std::floor(k_star), 1.0, most);
   const double hi = std::clamp(std::ceil(k_star), 1.0, most);
   return static_cast<int>(std::min(cost(lo) <= cost(hi) ? lo : hi, 1e9));
@@ -212,7 +217,8 @@ extern const AlgorithmCard broadcast_esbt_card{
     {Collective::broadcast, Algo::esbt,
      "Johnsson and Ho 1989: d edge-disjoint spanning binomial trees, k chunks pipelined",
      "(k + log p)*(ts + tw*m/k), k the whole number next to k* = sqrt(m*log p*tw/ts) with the "
-     "smaller cost (tw = 0: the reference machine's ts = 1 us, tw = 0.1 ns/B); at k*, the "
+     "smaller cost in whole-byte chunks, one at p = 2 (tw = 0: the reference machine's ts = 1 us, "
+     "tw = 0.1 ns/B); at k*, the "
      "optimum m*tw + ts*log p + 2*sqrt(m*log p*ts*tw); m mod k chunks one byte larger: (k + log "
      "p)*ts + tw*(m + log p*ceil(m/k)); p = 2: k*ts + "
      "tw*m + th; th > 0 (p > 2): no closed form. All ports on a hypercube topology (the d trees "

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -585,7 +586,9 @@ XorCongestion compute_xor_congestion(const Topology& t, int x) {
   XorCongestion congestion;
   if (p <= 256) {
     std::map<std::pair<int, int>, int> load;
-    std::map<std::pair<int, int>, double> free_from;  // directed link -> when it is free
+    // Directed link -> the message times in which it is busy; a message takes the first time
+    // in which every link of its route is idle, as replay.cpp's contention does.
+    std::map<std::pair<int, int>, std::set<int>> busy;
     std::vector<std::pair<int, int>> route;
     for (int id = 0; id < p; ++id) {
       route.clear();
@@ -595,10 +598,12 @@ XorCongestion compute_xor_congestion(const Topology& t, int x) {
         congestion.load = std::max(congestion.load, static_cast<double>(++load[{at, next}]));
         at = next;
       }
-      double start = 0;
-      for (const auto& link : route) start = std::max(start, free_from[link]);
-      for (const auto& link : route) free_from[link] = start + 1;
-      congestion.chained = std::max(congestion.chained, start + 1);
+      int start = 0;
+      while (std::any_of(route.begin(), route.end(),
+                         [&](const auto& link) { return busy[link].contains(start); }))
+        ++start;
+      for (const auto& link : route) busy[link].insert(start);
+      congestion.chained = std::max(congestion.chained, static_cast<double>(start + 1));
     }
   } else {
     double hops = 0;

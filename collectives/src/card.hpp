@@ -324,7 +324,8 @@ inline constexpr double kReferenceTs = 1e-6;
 inline constexpr double kReferenceTw = 1e-10;
 
 // ESBT pipeline depth for a broadcast of `bytes`: the whole k next to k* = sqrt(m*d*tw/ts) with
-// the smaller (k + d)(ts + tw*m/k), in [1, max(m, 1)] (d = max(1, log p)); ts and tw from `model`
+// the smaller (k + d)*ts + tw*(m + d*ceil(m/k)), in [1, max(m, 1)] (d = log p; one where p = 2,
+// whose k chunks cost k*ts + tw*m); ts and tw from `model`
 // when it has tw > 0, else the reference machine's. The broadcast and its card use this one k.
 [[nodiscard]] int esbt_chunk_count(const Topology& t, std::size_t bytes, const CostModel& model);
 // Whether the ESBT broadcast feeds its d trees at once (CostModel::all_port on a hypercube

@@ -14,14 +14,16 @@
 // evaluates proc.cpp's expressions in proc.cpp's order and reproduces Report::clocks bit for bit.
 //
 // Contention. A directed link carries one message at a time: t is the earliest time >= c + ts
-// at which every link k of the route is free from t + o*k on, t = max(c + ts, max_k(free_k -
-// o*k)), and then free_k = t + o*k + tw*m. So messages sharing a link serialize their tw*m (the
-// sender waits for the link); start-up and hop latency still overlap (Grama et al.'s congestion
-// analysis: ts + tw*m*congestion). Links go first come, first served in logical time: a
-// discrete-event loop always runs the next operation of the VP with the smallest clock (ties:
-// smallest id) among those whose next operation can run (a send always can; a receive once its
-// message was sent), so sends claim links in nondecreasing c. Without contention the order
-// changes nothing.
+// at which every link k of the route is free during [t + o*k, t + o*k + tw*m), and the message
+// then holds each link k for that interval. So messages sharing a link at overlapping times
+// serialize their tw*m (the sender waits for the link); start-up and hop latency still overlap
+// (Grama et al.'s congestion analysis: ts + tw*m*congestion). A message whose links are free
+// while an earlier-claimed one waits goes first (the links' idle intervals are used: in a
+// circular shift every message waits for the one before it otherwise). Links are claimed in
+// logical time: a discrete-event loop always runs the next operation of the VP with the smallest
+// clock (ties: smallest id) among those whose next operation can run (a send always can; a
+// receive once its message was sent), so sends claim links in nondecreasing c, and an interval
+// that ended by c is never needed again. Without contention the order changes nothing.
 //
 // Receive of m bytes arriving at a; b = the VP's clock (recv) or the end of its send half
 // (sendrecv). Full duplex: clock = max(b, a), the online rule. Half duplex (one transfer at a
@@ -115,10 +117,12 @@ class Replayer {
         on_(on),
         p_(on.size()),
         degree_(on.max_degree()),
+        // The run's own cost model may ask for it (Options::model passed as ReplayModel::cost).
+        contention_(model.contention || model.cost.contention),
         state_(ops.size()) {
     match();
     const auto links = static_cast<std::size_t>(p_) * static_cast<std::size_t>(degree_);
-    link_free_.assign(links, 0.0);
+    link_busy_.assign(links, {});
     port_free_.assign(links, 0.0);
     link_to_.assign(links, -1);
     in_transit_.resize(links);
@@ -264,6 +268,44 @@ class Replayer {
     advance(v);
   }
 
+  // Contention: the earliest t >= earliest at which every link k of route_ is idle during
+  // [t + step*k, t + step*k + hold), each link's busy intervals then taking that one. A link's
+  // intervals are disjoint and sorted; those that ended by now (the send's c) are dropped.
+  double claim_links(double now, double earliest, double step, double hold) {
+    for (const std::size_t l : route_) {
+      std::vector<Busy>& busy = link_busy_[l];
+      const auto done =
+          std::find_if(busy.begin(), busy.end(), [now](const Busy& b) { return b.to > now; });
+      busy.erase(busy.begin(), done);
+    }
+    if (!(hold > 0)) return earliest;  // an empty transfer holds no link
+    const auto first_after = [](const std::vector<Busy>& busy, double from) {
+      return std::upper_bound(busy.begin(), busy.end(), from,
+                              [](double x, const Busy& b) { return x < b.to; });
+    };
+    double t = earliest;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (std::size_t k = 0; k < route_.size(); ++k) {
+        const double offset = step * static_cast<double>(k);
+        const std::vector<Busy>& busy = link_busy_[route_[k]];
+        const auto next = first_after(busy, t + offset);  // the first interval ending after it
+        if (next != busy.end() && next->from < t + offset + hold) {
+          // After it; nextafter where rounding would give t back (the loop must move on).
+          const double after = next->to - offset;
+          t = after > t ? after : std::nextafter(t, std::numeric_limits<double>::infinity());
+          moved = true;
+        }
+      }
+    }
+    for (std::size_t k = 0; k < route_.size(); ++k) {
+      const double from = t + step * static_cast<double>(k);
+      std::vector<Busy>& busy = link_busy_[route_[k]];
+      busy.insert(first_after(busy, from), Busy{from, from + hold});
+    }
+    return t;
+  }
+
   // Sends message `msg` of op from v when it leaves (departure); returns the sender's new clock.
   double send(int v, const CommOp& op, std::size_t msg) {
     const double c = departure(v, op.dest);
@@ -282,12 +324,7 @@ class Replayer {
     const auto hops = static_cast<int>(route_.size());
 
     double t = c + cost_.ts;
-    if (model_.contention) {
-      for (std::size_t k = 0; k < route_.size(); ++k)
-        t = std::max(t, link_free_[route_[k]] - step * static_cast<double>(k));
-      for (std::size_t k = 0; k < route_.size(); ++k)
-        link_free_[route_[k]] = t + step * static_cast<double>(k) + cost_.tw * m;
-    }
+    if (contention_) t = claim_links(c, t, step, cost_.tw * m);
     const double arrival = model_.store_and_forward ? t + (cost_.tw * m + cost_.th) * hops
                                                     : t + cost_.tw * m + cost_.th * hops;
     for (const std::size_t l : route_) {
@@ -312,6 +349,7 @@ class Replayer {
   const Topology& on_;
   int p_;
   int degree_;
+  bool contention_;
   std::vector<std::size_t> first_;  // VP v's operations are [first_[v], first_[v + 1])
   std::vector<Matched> matched_;    // per operation
   std::vector<Message> messages_;
@@ -319,7 +357,10 @@ class Replayer {
   std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>>
       ready_;                       // (clock, VP) of the VPs whose next operation can run
   std::vector<std::size_t> route_;  // scratch: link indices (from * degree + slot) of a route
-  std::vector<double> link_free_;
+  struct Busy {
+    double from, to;  // [from, to)
+  };
+  std::vector<std::vector<Busy>> link_busy_;  // contention: when each link carries a message
   std::vector<double> port_free_;  // all ports: when each VP's outgoing link is free for its sends
   std::vector<int> link_to_;
   std::vector<MinHeap> in_transit_;  // arrival times of the messages in transit, per link
