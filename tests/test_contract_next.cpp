@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <initializer_list>
 #include <numeric>
 #include <span>
 #include <type_traits>
@@ -199,56 +200,104 @@ struct ConcatTallies {
     return {a.value * b.scale + b.value, a.scale * b.scale};
   }
 };
+
+// Runs body(vp, bad, p) on every VP of each topology; every VP's count of wrong results is 0.
+template <class Body>
+void on_each(std::initializer_list<hc::Topology> topologies, Body body) {
+  for (const hc::Topology& t : topologies) {
+    CAPTURE(t.name());
+    std::vector<long> wrong(static_cast<std::size_t>(t.size()), 0);
+    hc::run(t, [&](hc::Proc& vp) { body(vp, wrong[static_cast<std::size_t>(vp.id())], t.size()); });
+    for (long w : wrong) CHECK(w == 0);
+  }
+}
 }  // namespace
 
 TEST_CASE("contract: elements without a default constructor, and a mutable operator") {
-  for (const auto& t :
-       {hc::Topology::ring(3), hc::Topology::hypercube(2), hc::Topology::hypercube(3)}) {
-    CAPTURE(t.name());
-    const int p = t.size();
-    std::vector<long> wrong(static_cast<std::size_t>(p), 0);
-    hc::run(t, [&](hc::Proc& vp) {
-      long& bad = wrong[static_cast<std::size_t>(vp.id())];
-      const int me = vp.id();
-      const auto n = static_cast<std::size_t>(p);
-      const long sum = static_cast<long>(p) * (p - 1) / 2;
-      std::vector<Tally> in(3, Tally(me)), out(3, Tally(-1));
-      hc::all_reduce(vp, in, out, AddTallies{});
-      for (const Tally& x : out) bad += x.value != sum;
-      hc::reduce(vp, in, out, AddTallies{}, 1);
-      bad += me == 1 && out[0].value != sum;
-      bad += hc::all_reduce(vp, Tally(me), AddTallies{}).value != sum;
-      long digits = 0, all = 0;  // ranks 0..me and 0..p-1, digit by digit
-      for (int r = 0; r < p; ++r) {
-        all = all * 10 + r;
-        if (r == me) digits = all;
-      }
-      bad += hc::scan(vp, Tally(me), ConcatTallies{}).value != digits;
-      bad += hc::all_reduce(vp, Tally(me), ConcatTallies{}).value != all;
-      std::vector<Tally> one{Tally(me)}, before{Tally(-7)};
-      hc::exscan(vp, one, before, ConcatTallies{});
-      bad += before[0].value != (me == 0 ? -7 : (digits - me) / 10);
-      std::vector<Tally> blocks(n, Tally(me)), mine{Tally(-1)};
-      hc::reduce_scatter(vp, blocks, mine, AddTallies{});
-      bad += mine[0].value != sum;
-      // An operator callable only as non-const: a mutable lambda that counts its calls.
-      int calls = 0;
-      bad += hc::all_reduce(vp, Tally(me), [calls](const Tally& a, const Tally& b) mutable {
-               ++calls;
-               return Tally(a.value + b.value);
-             }).value != sum;
-      const std::vector<Tally> ids = hc::all_gather(vp, Tally(me));
-      for (int r = 0; r < p; ++r) bad += ids[static_cast<std::size_t>(r)].value != r;
-      const std::vector<Tally> gathered = hc::all_gatherv(vp, std::vector<Tally>(1, Tally(me)));
-      for (int r = 0; r < p; ++r) bad += gathered[static_cast<std::size_t>(r)].value != r;
-      std::vector<std::vector<Tally>> to(n);
-      for (int r = 0; r < p; ++r)
-        to[static_cast<std::size_t>(r)].assign(static_cast<std::size_t>(r), Tally(me));
-      const auto from = hc::all_to_allv(vp, to);
-      for (int r = 0; r < p; ++r)
-        for (const Tally& x : from[static_cast<std::size_t>(r)]) bad += x.value != r;
-      bad += from[0].size() != static_cast<std::size_t>(me);
-    });
-    for (long w : wrong) CHECK(w == 0);
-  }
+  on_each({hc::Topology::ring(3), hc::Topology::hypercube(2), hc::Topology::hypercube(3)},
+          [](hc::Proc& vp, long& bad, int p) {
+            const int me = vp.id();
+            const auto n = static_cast<std::size_t>(p);
+            const long sum = static_cast<long>(p) * (p - 1) / 2;
+            std::vector<Tally> in(3, Tally(me)), out(3, Tally(-1));
+            hc::all_reduce(vp, in, out, AddTallies{});
+            for (const Tally& x : out) bad += x.value != sum;
+            hc::reduce(vp, in, out, AddTallies{}, 1);
+            bad += me == 1 && out[0].value != sum;
+            bad += hc::all_reduce(vp, Tally(me), AddTallies{}).value != sum;
+            long digits = 0, all = 0;  // ranks 0..me and 0..p-1, digit by digit
+            for (int r = 0; r < p; ++r) {
+              all = all * 10 + r;
+              if (r == me) digits = all;
+            }
+            bad += hc::scan(vp, Tally(me), ConcatTallies{}).value != digits;
+            bad += hc::all_reduce(vp, Tally(me), ConcatTallies{}).value != all;
+            std::vector<Tally> one{Tally(me)}, before{Tally(-7)};
+            hc::exscan(vp, one, before, ConcatTallies{});
+            bad += before[0].value != (me == 0 ? -7 : (digits - me) / 10);
+            std::vector<Tally> blocks(n, Tally(me)), mine{Tally(-1)};
+            hc::reduce_scatter(vp, blocks, mine, AddTallies{});
+            bad += mine[0].value != sum;
+            // An operator callable only as non-const: a mutable lambda that counts its calls.
+            int calls = 0;
+            bad += hc::all_reduce(vp, Tally(me), [calls](const Tally& a, const Tally& b) mutable {
+                     ++calls;
+                     return Tally(a.value + b.value);
+                   }).value != sum;
+            const std::vector<Tally> ids = hc::all_gather(vp, Tally(me));
+            for (int r = 0; r < p; ++r) bad += ids[static_cast<std::size_t>(r)].value != r;
+            const std::vector<Tally> gathered =
+                hc::all_gatherv(vp, std::vector<Tally>(1, Tally(me)));
+            for (int r = 0; r < p; ++r) bad += gathered[static_cast<std::size_t>(r)].value != r;
+            std::vector<std::vector<Tally>> to(n);
+            for (int r = 0; r < p; ++r)
+              to[static_cast<std::size_t>(r)].assign(static_cast<std::size_t>(r), Tally(me));
+            const auto from = hc::all_to_allv(vp, to);
+            for (int r = 0; r < p; ++r)
+              for (const Tally& x : from[static_cast<std::size_t>(r)]) bad += x.value != r;
+            bad += from[0].size() != static_cast<std::size_t>(me);
+          });
+}
+
+namespace {
+// Trivially copyable, not assignable.
+struct Fixed {
+  const int v;
+};
+static_assert(std::is_trivially_copyable_v<Fixed>);
+}  // namespace
+
+TEST_CASE("contract: bool elements (std::vector<bool> holds bits) and unassignable ones") {
+  on_each({hc::Topology::ring(3), hc::Topology::hypercube(2)}, [](hc::Proc& vp, long& bad, int p) {
+    const int me = vp.id();
+    const auto n = static_cast<std::size_t>(p);
+    const std::vector<bool> odd = hc::all_gather(vp, me % 2 == 1);
+    bad += odd.size() != n;
+    for (int r = 0; r < p; ++r) bad += odd[static_cast<std::size_t>(r)] != (r % 2 == 1);
+    const std::array<bool, 2> pair{true, me == 0};
+    const std::vector<bool> both = hc::all_gatherv(vp.world(), pair);
+    bad += both.size() != 2 * n;
+    for (int r = 0; r < p; ++r)
+      bad += !both[2 * static_cast<std::size_t>(r)] ||
+             both[2 * static_cast<std::size_t>(r) + 1] != (r == 0);
+    std::vector<std::vector<bool>> to(n);  // rank r gets r bits: whether it is odd, alternately
+    for (int r = 0; r < p; ++r)
+      for (int i = 0; i < r; ++i) to[static_cast<std::size_t>(r)].push_back((i + me) % 2 == 1);
+    const std::vector<std::vector<bool>> bits = hc::all_to_allv(vp, to);
+    for (int r = 0; r < p; ++r) {
+      const auto& got = bits[static_cast<std::size_t>(r)];
+      bad += got.size() != static_cast<std::size_t>(me);
+      for (std::size_t i = 0; i < got.size(); ++i)
+        bad += got[i] != ((static_cast<int>(i) + r) % 2 == 1);
+    }
+    std::vector<std::vector<Fixed>> fixed(n);
+    for (int r = 0; r < p; ++r)
+      for (int i = 0; i <= r; ++i) fixed[static_cast<std::size_t>(r)].push_back(Fixed{me * 10 + i});
+    const std::vector<std::vector<Fixed>> from = hc::all_to_allv(vp, fixed);
+    for (int r = 0; r < p; ++r) {
+      const auto& got = from[static_cast<std::size_t>(r)];
+      bad += got.size() != static_cast<std::size_t>(me) + 1;
+      for (std::size_t i = 0; i < got.size(); ++i) bad += got[i].v != r * 10 + static_cast<int>(i);
+    }
+  });
 }

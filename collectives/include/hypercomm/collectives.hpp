@@ -3,6 +3,7 @@
 #pragma once
 
 #include <concepts>
+#include <cstring>
 #include <hypercomm/detail/core.hpp>
 #include <hypercomm/export.hpp>
 #include <hypercomm/group.hpp>
@@ -184,10 +185,10 @@ requires detail::MessageValue<std::remove_cvref_t<V>> std::remove_cvref_t<V> sca
 namespace detail {
 // n elements of T that `receive` writes as bytes: in place where T has a default constructor,
 // else received into bytes and copied out, element by element (API.md: T is any trivially
-// copyable type).
+// copyable type; std::vector<bool> holds no bools to write into).
 template <class T, class Receive>
 [[nodiscard]] std::vector<T> received(std::size_t n, Receive&& receive) {
-  if constexpr (std::is_default_constructible_v<T>) {
+  if constexpr (std::is_default_constructible_v<T> && !std::is_same_v<T, bool>) {
     std::vector<T> out(n);
     receive(std::as_writable_bytes(std::span<T>(out)));
     return out;
@@ -303,20 +304,30 @@ requires std::is_trivially_copyable_v<T>
   std::size_t sent = 0;
   for (std::size_t j = 0; j < p; ++j) sent += send_counts[j] = out_per_rank[j].size();
   all_to_all(group, send_counts, recv_counts);
-  std::vector<T> in;
-  in.reserve(sent);
-  for (const auto& block : out_per_rank) in.insert(in.end(), block.begin(), block.end());
+  // The blocks side by side as bytes (a T need not be assignable; a std::vector<bool>'s
+  // elements are bits, copied one by one).
+  std::vector<std::byte> in(sent * sizeof(T));
+  std::byte* to = in.data();
+  for (const auto& block : out_per_rank) {
+    if constexpr (std::is_same_v<T, bool>) {
+      for (const bool b : block) std::memcpy(to, &b, sizeof(T)), to += sizeof(T);
+    } else if (!block.empty()) {
+      std::memcpy(to, block.data(), block.size() * sizeof(T));
+      to += block.size() * sizeof(T);
+    }
+  }
   std::size_t received = 0;
   for (const std::size_t n : recv_counts) received += n;
   const std::vector<T> out = detail::received<T>(received, [&](std::span<std::byte> bytes) {
-    detail::all_to_allv(group, as_bytes_of(in), detail::counts_of(send_counts), bytes,
-                        detail::counts_of(recv_counts), sizeof(T), Algo::automatic);
+    detail::all_to_allv(group, std::span<const std::byte>(in), detail::counts_of(send_counts),
+                        bytes, detail::counts_of(recv_counts), sizeof(T), Algo::automatic);
   });
-  std::vector<std::vector<T>> result(p);
+  std::vector<std::vector<T>> result;
+  result.reserve(p);
   auto from = out.begin();
   for (std::size_t i = 0; i < p; ++i) {
     const auto n = static_cast<std::ptrdiff_t>(recv_counts[i]);
-    result[i].assign(from, from + n);
+    result.emplace_back(from, from + n);
     from += n;
   }
   return result;
