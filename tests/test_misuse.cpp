@@ -4,13 +4,16 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <typeinfo>
+#include <utility>
 #include <vector>
 
 #include "support.hpp"
@@ -815,4 +818,64 @@ TEST_CASE("Links::strict: the bit-mask algorithms run wherever every XOR partner
     CAPTURE(name);
     CHECK_THROWS_AS(hc::run(hc::Topology::parse(name), program, o), hc::AlgorithmError);
   }
+}
+
+// A Group (or Proc) handed from one VP's body to another's acts as the VP that made it; a call
+// through it on another thread threw nothing and hung (the watchdog saw the caller's own VP
+// running), or sent as the other VP. It throws Error naming both VPs, on a 2-VP machine with
+// meetings on and on 8 VPs with meetings off; a thread the body starts may still use its VP.
+TEST_CASE("a Proc or Group used on another VP's thread throws Error naming both VPs") {
+  for (const auto& [shape, meetings] :
+       {std::pair{"ring:2", true}, std::pair{"ring:8", false}, std::pair{"hypercube:3", true}}) {
+    CAPTURE(shape);
+    hc::Options opt = test_options();
+    opt.meetings = meetings;
+    opt.deadlock_timeout = std::chrono::seconds(20);
+    for (const int kind : {0, 1, 2}) {  // a barrier, a broadcast on a row-like group, a send
+      CAPTURE(kind);
+      const hc::Topology t = hc::Topology::parse(shape);
+      std::vector<std::optional<hc::Group>> worlds(static_cast<std::size_t>(t.size()));
+      std::atomic<int> made{0};
+      std::string message;
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        hc::run(
+            t,
+            [&](hc::Proc& vp) {
+              worlds[static_cast<std::size_t>(vp.id())].emplace(vp.world());
+              made.fetch_add(1);
+              while (made.load() < vp.size()) std::this_thread::yield();
+              if (vp.id() == 0) {
+                const hc::Group& other = *worlds[1];
+                std::vector<int> v(2, 0);
+                if (kind == 0) hc::barrier(other);
+                if (kind == 1) hc::broadcast(other, v, 0);
+                if (kind == 2) other.send(0, v);
+              } else if (kind != 2) {
+                hc::barrier(vp);
+              }
+            },
+            opt);
+      } catch (const hc::Aborted&) {
+        message = "(Aborted)";
+      } catch (const hc::Error& e) {
+        message = e.what();
+      }
+      CAPTURE(message);
+      CHECK(message.find("VP 0:") == 0);
+      CHECK(message.find("through VP 1's Proc or Group on VP 0's thread") != std::string::npos);
+      CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+    }
+  }
+  // A thread of a VP body's own making may call through its Proc, one at a time.
+  const hc::Report r = hc::run(hc::Topology::ring(2), [](hc::Proc& vp) {
+    std::vector<int> v(1, vp.id());
+    std::thread helper([&] {
+      if (vp.id() == 0) vp.send(1, v);
+      if (vp.id() == 1) vp.recv(0, v);
+    });
+    helper.join();
+    CHECK(v[0] == 0);
+  });
+  CHECK(r.messages == 1);
 }

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <type_traits>
 #include <typeinfo>
@@ -589,7 +590,23 @@ TEST_CASE("run rethrows a <stdexcept> exception as its own type, its message nam
   CHECK(message(e) == "VP 3 found a bug");
   e = thrown_by_vp3([] { return std::logic_error("VP 31 is not VP 3"); });
   CHECK(message(e) == "VP 3: VP 31 is not VP 3");
-  // Another type is the original object; hypercomm's errors name the VP themselves.
+  // hypercomm's errors and std::system_error that a body throws itself are named too.
+  e = thrown_by_vp3([] { return hc::SizeMismatch("boom"); });
+  CHECK(is(e, static_cast<hc::SizeMismatch*>(nullptr)));
+  CHECK(message(e) == "VP 3: boom");
+  e = thrown_by_vp3([] { return hc::Error("plain"); });
+  CHECK(is(e, static_cast<hc::Error*>(nullptr)));
+  CHECK(message(e) == "VP 3: plain");
+  e = thrown_by_vp3(
+      [] { return std::system_error(std::make_error_code(std::errc::invalid_argument), "open"); });
+  CHECK(is(e, static_cast<std::system_error*>(nullptr)));
+  CHECK(message(e).starts_with("VP 3: open: "));
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::system_error& x) {
+    CHECK(x.code() == std::make_error_code(std::errc::invalid_argument));
+  }
+  // Another type is the original object.
   struct Own : std::runtime_error {
     using std::runtime_error::runtime_error;
   };

@@ -95,6 +95,7 @@ class Call {
         choice_(select(op, group_, port_.options().links, bytes, requested, port_.id(),
                        port_.options().model, total, op == Collective::circular_shift ? root : 0,
                        op_traits, port_.shared_core_count())) {
+    port_.check_thread(to_string(op));
     tag_ = make_tag(++group_.sequence, group_.id, static_cast<std::uint16_t>(root),
                     static_cast<std::uint8_t>(op), tag_algo(choice_.algo(), requested), tag_count);
     port_.begin_span(to_string(op), port_.tracing() ? to_string(choice_.algo()) : nullptr,

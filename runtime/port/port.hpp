@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "group_info.hpp"
 #include "message.hpp"
 
 namespace hypercomm::detail {
@@ -47,6 +48,15 @@ class alignas(64) Port {
 
   [[nodiscard]] int id() const noexcept { return id_; }
   [[nodiscard]] int size() const noexcept { return size_; }
+  // Throws Error where this thread runs another VP: a Proc or Group that one VP's body hands to
+  // another's would run that body's calls as this VP, and the watchdog, which sees the calling
+  // thread's own VP running, would never report the wait. (A thread of the VP's own body's
+  // making, one at a time, may call through it: naming_vp() is -1 there.)
+  void check_thread(const char* operation) const {
+    if (const int here = naming_vp(); here != id_ && here >= 0) [[unlikely]]
+      throw_other_thread(operation);
+  }
+  [[noreturn]] void throw_other_thread(const char* operation) const;
   [[nodiscard]] const Topology& topology() const noexcept;
   [[nodiscard]] const Options& options() const noexcept { return *options_; }
   // Whether this run traces (Options::trace): a collective names its algorithm only then.

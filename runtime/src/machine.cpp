@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <typeinfo>
 
@@ -47,10 +48,11 @@ void validate(const Options& options) {
                 std::to_string(options.deadlock_timeout.count()) + " ns)");
 }
 
-// A VP body's exception as `run` rethrows it: one of <stdexcept>'s own types again, its message led
-// by the VP's name unless it names that VP first already (API.md: the rethrown exception's message
-// names the VP id); hypercomm's errors name the VP themselves, and every other type is the
-// original object, whose message only its thrower can make.
+// A VP body's exception as `run` rethrows it: one of <stdexcept>'s own types, std::system_error or
+// hypercomm's errors again, its message led by the VP's name unless it names that VP first
+// already (API.md: the rethrown exception's message names the VP id; the runtime's own errors
+// do); Aborted and Deadlock, about the run, and every other type are the original object, whose
+// message only its thrower can make.
 template <class Standard>
 bool renamed(const std::exception& e, const std::string& text, std::exception_ptr& out) {
   if (typeid(e) != typeid(Standard)) return false;
@@ -61,7 +63,9 @@ bool renamed(const std::exception& e, const std::string& text, std::exception_pt
 std::exception_ptr naming_vp(std::exception_ptr error, int vp) {
   try {
     std::rethrow_exception(error);
-  } catch (const Error&) {
+  } catch (const Aborted&) {  // the runtime's own, about the run (and named so)
+    return error;
+  } catch (const Deadlock&) {
     return error;
   } catch (const std::exception& e) {
     const std::string name = "VP " + std::to_string(vp);
@@ -71,6 +75,21 @@ std::exception_ptr naming_vp(std::exception_ptr error, int vp) {
       return error;
     const std::string text = name + ": " + std::string(what);
     std::exception_ptr named;
+    if (const auto* system = dynamic_cast<const std::system_error*>(&e);
+        system != nullptr && typeid(e) == typeid(std::system_error)) {
+      // what() is "argument: the code's message"; the argument is given the name.
+      const std::string suffix = ": " + system->code().message();
+      std::string argument;
+      if (what.ends_with(suffix))
+        argument = std::string(what.substr(0, what.size() - suffix.size()));
+      return std::make_exception_ptr(
+          std::system_error(system->code(), argument.empty() ? name : name + ": " + argument));
+    }
+    // hypercomm's errors that a body throws itself (the runtime's name their VP already).
+    if (renamed<Error>(e, text, named) || renamed<TopologyError>(e, text, named) ||
+        renamed<LinkError>(e, text, named) || renamed<SizeMismatch>(e, text, named) ||
+        renamed<CollectiveMismatch>(e, text, named) || renamed<AlgorithmError>(e, text, named))
+      return named;
     if (renamed<std::runtime_error>(e, text, named) || renamed<std::logic_error>(e, text, named) ||
         renamed<std::invalid_argument>(e, text, named) ||
         renamed<std::out_of_range>(e, text, named) || renamed<std::length_error>(e, text, named) ||

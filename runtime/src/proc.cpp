@@ -1116,6 +1116,14 @@ void Port::close_span() noexcept {
   e.model_end = clock_;
 }
 
+void Port::throw_other_thread(const char* operation) const {
+  const std::string here = std::to_string(naming_vp());
+  throw Error("VP " + here + ": " + operation + " through VP " + std::to_string(id_) +
+              "'s Proc or Group on VP " + here +
+              "'s thread: a Proc, and a Group, belong to the VP whose body made them and act as "
+              "that VP, so another VP may not call through them");
+}
+
 // The user's Proc: the user's API, each call forwarded to the port (defined in this file, so
 // that the compiler may fold the two into one).
 const Topology& Proc::topology() const noexcept { return port_->topology(); }
@@ -1123,14 +1131,17 @@ const Options& Proc::options() const noexcept { return port_->options(); }
 double Proc::clock() const noexcept { return port_->clock(); }
 
 void Proc::send_bytes(int dest, std::span<const std::byte> data) {
+  port_->check_thread("send");
   port_->send_bytes(dest, data, MessageTag{});
 }
 void Proc::recv_bytes(int src, std::span<std::byte> data, std::size_t element) {
+  port_->check_thread("recv");
   const detail::Port::Elements elements(*port_, element);
   port_->recv_bytes(src, data, MessageTag{});
 }
 void Proc::sendrecv_bytes(int dest, std::span<const std::byte> out, int src,
                           std::span<std::byte> in, std::size_t element) {
+  port_->check_thread("sendrecv");
   const detail::Port::Elements elements(*port_, element);
   port_->sendrecv_bytes(dest, out, src, in, MessageTag{});
 }
