@@ -569,6 +569,16 @@ std::vector<Misuse> table() {
       "subcube mask 0b10000 on hypercube:3",
       in_run("hypercube:3", [](hc::Proc& vp) { (void)vp.subcube(0b10000); }),
       {"subcube(16)", "d = 3"}));
+  t.push_back(
+      misuse<hc::SizeMismatch>("a row's recv of 4 ints where rank 1 sent 3",
+                               in_run("mesh:4x4",
+                                      [](hc::Proc& vp) {
+                                        const hc::Group row = vp.row();
+                                        V three(3, 1), four(4);
+                                        if (vp.id() == 9) row.send(2, three);
+                                        if (vp.id() == 10) row.recv(1, four);
+                                      }),
+                               {"VP 10", "4", "3", "row 2 of mesh:4x4", "rank 2 from rank 1"}));
   return t;
 }
 

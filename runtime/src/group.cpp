@@ -39,6 +39,11 @@ int Group::peer(int rank, const char* op) const {
   return info_->vp_of(rank);
 }
 
+void Group::throw_in_group(const SizeMismatch& e, int from_rank) const {
+  throw SizeMismatch(std::string(e.what()) + " (in " + name() + ": rank " +
+                     std::to_string(info_->rank) + " from rank " + std::to_string(from_rank) + ")");
+}
+
 namespace detail {
 
 namespace {

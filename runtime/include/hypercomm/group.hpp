@@ -4,6 +4,7 @@
 // VP that made it and is valid during that VP's run.
 #pragma once
 
+#include <hypercomm/errors.hpp>
 #include <hypercomm/export.hpp>
 #include <hypercomm/proc.hpp>
 #include <hypercomm/topology.hpp>
@@ -35,13 +36,24 @@ class Group {
   void send(int rank, const R& data) const {
     vp_->send(peer(rank, "send"), data);
   }
+  // A size mismatch names the group and both ranks besides the VPs.
   template <MutableMessageRange R>
   void recv(int rank, R&& data) const {
-    vp_->recv(peer(rank, "recv"), data);
+    const int from = peer(rank, "recv");
+    try {
+      vp_->recv(from, data);
+    } catch (const SizeMismatch& e) {
+      throw_in_group(e, rank);
+    }
   }
   template <MessageRange S, MutableMessageRange R>
   void sendrecv(int rank, const S& out, R&& in) const {
-    vp_->sendrecv(peer(rank, "sendrecv"), out, in);
+    const int partner = peer(rank, "sendrecv");
+    try {
+      vp_->sendrecv(partner, out, in);
+    } catch (const SizeMismatch& e) {
+      throw_in_group(e, rank);
+    }
   }
 
   // The VP this group value belongs to, and the group's description (for the collectives).
@@ -50,6 +62,7 @@ class Group {
 
  private:
   [[nodiscard]] int peer(int rank, const char* op) const;  // checks rank, names the group
+  [[noreturn]] void throw_in_group(const SizeMismatch& e, int from_rank) const;
 
   Proc* vp_;
   detail::GroupInfo* info_;
