@@ -579,6 +579,17 @@ std::vector<Misuse> table() {
                                         if (vp.id() == 10) row.recv(1, four);
                                       }),
                                {"VP 10", "4", "3", "row 2 of mesh:4x4", "rank 2 from rank 1"}));
+  t.push_back(misuse<hc::CollectiveMismatch>(
+      "VP 4 calls barrier where the others split",
+      in_run("ring:8",
+             [](hc::Proc& vp) {
+               if (vp.id() == 4)
+                 hc::barrier(vp);
+               else
+                 (void)hc::split(vp.world(), vp.id() % 2, 0);
+             }),
+      // A VP that called split names it; VP 4 sees split's exchange, an all_gather.
+      {"barrier", "all_gather"}));
   return t;
 }
 

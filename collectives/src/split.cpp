@@ -25,6 +25,10 @@ Group split(const Group& g, int color, int key) {
   } catch (const AlgorithmError& e) {  // name the call the user made
     throw AlgorithmError(std::string(e.what()) + " (split's exchange, an all_gather over " +
                          g.info().name() + ")");
+  } catch (const CollectiveMismatch& e) {  // the members that called split meet another call
+    throw CollectiveMismatch(std::string(e.what()) + " (this VP called split over " +
+                             g.info().name() +
+                             ", whose exchange of colors and keys is that all_gather)");
   }
 
   std::vector<int> ranks;  // parent ranks of my color, in (key, parent rank) order
