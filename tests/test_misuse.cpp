@@ -900,3 +900,38 @@ TEST_CASE("a Proc or Group used on another VP's thread throws Error naming both 
   });
   CHECK(r.messages == 1);
 }
+
+// A deadlock with a VP waiting in a group's meeting (VPs outnumber cores) names the members not
+// in it, as a whole-machine meeting's does; with messages, the member it waits for.
+TEST_CASE("a deadlock in a group's meeting names the members not in it") {
+  hc::Options opt = test_options();
+  opt.deadlock_timeout = std::chrono::milliseconds(500);
+  for (const bool meetings : {true, false}) {
+    CAPTURE(meetings);
+    opt.meetings = meetings;
+    std::string message;
+    try {
+      hc::run(
+          hc::Topology::ring(8),
+          [](hc::Proc& vp) {
+            const hc::Group g = hc::split(vp.world(), vp.id() % 3, vp.id());  // color 2: VPs 2, 5
+            if (vp.id() == 5) {
+              std::vector<int> never(1);
+              vp.recv(2, never);
+            } else {
+              hc::barrier(g);
+            }
+          },
+          opt);
+    } catch (const hc::Deadlock& e) {
+      message = e.what();
+    }
+    CAPTURE(message);
+    CHECK(message.find("VP 2 waits in barrier (call 1 on split color 2) for ") !=
+          std::string::npos);
+    if (message.find("for every member to join it") != std::string::npos)
+      CHECK(message.find("(not in it: VP 5)") != std::string::npos);
+    else
+      CHECK(message.find("for VP 5") != std::string::npos);
+  }
+}

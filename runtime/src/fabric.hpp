@@ -49,6 +49,8 @@ struct alignas(kCacheLine) VpState {
   alignas(kCacheLine) std::atomic<std::uint32_t> status{kRunning};
   std::atomic<int> waiting_for{-1};
   std::atomic<const char*> operation{nullptr};
+  // A group meeting's members while the VP waits in it (the watchdog names those not in it).
+  std::atomic<const std::vector<int>*> meeting_members{nullptr};
   std::atomic<std::uint64_t> received{0};  // messages taken; the watchdog's sign of progress
   std::atomic<std::uint32_t> mail{0};      // oversubscribed: a message came since the VP blocked
   std::atomic<std::uint32_t> lending{0};   // waiting for VP lending-1 to post (Port::post_send)

@@ -543,7 +543,24 @@ std::string Fabric::describe_waits() const {
     if (waits_in_collective(op) && read_calls(s, calls) && calls.latest().kind != 0)
       item += " (call " + std::to_string(calls.latest().sequence) + " on " +
               group_name(calls.latest().group, topology_) + ")";
-    if (peer == kWaitsForAll) {
+    const std::vector<int>* members = s.meeting_members.load(std::memory_order_acquire);
+    if (peer == kWaitsForAll && members != nullptr && calls.latest().kind != 0) {
+      // A group's meeting: its members (of this process) that have not entered this call.
+      const MessageTag& call = calls.latest();
+      item += " for every member to join it";
+      std::string absent;
+      int count = 0;
+      for (const int j : *members) {
+        if (j < first_ || j >= last_ || j == i) continue;
+        PublishedCalls theirs;
+        if (read_calls(states_[static_cast<std::size_t>(j)], theirs) &&
+            theirs.find(call.group, call.sequence) != nullptr)
+          continue;
+        if (count++ < 8) absent += (absent.empty() ? "VP " : ", ") + std::to_string(j);
+      }
+      if (count > 8) absent += ", ...";
+      if (count > 0) item += " (not in it: " + absent + ")";
+    } else if (peer == kWaitsForAll) {
       item += " for every VP to join it";
       // Which have not: on the whole machine, this process's VPs whose latest call is another.
       if (calls.latest().kind != 0 && calls.latest().group == 0) {
@@ -701,6 +718,7 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
     s.status.store(kRunning, std::memory_order_relaxed);
     s.waiting_for.store(-1, std::memory_order_relaxed);
     s.operation.store(nullptr, std::memory_order_relaxed);
+    s.meeting_members.store(nullptr, std::memory_order_relaxed);
     s.received.store(0, std::memory_order_relaxed);
     s.meeting.store(0, std::memory_order_relaxed);
     clear_calls(s);

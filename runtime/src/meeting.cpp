@@ -41,9 +41,13 @@ std::string vp_name(int id) { return "VP " + std::to_string(id); }
 struct InMeeting {
   detail::VpState& state;
   bool published;
-  InMeeting(detail::VpState& me, const char* op, std::uint32_t sequence)
+  // members: a group meeting's machine VPs, which the watchdog's report looks through for those
+  // not in it (null: the whole machine's, or none).
+  InMeeting(detail::VpState& me, const char* op, std::uint32_t sequence,
+            const std::vector<int>* members)
       : state(me), published(sequence != 0) {
     me.waiting_for.store(detail::kWaitsForAll, std::memory_order_relaxed);
+    me.meeting_members.store(members, std::memory_order_relaxed);
     me.operation.store(op, std::memory_order_relaxed);
     me.status.store(detail::kBlocked, std::memory_order_release);
     if (published) me.meeting.store(sequence, std::memory_order_seq_cst);
@@ -53,6 +57,7 @@ struct InMeeting {
   ~InMeeting() {
     if (published) state.meeting.store(0, std::memory_order_release);
     state.status.store(detail::kRunning, std::memory_order_relaxed);
+    state.meeting_members.store(nullptr, std::memory_order_relaxed);
   }
 };
 
@@ -287,7 +292,8 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
   seat.operation = op;
   seat.input = input;
   seat.has_part = part != nullptr;
-  const InMeeting in_meeting(me, op, group == nullptr ? tag.sequence : 0);
+  const InMeeting in_meeting(me, op, group == nullptr ? tag.sequence : 0,
+                             group == nullptr ? nullptr : &meeting.vps);
 
   const std::uint32_t generation = meeting.released.load(std::memory_order_acquire);
   const auto p = static_cast<std::uint32_t>(place.size);
@@ -733,7 +739,8 @@ bool Port::meet_prefix(const detail::GroupInfo* group, const MessageTag& tag, co
     throw Aborted(vp_name(id_) + ": " + op + " abandoned: another VP failed or the run deadlocked");
 
   const std::uint64_t generation = place.calls++;
-  const InMeeting in_meeting(fabric_->state(id_), op, place.group == nullptr ? tag.sequence : 0);
+  const InMeeting in_meeting(fabric_->state(id_), op, place.group == nullptr ? tag.sequence : 0,
+                             place.group == nullptr ? nullptr : &place.chain.vps);
   take_seat(place, generation, tag, input.size(), out);
   Chain::Slot& slot = chain.slot(generation);
   const auto me = static_cast<std::size_t>(place.rank);
@@ -846,7 +853,8 @@ bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, co
     throw Aborted(vp_name(id_) + ": " + op + " abandoned: another VP failed or the run deadlocked");
 
   const std::uint64_t generation = place.calls++;
-  const InMeeting in_meeting(fabric_->state(id_), op, place.group == nullptr ? tag.sequence : 0);
+  const InMeeting in_meeting(fabric_->state(id_), op, place.group == nullptr ? tag.sequence : 0,
+                             place.group == nullptr ? nullptr : &place.chain.vps);
   const int root = rounds.root;
   const bool is_root = place.rank == root;
   take_seat(place, generation, tag, uneven != nullptr ? uneven->seat : n, out);
@@ -1009,7 +1017,8 @@ bool Port::meet_rooted_by_reference(const ChainSeat& place, const MessageTag& ta
   if (fabric_->aborted()) throw abandoned();
 
   const std::uint64_t generation = place.calls++;
-  const InMeeting in_meeting(fabric_->state(id_), op, place.group == nullptr ? tag.sequence : 0);
+  const InMeeting in_meeting(fabric_->state(id_), op, place.group == nullptr ? tag.sequence : 0,
+                             place.group == nullptr ? nullptr : &place.chain.vps);
   const int root = rounds.root;
   take_seat(place, generation, tag, uneven != nullptr ? uneven->seat : n, out);
   Chain::Slot& slot = chain.slot(generation);
@@ -1122,7 +1131,8 @@ void Port::settle_clock() {
     // from there and names what it knows (an irregular call's counts).
     const MessageTag tag =
         chain.slot(generation).seats[static_cast<std::size_t>(pending_seat_)].tag;
-    const InMeeting in_meeting(fabric_->state(id_), pending_operation_, 0);
+    const InMeeting in_meeting(fabric_->state(id_), pending_operation_, 0,
+                               pending_group_ == nullptr ? nullptr : &pending_chain_->vps);
     wait_in_meeting(
         &tag, [&] { return concluded(chain, generation); }, [] { return false; }, pending_group_,
         Compare::roles);
