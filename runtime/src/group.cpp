@@ -40,8 +40,8 @@ int Group::peer(int rank, const char* op) const {
 }
 
 void Group::throw_in_group(const SizeMismatch& e, int from_rank) const {
-  throw SizeMismatch(std::string(e.what()) + " (in " + name() + ": rank " +
-                     std::to_string(info_->rank) + " from rank " + std::to_string(from_rank) + ")");
+  throw SizeMismatch(std::string(e.what()) + "; in " + name() + ": rank " +
+                     std::to_string(info_->rank) + " from rank " + std::to_string(from_rank));
 }
 
 namespace detail {

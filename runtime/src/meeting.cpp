@@ -536,7 +536,7 @@ void Port::wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused
     if (compare != Compare::roles) return false;
     const auto now = std::chrono::steady_clock::now();
     if (report_after == std::chrono::steady_clock::time_point{}) {
-      report_after = now + 3 * fabric_->recheck_time(true);
+      report_after = now + 2 * fabric_->recheck_time(true);
       wake_sleepers(meeting);
     }
     return now < report_after;
