@@ -99,8 +99,10 @@ inline constexpr std::uint32_t kGroupShapeShift = 29;
 [[nodiscard]] std::string group_name(std::uint32_t id, const Topology& machine);
 // The VP this thread runs (Fabric::vp_main), or -1: group_name names a subcube that contains it
 // by it ("subcube 0b0101 of VP 3", as the VP that made it names it), else by its lowest member.
-void set_naming_vp(int id) noexcept;
-[[nodiscard]] int naming_vp() noexcept;
+// Inline, as every send and collective asks it (Port::check_thread).
+inline thread_local int tl_naming_vp = -1;
+inline void set_naming_vp(int id) noexcept { tl_naming_vp = id; }
+[[nodiscard]] inline int naming_vp() noexcept { return tl_naming_vp; }
 
 // One VP's groups during a run.
 struct GroupTable {

@@ -70,13 +70,6 @@ std::string GroupInfo::name() const {
   return "a group";
 }
 
-namespace {
-thread_local int tl_naming_vp = -1;
-}  // namespace
-
-void set_naming_vp(int id) noexcept { tl_naming_vp = id; }
-int naming_vp() noexcept { return tl_naming_vp; }
-
 std::string group_name(std::uint32_t id, const Topology& machine) {
   const auto shape = static_cast<Shape>(id >> kGroupShapeShift);
   const std::uint32_t rest = id & ((1u << kGroupShapeShift) - 1);

@@ -9,6 +9,7 @@
 #include <hypercomm/machine.hpp>
 #include <limits>
 #include <mutex>
+#include <ranges>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -75,9 +76,9 @@ std::exception_ptr naming_vp(std::exception_ptr error, int vp) {
       return error;
     const std::string text = name + ": " + std::string(what);
     std::exception_ptr named;
-    if (const auto* system = dynamic_cast<const std::system_error*>(&e);
-        system != nullptr && typeid(e) == typeid(std::system_error)) {
+    if (typeid(e) == typeid(std::system_error)) {
       // what() is "argument: the code's message"; the argument is given the name.
+      const auto* system = static_cast<const std::system_error*>(&e);
       const std::string suffix = ": " + system->code().message();
       std::string argument;
       if (what.ends_with(suffix))
@@ -543,36 +544,33 @@ std::string Fabric::describe_waits() const {
     if (waits_in_collective(op) && read_calls(s, calls) && calls.latest().kind != 0)
       item += " (call " + std::to_string(calls.latest().sequence) + " on " +
               group_name(calls.latest().group, topology_) + ")";
-    const std::vector<int>* members = s.meeting_members.load(std::memory_order_acquire);
-    if (peer == kWaitsForAll && members != nullptr && calls.latest().kind != 0) {
-      // A group's meeting: its members (of this process) that have not entered this call.
-      const MessageTag& call = calls.latest();
-      item += " for every member to join it";
+    // " (not in it: VP a, b, ...)": this process's VPs among `vps` for which `in_it` is false.
+    const auto not_in_it = [&](const auto& vps, const auto& in_it) {
       std::string absent;
       int count = 0;
-      for (const int j : *members) {
-        if (j < first_ || j >= last_ || j == i) continue;
-        PublishedCalls theirs;
-        if (read_calls(states_[static_cast<std::size_t>(j)], theirs) &&
-            theirs.find(call.group, call.sequence) != nullptr)
-          continue;
+      for (const int j : vps) {
+        if (j < first_ || j >= last_ || j == i || in_it(j)) continue;
         if (count++ < 8) absent += (absent.empty() ? "VP " : ", ") + std::to_string(j);
       }
       if (count > 8) absent += ", ...";
-      if (count > 0) item += " (not in it: " + absent + ")";
+      return count > 0 ? " (not in it: " + absent + ")" : std::string();
+    };
+    const MessageTag& call = calls.latest();
+    const std::vector<int>* members = s.meeting_members.load(std::memory_order_acquire);
+    if (peer == kWaitsForAll && members != nullptr && call.kind != 0) {
+      // A group's meeting: its members that have not entered this call.
+      item += " for every member to join it" + not_in_it(*members, [&](int j) {
+                PublishedCalls theirs;
+                return read_calls(states_[static_cast<std::size_t>(j)], theirs) &&
+                       theirs.find(call.group, call.sequence) != nullptr;
+              });
     } else if (peer == kWaitsForAll) {
       item += " for every VP to join it";
-      // Which have not: on the whole machine, this process's VPs whose latest call is another.
-      if (calls.latest().kind != 0 && calls.latest().group == 0) {
-        std::string absent;
-        int count = 0;
-        for (int j = first_; j < last_; ++j) {
-          if (machine_call(j) == static_cast<std::int64_t>(calls.latest().sequence)) continue;
-          if (count++ < 8) absent += (absent.empty() ? "VP " : ", ") + std::to_string(j);
-        }
-        if (count > 8) absent += ", ...";
-        if (count > 0) item += " (not in it: " + absent + ")";
-      }
+      // Which have not: on the whole machine, the VPs whose latest call is another.
+      if (call.kind != 0 && call.group == 0)
+        item += not_in_it(std::views::iota(first_, last_), [&](int j) {
+          return machine_call(j) == static_cast<std::int64_t>(call.sequence);
+        });
     } else {
       item += " for VP " + std::to_string(peer);
       if (peer >= 0 && states_[static_cast<std::size_t>(peer)].status.load() == kFinished)
