@@ -14,7 +14,8 @@
 // the up stream has ended at this member.
 //
 //   T = the longest path through the two streams' steps (a sendrecv's clock waits on the
-//       neighbour below): line_all_to_allv_clocks (card.cpp) runs it exactly, for any counts;
+//       neighbour below): line_all_to_allv_clocks (cost_all_to_allv.cpp) runs it exactly, for any
+//       counts;
 //   equal bundles of b bytes (e = 8 bytes of sizes a bundle), n members:
 //     T = 2n*ts + 2(n-1)*th + tw*max_{j=0..n-2} (b*(n(n-1) - 2j) + e*(j+1)*(2n-2-j)),
 //   the j = 0 term's when b >= e*(n-2): 2n*ts + 2(n-1)*th + tw*(b*n + 2e)*(n-1), two start-ups

@@ -14,7 +14,8 @@
 // On a mesh without wraparound under Links::strict each phase is the line's all-to-allv
 // (all_to_allv_line.cpp), neighbours only: equal blocks of m, T = L(cols, rows*m, 8*rows) +
 // L(rows, cols*m, 8*cols) with L(n, b, e) that file's line time (every column starts its phase
-// as its row phase's pattern ends, so the phases add); any counts, card.cpp runs the clocks.
+// as its row phase's pattern ends, so the phases add); any counts, cost_all_to_allv.cpp runs the
+// clocks.
 //
 // VP (r, c) has id r*cols + c.
 // 1. Row phase: the bundle for column c' holds the blocks for (r', c'), r' = 0..rows-1 (sizes

@@ -310,10 +310,10 @@ class alignas(64) Port {
     const GroupInfo* group;  // null: the whole machine
     int rank;
     int size;
-    std::uint64_t& calls;                        // this VP's meetings in the chain this run
-    [[nodiscard]] int vp(int r) const noexcept;  // member r's machine VP id
+    std::uint64_t& calls;                               // this VP's meetings in the chain this run
+    [[nodiscard]] inline int vp(int r) const noexcept;  // member r's machine VP id
   };
-  [[nodiscard]] ChainSeat chain_seat(const GroupInfo* group);
+  [[nodiscard]] inline ChainSeat chain_seat(const GroupInfo* group);  // meeting_wait.hpp
   [[nodiscard]] bool meet_rooted_by_reference(const ChainSeat& place, const MessageTag& tag,
                                               const Rounds& rounds, Flow flow,
                                               std::span<const std::byte> input,

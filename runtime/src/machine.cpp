@@ -1,15 +1,14 @@
-// Machine: VP threads, the run protocol, abort, the deadlock watchdog and the Report.
+// Machine: VP threads, the run protocol and abort (the watchdog: watchdog.cpp; the Report:
+// run_report.cpp; the groups' meeting places: meeting_places.cpp).
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <climits>
 #include <cmath>
 #include <hypercomm/errors.hpp>
 #include <hypercomm/machine.hpp>
 #include <limits>
 #include <mutex>
-#include <ranges>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -102,12 +101,6 @@ std::exception_ptr naming_vp(std::exception_ptr error, int vp) {
   } catch (...) {
     return error;
   }
-}
-
-// Whether a blocked VP's VpState::operation names a collective (the point-to-point waits name
-// "recv" or "sendrecv", or none).
-bool waits_in_collective(const char* op) {
-  return op != nullptr && std::string_view(op) != "recv" && std::string_view(op) != "sendrecv";
 }
 
 }  // namespace
@@ -344,79 +337,6 @@ void Fabric::vp_main(int id) {
   }
 }
 
-namespace {
-
-// Group g's place in `places` if a member made it (the caller holds the places' lock).
-template <class Place>
-Place* held_place(const std::vector<std::unique_ptr<Place>>& places, const GroupInfo& g) {
-  for (const auto& place : places)
-    if (place->group == g.key && place->vps.size() == static_cast<std::size_t>(g.size) &&
-        (g.shape != GroupInfo::Shape::split || place->vps == g.members))
-      return place.get();
-  return nullptr;
-}
-
-// Group g's place in `places` (Fabric::group_meeting, group_chain), made by make() for the
-// first member to ask, found by its key and members. Every member asks once, under the lock: a
-// row's, column's or subcube's key names its members, a split group's members are compared (one
-// memcmp); only the member that makes the place lists them (each member listing a subcube of
-// 4096 VPs bit by bit made its scan take 2-3 times as long).
-template <class Place, class Make>
-Place& group_place(std::vector<std::unique_ptr<Place>>& places, std::mutex& mutex,
-                   const GroupInfo& g, Make&& make) {
-  const std::lock_guard lock(mutex);
-  if (Place* found = held_place(places, g)) return *found;
-  std::vector<int> vps(static_cast<std::size_t>(g.size));
-  for (int r = 0; r < g.size; ++r) vps[static_cast<std::size_t>(r)] = g.vp_of(r);
-  auto& made = places.emplace_back(std::make_unique<Place>());
-  make(*made);
-  made->group = g.key;
-  made->vps = std::move(vps);
-  return *made;
-}
-
-}  // namespace
-
-const PipelinedMeeting* Fabric::find_group_chain(const GroupInfo& g) {
-  if (g.chain != nullptr) return g.chain;
-  const std::lock_guard lock(group_meetings_mutex_);
-  return held_place(group_chains_, g);
-}
-
-Meeting& Fabric::group_meeting(const GroupInfo& g) {
-  if (g.meeting == nullptr)
-    g.meeting = &group_place(group_meetings_, group_meetings_mutex_, g, [&](Meeting& made) {
-      const auto p = static_cast<std::size_t>(g.size);
-      made.seats.resize(p);
-      made.inputs.resize(p);
-      made.clocks.resize(p);
-      made.next_clocks.resize(p);
-    });
-  return *g.meeting;
-}
-
-void Fabric::ring_every_bell() noexcept {
-  const auto ring = [](Meeting& bell) noexcept {
-    bell.signal.fetch_add(1, std::memory_order_seq_cst);
-    futex_wake(bell.signal, INT_MAX);
-  };
-  ring(meeting_);
-  const std::lock_guard lock(group_meetings_mutex_);
-  for (const auto& group : group_meetings_) ring(*group);
-}
-
-PipelinedMeeting& Fabric::group_chain(const GroupInfo& g) {
-  if (g.chain == nullptr)
-    g.chain = &group_place(group_chains_, group_meetings_mutex_, g, [&](PipelinedMeeting& made) {
-      // Past the run's share, none: the group's rooted collectives and prefixes send their
-      // messages (slot_count 0), decided once for all its members.
-      if (group_chain_bytes_ >= PipelinedMeeting::kGroupsStorage) return;
-      made.allocate(g.size, PipelinedMeeting::kGroupSlots, PipelinedMeeting::kGroupWideRoom);
-      group_chain_bytes_ += made.storage_bytes;
-    });
-  return *g.chain;
-}
-
 void Fabric::fail(std::exception_ptr error, int vp) noexcept {
   {
     const std::lock_guard lock(error_mutex_);
@@ -469,230 +389,6 @@ void Fabric::finish(int id) noexcept {
   const bool last = remaining_.fetch_sub(1, std::memory_order_seq_cst) == 1;
   if (last && watcher_sleeps_.load(std::memory_order_seq_cst)) futex_wake(remaining_, 1);
   if (remote_ != nullptr) remote_->outgoing();  // the other processes must hear of it
-}
-
-namespace {
-
-MessageTag tag_of(std::uint64_t first, std::uint64_t second) noexcept {
-  return std::bit_cast<MessageTag>(std::array<std::uint64_t, 2>{first, second});
-}
-
-}  // namespace
-
-bool read_calls(const VpState& state, PublishedCalls& calls) noexcept {
-  for (int attempt = 0; attempt < 16; ++attempt) {
-    const std::uint32_t before = state.call_version.load(std::memory_order_acquire);
-    if ((before & 1u) != 0) {
-      cpu_relax();
-      continue;
-    }
-    const std::uint32_t entered = state.entered.load(kSeqlockWordLoad);
-    PublishedCalls read;
-    for (std::uint32_t k = 0; k < kPublishedCalls && k < entered; ++k) {
-      const auto& place = state.calls[(entered - 1 - k) % kPublishedCalls];
-      read.recent[k] = tag_of(place[0].load(kSeqlockWordLoad), place[1].load(kSeqlockWordLoad));
-    }
-    seqlock_read_fence();
-    if (state.call_version.load(std::memory_order_relaxed) != before) continue;
-    calls = read;
-    return true;
-  }
-  return false;
-}
-
-std::string Fabric::describe_waits() const {
-  std::string text;
-  int listed = 0, finished = 0;
-  auto add = [&](const std::string& item) {
-    if (listed++ < 64)
-      text += (text.empty() ? "" : "; ") + item;
-    else if (listed == 65)
-      text += "; ...";
-  };
-  // Each VP's latest call on the whole machine (its sequence; -1: none or unreadable), read once
-  // when a meeting's wait first asks who is not in it: p VPs waiting would otherwise read p each.
-  std::vector<std::int64_t> machine_calls;
-  const auto machine_call = [&](int j) {
-    if (machine_calls.empty()) {
-      machine_calls.assign(static_cast<std::size_t>(last_ - first_), -1);
-      for (int k = first_; k < last_; ++k) {
-        PublishedCalls theirs;
-        if (read_calls(states_[static_cast<std::size_t>(k)], theirs) &&
-            theirs.latest().group == 0 && theirs.latest().kind != 0)
-          machine_calls[static_cast<std::size_t>(k - first_)] = theirs.latest().sequence;
-      }
-    }
-    return machine_calls[static_cast<std::size_t>(j - first_)];
-  };
-  for (int i = first_; i < last_; ++i) {
-    const VpState& s = states_[static_cast<std::size_t>(i)];
-    const std::uint32_t status = s.status.load(std::memory_order_acquire);
-    if (status == kFinished) {
-      ++finished;
-      continue;
-    }
-    const std::string vp = "VP " + std::to_string(i);
-    if (status == kRunning) {
-      add(vp + " is running");
-      continue;
-    }
-    const int peer = s.waiting_for.load(std::memory_order_relaxed);
-    const char* op = s.operation.load(std::memory_order_relaxed);
-    std::string item = vp + " waits in " + (op != nullptr ? op : "recv");
-    // Blocked in a collective: in the last call it entered.
-    PublishedCalls calls;
-    if (waits_in_collective(op) && read_calls(s, calls) && calls.latest().kind != 0)
-      item += " (call " + std::to_string(calls.latest().sequence) + " on " +
-              group_name(calls.latest().group, topology_) + ")";
-    // " (not in it: VP a, b, ...)": this process's VPs among `vps` for which `in_it` is false.
-    const auto not_in_it = [&](const auto& vps, const auto& in_it) {
-      std::string absent;
-      int count = 0;
-      for (const int j : vps) {
-        if (j < first_ || j >= last_ || j == i || in_it(j)) continue;
-        if (count++ < 8) absent += (absent.empty() ? "VP " : ", ") + std::to_string(j);
-      }
-      if (count > 8) absent += ", ...";
-      return count > 0 ? " (not in it: " + absent + ")" : std::string();
-    };
-    const MessageTag& call = calls.latest();
-    const std::vector<int>* members = s.meeting_members.load(std::memory_order_acquire);
-    if (peer == kWaitsForAll && members != nullptr && call.kind != 0) {
-      // A group's meeting: its members that have not entered this call.
-      item += " for every member to join it" + not_in_it(*members, [&](int j) {
-                PublishedCalls theirs;
-                return read_calls(states_[static_cast<std::size_t>(j)], theirs) &&
-                       theirs.find(call.group, call.sequence) != nullptr;
-              });
-    } else if (peer == kWaitsForAll) {
-      item += " for every VP to join it";
-      // Which have not: on the whole machine, the VPs whose latest call is another.
-      if (call.kind != 0 && call.group == 0)
-        item += not_in_it(std::views::iota(first_, last_), [&](int j) {
-          return machine_call(j) == static_cast<std::int64_t>(call.sequence);
-        });
-    } else {
-      item += " for VP " + std::to_string(peer);
-      if (peer >= 0 && states_[static_cast<std::size_t>(peer)].status.load() == kFinished)
-        item += ", which has already finished";
-    }
-    add(item);
-  }
-  if (finished > 0)
-    text +=
-        "; " + std::to_string(finished) + (finished == 1 ? " VP has" : " VPs have") + " finished";
-  return text;
-}
-
-bool Fabric::settle() const {
-  using namespace std::chrono;
-  const auto until =
-      steady_clock::now() + std::min<nanoseconds>(options_.deadlock_timeout, milliseconds(200));
-  for (;;) {
-    if (aborted()) return false;
-    bool running = false;
-    for (int i = first_; i < last_ && !running; ++i)
-      running =
-          states_[static_cast<std::size_t>(i)].status.load(std::memory_order_acquire) == kRunning;
-    if (!running || steady_clock::now() >= until) return !aborted();
-    std::this_thread::sleep_for(microseconds(200));
-  }
-}
-
-// Whether every blocked VP waits inside a collective: then they disagree on the collectives
-// they call. One blocked in a point-to-point receive makes it a plain deadlock.
-bool Fabric::all_waiting_in_collectives() const {
-  bool any = false;
-  for (int i = first_; i < last_; ++i) {
-    const VpState& s = states_[static_cast<std::size_t>(i)];
-    if (s.status.load(std::memory_order_acquire) != kBlocked) continue;
-    if (!waits_in_collective(s.operation.load(std::memory_order_relaxed))) return false;
-    any = true;
-  }
-  return any;
-}
-
-void Fabric::watch(std::chrono::steady_clock::time_point start) {
-  using namespace std::chrono;
-  const nanoseconds timeout = options_.deadlock_timeout;
-  const nanoseconds tick = std::clamp<nanoseconds>(timeout / 8, milliseconds(1), milliseconds(50));
-  std::uint64_t last_progress = UINT64_MAX;
-  auto stalled_since = start;
-  // A short run's end, seen without a futex wake-up.
-  if (between_runs_spin_.count() > 0) {
-    const auto spin_until = steady_clock::now() + between_runs_spin_;
-    while (remaining_.load(std::memory_order_acquire) != 0 && steady_clock::now() < spin_until)
-      between_runs_pause();
-  }
-  for (;;) {
-    // Said before the count is looked at, so that the last VP wakes this thread only when it
-    // sleeps (Fabric::finish).
-    watcher_sleeps_.store(true, std::memory_order_seq_cst);
-    const std::uint32_t remaining = remaining_.load(std::memory_order_seq_cst);
-    if (remaining != 0) futex_wait(remaining_, remaining, tick);
-    watcher_sleeps_.store(false, std::memory_order_relaxed);
-    if (remaining_.load(std::memory_order_acquire) == 0) return;
-    if (aborted()) continue;  // the VPs are on their way out
-    bool in_collectives = false;
-    std::uint64_t progress = 0;
-    const bool all_waiting = stalled(progress, in_collectives);
-    const auto now = steady_clock::now();
-    if (!all_waiting || progress != last_progress) {
-      last_progress = all_waiting ? progress : UINT64_MAX;
-      stalled_since = now;
-      continue;
-    }
-    if (now - stalled_since >= timeout) {
-      const double seconds = duration<double>(now - stalled_since).count();
-      const std::string what = "nothing delivered for " + std::to_string(seconds) +
-                               " s while every unfinished VP waits: " + describe_waits();
-      // VPs stuck inside collectives wait for messages their peers never send: they disagree
-      // on the collective, its root, count or algorithm.
-      if (in_collectives)
-        fail(std::make_exception_ptr(CollectiveMismatch(
-                 "deadlock inside collectives, the VPs disagree on the collective sequence: " +
-                 what)),
-             -1);
-      else
-        fail(std::make_exception_ptr(Deadlock("deadlock: " + what)), -1);
-    }
-  }
-}
-
-bool Fabric::stalled(std::uint64_t& progress, bool& in_collectives) {
-  progress = 0;
-  for (int i = first_; i < last_; ++i) {
-    const VpState& s = states_[static_cast<std::size_t>(i)];
-    if (s.status.load(std::memory_order_acquire) == kRunning) {
-      look_progress_ = UINT64_MAX;  // it may send: a fresh snapshot once it waits
-      return false;
-    }
-    progress += s.received.load(std::memory_order_relaxed);
-  }
-  // A VP sends only while it runs, and it runs again only after it took a message: once every
-  // blocked VP has looked since the snapshot, a message sent before the snapshot would have been
-  // taken (progress). Until then, one may be waiting for a VP the OS has not run: on a box whose
-  // load average ran in the thousands, VPs waited 30-60 s for messages already sent.
-  const std::size_t local = static_cast<std::size_t>(last_ - first_);
-  const auto looks = [&](std::size_t k) {
-    return states_[static_cast<std::size_t>(first_) + k].looks.load(std::memory_order_seq_cst);
-  };
-  if (progress != look_progress_ || looks_then_.size() != local) {
-    look_progress_ = progress;
-    looks_then_.resize(local);
-    for (std::size_t k = 0; k < local; ++k) looks_then_[k] = looks(k);
-    all_looked_ = false;
-  }
-  if (!all_looked_) {
-    for (std::size_t k = 0; k < local; ++k) {
-      const VpState& s = states_[static_cast<std::size_t>(first_) + k];
-      if (s.status.load(std::memory_order_acquire) == kBlocked && looks(k) == looks_then_[k])
-        return false;
-    }
-    all_looked_ = true;
-  }
-  in_collectives = all_waiting_in_collectives();
-  return true;
 }
 
 Report Fabric::run(const std::function<void(Proc&)>& body) {
@@ -779,73 +475,6 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
   if (error_) std::rethrow_exception(error_);
   if (!leftover.empty()) throw CollectiveMismatch(leftover);
   return complete(collect(wall));
-}
-
-Report Fabric::collect(double wall_seconds) const {
-  Report r;
-  r.wall_seconds = wall_seconds;
-  r.topology = topology_.name();
-  r.clocks.reserve(static_cast<std::size_t>(last_ - first_));
-  for (int i = first_; i < last_; ++i) {
-    const Port& port = *ports_[static_cast<std::size_t>(i)];
-    r.clocks.push_back(port.clock_);
-    r.model_time = std::max(r.model_time, port.clock_);
-    r.messages += port.messages_sent_;
-    r.bytes += port.bytes_sent_;
-    r.events.insert(r.events.end(), port.events_.begin(), port.events_.end());
-    if (port.recording_) r.operations.push_back(port.operations_);
-  }
-  // The straight runs' marks summed along each line of the grid: link (id, slot) carried the
-  // runs marked at or before it on its line, in the slot's order.
-  const std::size_t counters = static_cast<std::size_t>(size_) * link_stride_;
-  std::vector<std::uint64_t> run_messages(run_marks_ != nullptr ? counters : 0);
-  std::vector<std::uint64_t> run_bytes(run_messages.size());
-  if (run_marks_ != nullptr) {
-    const int rows = topology_.rows(), cols = topology_.cols();
-    for (int slot = 0; slot < topology_.max_degree(); ++slot) {
-      const bool along_row = slot < 2;
-      for (int line = 0; line < (along_row ? rows : cols); ++line) {
-        std::uint64_t messages = 0, bytes = 0;
-        for (int at = 0; at < (along_row ? cols : rows); ++at) {
-          const std::size_t i = link_index(along_row ? line * cols + at : at * cols + line, slot);
-          messages += run_marks_[i].messages.load(std::memory_order_relaxed);
-          bytes += run_marks_[i].bytes.load(std::memory_order_relaxed);
-          run_messages[i] = messages;
-          run_bytes[i] = bytes;
-        }
-      }
-    }
-  }
-  for (int from = 0; from < size_; ++from) {
-    for (int to : topology_.neighbors(from)) {
-      const int slot = topology_.link_slot(from, to);
-      const LinkCounter& c = link_counter(from, slot);
-      std::uint64_t messages = c.messages(), bytes = c.bytes();
-      if (!run_messages.empty()) {
-        messages += run_messages[link_index(from, slot)];
-        bytes += run_bytes[link_index(from, slot)];
-      }
-      if (messages > 0) r.link_traffic[{from, to}] = LinkStats{messages, bytes};
-    }
-  }
-  return r;
-}
-
-Report Fabric::complete(Report r) const {
-  std::stable_sort(r.events.begin(), r.events.end(),
-                   [](const Event& a, const Event& b) { return a.wall_begin < b.wall_begin; });
-  for (const Event& e : r.events)
-    if (e.group != 0 && !r.group_names.contains(e.group))
-      r.group_names.emplace(e.group, group_name(e.group, topology_));
-  if (options_.model.contention) {
-    // Messages that share a directed link at overlapping model times serialize on it: the
-    // run's operations replayed in logical-time order (replay.cpp states the rule exactly).
-    const Replay timed = r.replay(ReplayModel{.cost = options_.model, .contention = true});
-    r.clocks = timed.clocks;
-    r.model_time = timed.model_time;
-    if (!options_.trace && !options_.record) r.operations.clear();
-  }
-  return r;
 }
 
 }  // namespace detail
