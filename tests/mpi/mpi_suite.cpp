@@ -282,9 +282,9 @@ void run_suites() {
 
 // ---------------------------------------------------------------- floods
 
-// One-way traffic far past what the Remote keeps in flight (mpi_remote.cpp, kInFlight): each VP
-// of the lower half sends thousands of small messages, and now and then a large one, to the VP
-// half the machine away (another process) and finishes at once, its messages still queued, and
+// One-way traffic far past what the Remote keeps in flight (mpi_remote_protocol.hpp, kInFlight):
+// each VP of the lower half sends thousands of small messages, and now and then a large one, to the
+// VP half the machine away (another process) and finishes at once, its messages still queued, and
 // the VPs of the upper half, which start late, take them in order (a finish announced before
 // its VP's last messages have left would make them see a VP gone). Then a broadcast called
 // back to back, the root running ahead.
@@ -341,7 +341,7 @@ void mixed_sizes() {
 }
 
 // Large messages between processes (on one node: left in the sender's buffer and read by the
-// receiving process, mpi_remote.cpp's send_in_place; else over MPI from the sender's buffer) in
+// receiving process, mpi_send.cpp's send_in_place; else over MPI from the sender's buffer) in
 // the patterns that make a sender wait for its read: blocking sends in a cycle before any
 // receive is posted (a ring shift, a pairwise exchange), a receiver that posts late, and the
 // exchanges of back-to-back collectives. Every byte must arrive, in order, and nothing hang.
@@ -395,7 +395,7 @@ void large_messages() {
       }
       // Two VPs (of one process, where there are up to 4) send to one of another process at
       // once, which takes them in the other order: its receive offered to one sender
-      // (mpi_remote.cpp, write_into_post) is never filled by the other.
+      // (mpi_send.cpp, write_into_post) is never filled by the other.
       for (int round = 0; round < 4; ++round) {
         if (me == 0 || me == 1) {
           fill(out, me, 500 + round);
@@ -426,7 +426,7 @@ void large_messages() {
 
 // Large messages between the two VPs of hypercube:1 over 2 processes, each VP on a core of its
 // own: the copy of a message left in place is shared by the two processes, chunk by chunk
-// (mpi_remote.cpp, shared_chunk_bytes), where the receiver's own message to the sender does not
+// (mpi_send.cpp, shared_chunk_bytes), where the receiver's own message to the sender does not
 // wait for it (an exchange is copied whole by each side). Sizes at and around the least shared
 // (two chunks of 64 KiB), not a whole number of chunks or pages; one way with the receive
 // posted first or after the message came (read onto the channel then), both ways at once, and
