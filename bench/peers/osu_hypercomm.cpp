@@ -179,10 +179,9 @@ void measure(hc::Machine& machine, const std::string& bench, std::size_t bytes,
     t = run_batch(machine, bench, a, buffers, bytes, iters);
   }
   iters = osu::iterations_for(t.elapsed / static_cast<double>(iters), a);
-  std::vector<double> per_op;
-  for (int k = 0; k < a.batches; ++k)
-    per_op.push_back(run_batch(machine, bench, a, buffers, bytes, iters).per_op);
-  osu::print_line(a, bench, bytes, osu::median(per_op), iters);
+  const auto [per_op, calls] = osu::measured_batches(
+      a, iters, [&](long n) { return run_batch(machine, bench, a, buffers, bytes, n); });
+  osu::print_line(a, bench, bytes, per_op, calls);
 }
 
 hc::Topology topology_for(int p) {

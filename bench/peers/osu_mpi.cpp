@@ -137,10 +137,9 @@ void measure(const std::string& bench, std::size_t bytes, const osu::Args& a, in
     t = run_batch(bench, a, b, m, iters, rank, p);
   }
   iters = osu::iterations_for(t.elapsed / static_cast<double>(iters), a);
-  std::vector<double> per_op;
-  for (int k = 0; k < a.batches; ++k)
-    per_op.push_back(run_batch(bench, a, b, m, iters, rank, p).per_op);
-  if (rank == 0) osu::print_line(a, bench, bytes, osu::median(per_op), iters);
+  const auto [per_op, calls] = osu::measured_batches(
+      a, iters, [&](long n) { return run_batch(bench, a, b, m, n, rank, p); });
+  if (rank == 0) osu::print_line(a, bench, bytes, per_op, calls);
 }
 
 }  // namespace
