@@ -181,8 +181,7 @@ bool Port::meet(const MessageTag& tag, const Rounds& rounds, const void* input, 
   if (!may_meet()) return false;
   if (pending_ != 0) settle_clock();
   const char* op = operation_name();
-  if (fabric_->aborted())
-    throw Aborted(vp_name(id_) + ": " + op + " abandoned: another VP failed or the run deadlocked");
+  if (fabric_->aborted()) throw detail::meeting_abandoned(id_, op);
 
   // A group's members meet in its own meeting, seated by rank; its calls are numbered apart from
   // the whole machine's, so the VP does not publish the call's number to VPs that wait for its

@@ -83,8 +83,7 @@ bool Port::meet_prefix(const detail::GroupInfo* group, const MessageTag& tag, co
   // a seat's pending clock is the one its own chain's previous meeting sets.
   if (pending_ != 0 && pending_chain_ != &chain) settle_clock();
   const char* op = operation_name();
-  if (fabric_->aborted())
-    throw Aborted(vp_name(id_) + ": " + op + " abandoned: another VP failed or the run deadlocked");
+  if (fabric_->aborted()) throw detail::meeting_abandoned(id_, op);
 
   const std::uint64_t generation = place.calls++;
   const InMeeting in_meeting(fabric_->state(id_), op, place.group == nullptr ? tag.sequence : 0,

@@ -58,8 +58,7 @@ bool Port::meet_rooted(const detail::GroupInfo* group, const MessageTag& tag, co
     return meet_rooted_by_reference(place, tag, rounds, flow, input, out, results, uneven);
   }
   const char* op = operation_name();
-  if (fabric_->aborted())
-    throw Aborted(vp_name(id_) + ": " + op + " abandoned: another VP failed or the run deadlocked");
+  if (fabric_->aborted()) throw detail::meeting_abandoned(id_, op);
 
   const std::uint64_t generation = place.calls++;
   const InMeeting in_meeting(fabric_->state(id_), op, place.group == nullptr ? tag.sequence : 0,
@@ -219,10 +218,7 @@ bool Port::meet_rooted_by_reference(const ChainSeat& place, const MessageTag& ta
   Chain& chain = place.chain;
   const std::size_t n = flow == Flow::from_root ? out.size() : input.size();
   const char* op = operation_name();
-  const auto abandoned = [&] {
-    return Aborted(vp_name(id_) + ": " + op +
-                   " abandoned: another VP failed or the run deadlocked");
-  };
+  const auto abandoned = [&] { return detail::meeting_abandoned(id_, op); };
   if (fabric_->aborted()) throw abandoned();
 
   const std::uint64_t generation = place.calls++;

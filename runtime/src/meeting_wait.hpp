@@ -21,6 +21,11 @@ namespace hypercomm::detail {
 // "VP 3", as the meetings' errors name a VP.
 inline std::string vp_name(int id) { return "VP " + std::to_string(id); }
 
+// What a VP in (or entering) a meeting of operation `op` throws when the run has been aborted.
+inline Aborted meeting_abandoned(int id, const char* op) {
+  return Aborted(vp_name(id) + ": " + op + " abandoned: another VP failed or the run deadlocked");
+}
+
 // A VP in a meeting, as the watchdog and its peers see it, until it leaves. `sequence`: the
 // whole machine's call it meets in, which its peers' sends and receives check
 // (Port::check_not_meeting; a full fence, against theirs); 0: none published (a group's call,
@@ -87,10 +92,7 @@ template <class Done, class Excused>
 void Port::wait_in_meeting(const MessageTag* tag, Done&& done, Excused&& excused,
                            const detail::GroupInfo* group, Compare compare) {
   detail::Meeting& meeting = fabric_->bell(group);
-  auto abandoned = [&] {
-    return Aborted(vp_name(id_) + ": " + operation_name() +
-                   " abandoned: another VP failed or the run deadlocked");
-  };
+  auto abandoned = [&] { return meeting_abandoned(id_, operation_name()); };
   // As a VP waiting for a message does (Port::wait_until): the other VPs may be in a different
   // call of the same sequence number, or have finished.
   detail::LookPace pace(group != nullptr ? group->size : topology().size(),
