@@ -211,6 +211,30 @@ std::vector<Misuse> table() {
                                                       hc::gather(vp, in, out, vp.id() % 2);
                                                     }),
                                              {"gather", "root 0", "root 1"}));
+  // VPs that reduce with different operators, or one operator on other element types.
+  t.push_back(misuse<hc::CollectiveMismatch>(
+      "all_reduce where VP 2 passes hypercomm::max<>, the others std::plus<>",
+      in_run("hypercube:3",
+             [](hc::Proc& vp) {
+               V in(3), out(3);
+               if (vp.id() == 2)
+                 hc::all_reduce(vp, in, out, hc::max<>{});
+               else
+                 hc::all_reduce(vp, in, out, std::plus<>{});
+             }),
+      {"all_reduce", "operator", "std::plus<void> on int", "hypercomm::max<void> on int"}));
+  t.push_back(misuse<hc::CollectiveMismatch>(
+      "scan where VP 0 passes floats, the others ints (messages)",
+      in_run(
+          "ring:4",
+          [](hc::Proc& vp) {
+            if (vp.id() == 0)
+              (void)hc::scan(vp, 1.0f, std::plus<>{});
+            else
+              (void)hc::scan(vp, 1, std::plus<>{});
+          },
+          options(false)),
+      {"scan", "operator", "std::plus<void> on float", "std::plus<void> on int"}));
   t.push_back(misuse<hc::CollectiveMismatch>(
       "all_reduce where VP 3 passes 2 elements, the others 1 (meeting)",
       in_run("ring:8",

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <functional>
 #include <hypercomm/hypercomm.hpp>
 #include <random>
 #include <string>
@@ -226,6 +227,131 @@ TEST_CASE("VPs that disagree on the root, count, operation or algorithm get Coll
       });
     }
   }
+}
+
+namespace {
+
+// A user operator, for a mismatch against std::plus<>.
+struct Larger {
+  std::int64_t operator()(std::int64_t a, std::int64_t b) const { return a > b ? a : b; }
+};
+
+// Runs body with meetings on or off and returns the CollectiveMismatch's text ("" if none).
+std::string mismatch_text(const hc::Topology& t, bool meetings,
+                          const std::function<void(hc::Proc&)>& body) {
+  hc::Options o = test_options();
+  o.meetings = meetings;
+  o.deadlock_timeout = std::chrono::milliseconds(500);
+  try {
+    hc::run(t, body, o);
+  } catch (const hc::CollectiveMismatch& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Whether a CollectiveMismatch says that the operators differ: by name where the two headers
+// met, in the list of what may differ where a VP found the other in another meeting or message.
+bool names_operator(const std::string& what) {
+  return what.find("disagree on the operator") != std::string::npos ||
+         what.find("count, operator or algorithm") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "VPs that reduce with different operators or element types get CollectiveMismatch naming "
+    "both") {
+  // reduce keeps only the digest's top four bits beside its root: the pairs below differ there.
+  using hc::detail::operator_digest;
+  REQUIRE((operator_digest<std::int64_t, std::plus<>>() & 0xF000) !=
+          (operator_digest<std::int64_t, Larger>() & 0xF000));
+  REQUIRE((operator_digest<std::int64_t, std::plus<>>() & 0xF000) !=
+          (operator_digest<double, std::plus<>>() & 0xF000));
+  for (const char* shape : {"hypercube:3", "ring:5", "mesh:3x3", "linear:4", "ring:2"}) {
+    const hc::Topology t = hc::Topology::parse(shape);
+    const int p = t.size();
+    const int odd = p - 1;  // the VP that reduces otherwise
+    for (const bool meetings : {true, false}) {
+      CAPTURE(shape);
+      CAPTURE(meetings);
+      // Each collective with the odd VP's operator and with the others'.
+      const auto each = [&](auto reduction) {
+        const std::string what = mismatch_text(t, meetings, [&](hc::Proc& vp) {
+          if (vp.id() == odd)
+            reduction(vp, Larger{});
+          else
+            reduction(vp, std::plus<>());
+        });
+        CAPTURE(what);
+        CHECK(names_operator(what));
+        CHECK((what.find("std::plus<void> on long int") != std::string::npos ||
+               what.find("Larger on long int") != std::string::npos));
+        CHECK(what.find("disagree on the root") == std::string::npos);
+      };
+      each([](hc::Proc& vp, auto op) { (void)hc::all_reduce(vp, std::int64_t{vp.id()}, op); });
+      each([](hc::Proc& vp, auto op) { (void)hc::scan(vp, std::int64_t{vp.id()}, op); });
+      each([](hc::Proc& vp, auto op) {
+        std::vector<std::int64_t> in(4, vp.id()), out(4);
+        hc::exscan(vp, in, out, op);
+      });
+      each([&](hc::Proc& vp, auto op) {
+        std::vector<std::int64_t> in(static_cast<std::size_t>(2 * p), vp.id()), out(2);
+        hc::reduce_scatter(vp, in, out, op);
+      });
+      each([&](hc::Proc& vp, auto op) {
+        std::vector<std::size_t> counts(static_cast<std::size_t>(p), 1);
+        std::vector<std::int64_t> in(static_cast<std::size_t>(p), vp.id()), out(1);
+        hc::reduce_scatterv(vp, in, out, op, counts);
+      });
+      for (const int root : {0, p / 2}) {
+        const std::string what = mismatch_text(t, meetings, [&](hc::Proc& vp) {
+          std::vector<std::int64_t> in(3, vp.id()), out(3);
+          if (vp.id() == odd)
+            hc::reduce(vp, in, out, Larger{}, root);
+          else
+            hc::reduce(vp, in, out, std::plus<>(), root);
+        });
+        CAPTURE(what);
+        CHECK(names_operator(what));
+        CHECK(what.find("root " + std::to_string(root)) != std::string::npos);
+      }
+      // One operator on another element type of the same size.
+      const std::string what = mismatch_text(t, meetings, [&](hc::Proc& vp) {
+        if (vp.id() == odd)
+          (void)hc::all_reduce(vp, double{1}, std::plus<>());
+        else
+          (void)hc::all_reduce(vp, std::int64_t{1}, std::plus<>());
+      });
+      CAPTURE(what);
+      CHECK(names_operator(what));
+      CHECK((what.find("std::plus<void> on double") != std::string::npos ||
+             what.find("std::plus<void> on long int") != std::string::npos));
+      // A root and an operator at once.
+      const std::string both = mismatch_text(t, meetings, [&](hc::Proc& vp) {
+        std::vector<std::int64_t> in(3, vp.id()), out(3);
+        if (vp.id() == odd)
+          hc::reduce(vp, in, out, Larger{}, 1 % p);
+        else
+          hc::reduce(vp, in, out, std::plus<>(), 0);
+      });
+      CAPTURE(both);
+      CHECK((both.find("disagree on the root and operator") != std::string::npos ||
+             both.find("its root, count, operator or algorithm") != std::string::npos ||
+             both.find("its count, operator or algorithm") != std::string::npos));
+    }
+  }
+  // On groups: every row of a mesh at once, one row's member with another operator.
+  const std::string what = mismatch_text(hc::Topology::mesh(3, 3), true, [](hc::Proc& vp) {
+    const hc::Group row = vp.row();
+    if (vp.id() == 4)
+      (void)hc::all_reduce(row, std::int64_t{1}, Larger{});
+    else
+      (void)hc::all_reduce(row, std::int64_t{1}, std::plus<>());
+  });
+  CAPTURE(what);
+  CHECK(names_operator(what));
+  CHECK(what.find("row 1 of mesh:3x3") != std::string::npos);
 }
 
 TEST_CASE("a mismatch leaves the machine usable") {

@@ -6,6 +6,7 @@
 #include <hypercomm/group.hpp>
 #include <string>
 
+#include "operator_names.hpp"
 #include "scratch.hpp"
 #include "select.hpp"
 

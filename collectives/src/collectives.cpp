@@ -31,7 +31,8 @@ void reduce(const Group& g, ConstBytes in, Bytes out, const Reducer& op, int roo
                                           : " (a non-root's out must be empty or match in)"));
   Buffer storage;
   in = separate(in, out, storage);
-  const Call call(g, Collective::reduce, algo, in.size(), op.elem_size, root, traits_of(op));
+  const Call call(g, Collective::reduce, algo, in.size(), op.elem_size, reduction_root(op, root),
+                  traits_of(op));
   if (call.alone()) return copy_bytes(out, in);
   call.run({.in = in, .out = out, .op = &op, .root = root, .elem_size = op.elem_size});
 }
@@ -45,7 +46,8 @@ void all_reduce(const Group& g, ConstBytes in, Bytes out, const Reducer& op, Alg
   // in may be out; a partial overlap gets a private copy of in, as the other collectives do.
   Buffer storage;
   if (in.data() != out.data()) in = separate(in, out, storage);
-  const Call call(g, Collective::all_reduce, algo, in.size(), op.elem_size, 0, traits_of(op));
+  const Call call(g, Collective::all_reduce, algo, in.size(), op.elem_size, reduction_root(op),
+                  traits_of(op));
   if (call.alone()) return copy_bytes(out, in);
   call.run({.in = in, .out = out, .op = &op, .elem_size = op.elem_size});
 }
@@ -77,7 +79,8 @@ void reduce_scatter(const Group& g, ConstBytes in, Bytes out, const Reducer& op,
                    std::to_string(elements(out.size(), op.elem_size)) + " are needed");
   Buffer storage;
   in = separate(in, out, storage);
-  const Call call(g, Collective::reduce_scatter, algo, out.size(), op.elem_size, 0, traits_of(op));
+  const Call call(g, Collective::reduce_scatter, algo, out.size(), op.elem_size, reduction_root(op),
+                  traits_of(op));
   if (call.alone()) return copy_bytes(out, in);
   const Blocks blocks = Blocks::equal(out.size(), p);
   call.run({.in = in, .out = out, .blocks = &blocks, .op = &op, .elem_size = op.elem_size});
@@ -92,7 +95,8 @@ void scan(const Group& g, ConstBytes in, Bytes out, const Reducer& op, bool excl
                    " elements but in holds " + std::to_string(elements(in.size(), op.elem_size)));
   Buffer storage;
   in = separate(in, out, storage);
-  const Call call(g, kind, Algo::automatic, in.size(), op.elem_size, 0, traits_of(op));
+  const Call call(g, kind, Algo::automatic, in.size(), op.elem_size, reduction_root(op),
+                  traits_of(op));
   if (call.alone()) {
     if (!exclusive) copy_bytes(out, in);
     return;

@@ -326,7 +326,7 @@ void reduce_scatterv(const Group& g, ConstBytes in, Bytes out, const Reducer& op
   in = separate(in, out, storage);
   const std::uint32_t sum = digest(counts);
   const CountsPost post(g, kind, sum, counts);
-  const Call call(g, kind, algo, extent_of(counts, op.elem_size), 0, sum);
+  const Call call(g, kind, algo, extent_of(counts, op.elem_size), reduction_root(op), sum);
   if (call.alone()) return copy_bytes(out, in);
   Comm c = call.comm();
   naming_counts(g, kind, counts, post, c, [&] {

@@ -13,7 +13,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "operator_names.hpp"
 #include "posted_counts.hpp"
 #include "registry.hpp"
 
@@ -38,16 +40,36 @@ namespace detail {
 
 namespace {
 
+// The collectives that fold with a user's operator (Reducer).
+bool is_reduction(Collective op) noexcept {
+  switch (op) {
+    case Collective::reduce:
+    case Collective::all_reduce:
+    case Collective::reduce_scatter:
+    case Collective::scan:
+    case Collective::exscan:
+    case Collective::reduce_scatterv: return true;
+    default: return false;
+  }
+}
+
+// The bits of a reduction's root field that hold its operator's digest (operator_names.hpp).
+std::uint16_t operator_bits(Collective op) noexcept {
+  if (!is_reduction(op)) return 0;
+  return op == Collective::reduce ? static_cast<std::uint16_t>(~kRootMask) : 0xFFFF;
+}
+
 // How a receiver names a header in CollectiveMismatch messages: "reduce (call 2 on row 1 of
-// mesh:4x4, root 3, 3 elements (24 bytes), algorithm ring)"; bytes alone on a thread outside a
-// call, or where they are no whole number of this VP's elements.
+// mesh:4x4, root 3, 3 elements (24 bytes), operator std::plus<void> on double, algorithm ring)";
+// bytes alone on a thread outside a call, or where they are no whole number of this VP's
+// elements.
 std::string describe_collective(const MessageTag& tag, const Topology& machine) {
   const auto op = static_cast<Collective>(tag.kind);
   std::string s = std::string(to_string(op)) + " (call " + std::to_string(tag.sequence) + " on " +
                   group_name(tag.group, machine);
   switch (op) {
+    case Collective::reduce: s += ", root " + std::to_string(tag.root & kRootMask); break;
     case Collective::broadcast:
-    case Collective::reduce:
     case Collective::scatter:
     case Collective::gather:
     case Collective::gatherv:
@@ -72,6 +94,9 @@ std::string describe_collective(const MessageTag& tag, const Topology& machine) 
                            (tag.count == element ? " element (" : " elements (") + bytes + ")"
                      : bytes);
   }
+  if (const std::uint16_t bits = operator_bits(op); bits != 0)
+    if (const std::string name = operator_name(tag.root, bits); !name.empty())
+      s += ", operator " + name;
   const Algo run = tag_algo_run(tag.algo);
   const Algo requested = tag_algo_requested(tag.algo);
   s += ", algorithm ";
@@ -79,6 +104,25 @@ std::string describe_collective(const MessageTag& tag, const Topology& machine) 
   return s + to_string(run) + ")";
 }
 [[maybe_unused]] const bool describer_installed = (set_tag_describer(&describe_collective), true);
+
+// What a difference in two headers' root fields is, in the contract's words: the root, a
+// circular shift's shift, or a reduction's operator (operator_names.hpp).
+void name_root_difference(const MessageTag& mine, const MessageTag& theirs,
+                          std::vector<std::string>& fields) {
+  const auto op = static_cast<Collective>(mine.kind);
+  const auto add = [&](const char* field) {
+    if (std::find(fields.begin(), fields.end(), field) == fields.end()) fields.emplace_back(field);
+  };
+  if (theirs.kind != mine.kind) {  // the collective differs: its fields mean other things
+    if (!is_reduction(op) && !is_reduction(static_cast<Collective>(theirs.kind))) add("root");
+    return;
+  }
+  const std::uint16_t bits = operator_bits(op);
+  if (((mine.root ^ theirs.root) & ~bits & 0xFFFF) != 0)
+    add(op == Collective::circular_shift ? "shift" : "root");
+  if (((mine.root ^ theirs.root) & bits) != 0) add("operator");
+}
+[[maybe_unused]] const bool namer_installed = (set_root_namer(&name_root_difference), true);
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace hypercomm {
 
@@ -18,7 +19,8 @@ class Topology;
 struct MessageTag {
   std::uint32_t sequence = 0;  // the sender's call number on the group (0: point-to-point)
   std::uint32_t group = 0;     // the group the collective runs on (0: the whole machine)
-  std::uint16_t root = 0;      // the collective's root, or its shift for circular_shift
+  std::uint16_t root = 0;      // the collective's root, or its shift for circular_shift; a
+                               // reduction's carries its operator's digest too (collectives)
   std::uint8_t kind = 0;       // which collective (0: point-to-point), see collectives
   std::uint8_t algo = 0;       // the algorithm the sender runs
   std::uint32_t count = 0;     // the sender's byte count as the collective defines it (mod 2^32)
@@ -74,6 +76,11 @@ namespace detail {
 // install theirs once (the runtime knows nothing about specific collectives).
 using TagDescriber = std::string (*)(const MessageTag& tag, const Topology& machine);
 void set_tag_describer(TagDescriber describer) noexcept;
+// What a difference in two headers' root fields means (the root, a shift, a reduction's
+// operator), appended to `fields` unless there: the collectives install theirs once.
+using RootNamer = void (*)(const MessageTag& mine, const MessageTag& theirs,
+                           std::vector<std::string>& fields);
+void set_root_namer(RootNamer namer) noexcept;
 
 // A receive that folds the message into the receiver's own data as it lands, rather than taking
 // a copy to fold afterwards (a reduction's receive): apply(context, offset, bytes, n) folds bytes

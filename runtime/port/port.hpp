@@ -127,11 +127,11 @@ class alignas(64) Port {
   void end_call() noexcept;
   // After a collective call's algorithm has returned on this VP, where it sent or took messages:
   // a VP it sent to, or a neighbour, that it took no message from, whose own message of the same
-  // call waits here untaken, called another collective, root, count or algorithm, and neither
-  // may ever take the other's message (a broadcast's roots that differ, a scatter's root against
-  // a gather's VPs, a mesh reduce's leaf against a broadcast): throws CollectiveMismatch naming
-  // both calls. Reads the head of at most kWatchedPeers + degree channels; no fence, so a message
-  // sent at the same instant may be missed (the run's end reports it then).
+  // call waits here untaken, called another collective, root, count, operator or algorithm, and
+  // neither may ever take the other's message (a broadcast's roots that differ, a scatter's root
+  // against a gather's VPs, a mesh reduce's leaf against a broadcast): throws CollectiveMismatch
+  // naming both calls. Reads the head of at most kWatchedPeers + degree channels; no fence, so a
+  // message sent at the same instant may be missed (the run's end reports it then).
   // Only a group's first call and every kUntakenEvery-th after it look, and a look also finds a
   // message left untaken by one of this group's earlier calls: the head it reads is the slot its
   // sender writes next, a line that comes from the other core more often than not, on the path

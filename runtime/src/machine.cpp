@@ -456,7 +456,7 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
     if (tag.kind == 0 || !leftover.empty()) return;
     leftover = "VP " + std::to_string(dst) + " never received a message of " +
                describe_tag(tag, topology_, src) + " that VP " + std::to_string(src) +
-               " sent: the VPs disagree on the collective, its root, count or algorithm";
+               " sent: the VPs disagree on the collective, its root, count, operator or algorithm";
     // What the receiver called instead, when that was among its last collective calls.
     PublishedCalls calls;
     if (read_calls(state(dst), calls))

@@ -22,9 +22,12 @@ using detail::Port;
 
 namespace {
 std::atomic<detail::TagDescriber> tag_describer{nullptr};
+std::atomic<detail::RootNamer> root_namer{nullptr};
 }  // namespace
 
 void detail::set_tag_describer(TagDescriber describer) noexcept { tag_describer.store(describer); }
+
+void detail::set_root_namer(RootNamer namer) noexcept { root_namer.store(namer); }
 
 std::string detail::describe_tag(const MessageTag& tag, const Topology& machine) {
   if (tag.kind == 0) return "a point-to-point message";
@@ -93,7 +96,7 @@ void Port::throw_untaken_earlier(int dest, const MessageTag& theirs) const {
                            detail::describe_tag(theirs, topology(), dest) + " waits at VP " +
                            std::to_string(id_) +
                            " untaken, though this VP's call of that number has ended: the VPs "
-                           "disagree on the collective, its root, count or algorithm");
+                           "disagree on the collective, its root, count, operator or algorithm");
 }
 
 void Port::throw_untaken(int dest, const MessageTag& theirs) const {
@@ -128,24 +131,42 @@ std::string vp_list(std::vector<int> ids) {
 
 }  // namespace
 
-std::string detail::describe_disagreement(int me, const char* op, const MessageTag& mine,
-                                          const std::vector<TagHolders>& seen,
-                                          const Topology& machine) {
-  // What differs from this VP's header, in the contract's words.
+namespace {
+
+// What differs between this VP's header and the others', in the contract's words: "root",
+// "count and algorithm", "collective".
+std::string what_differs(std::string_view name, const MessageTag& mine,
+                         const std::vector<detail::TagHolders>& seen) {
   std::vector<std::string> fields;
   auto differ = [&](auto member) {
     return std::any_of(seen.begin(), seen.end(),
                        [&](const auto& entry) { return entry.first.*member != mine.*member; });
   };
-  const std::string_view name = op != nullptr ? op : "collective";
   if (differ(&MessageTag::kind)) fields.emplace_back("collective");
-  if (differ(&MessageTag::root)) fields.emplace_back(name == "circular_shift" ? "shift" : "root");
+  if (differ(&MessageTag::root)) {
+    if (const detail::RootNamer name_root = root_namer.load()) {
+      for (const auto& entry : seen)
+        if (entry.first.root != mine.root) name_root(mine, entry.first, fields);
+    } else {
+      fields.emplace_back(name == "circular_shift" ? "shift" : "root");
+    }
+  }
   if (differ(&MessageTag::count)) fields.emplace_back("count");
   if (differ(&MessageTag::algo)) fields.emplace_back("algorithm");
+  if (fields.empty()) fields.emplace_back("collective");
   std::string what;
   for (std::size_t i = 0; i < fields.size(); ++i)
     what += (i == 0 ? "" : i + 1 == fields.size() ? " and " : ", ") + fields[i];
+  return what;
+}
 
+}  // namespace
+
+std::string detail::describe_disagreement(int me, const char* op, const MessageTag& mine,
+                                          const std::vector<TagHolders>& seen,
+                                          const Topology& machine) {
+  const std::string_view name = op != nullptr ? op : "collective";
+  const std::string what = what_differs(name, mine, seen);
   std::string text = "VP " + std::to_string(me) + ": " + std::string(name) +
                      ": the VPs disagree on the " + what + " of collective call " +
                      std::to_string(mine.sequence) + " on " + group_name(mine.group, machine) +
@@ -285,10 +306,11 @@ void Port::throw_size_mismatch(int src, const char* op, std::uint64_t got, std::
 void Port::throw_tag_mismatch(int src, const MessageTag& got, const MessageTag& want) {
   const char* what = operation_ != nullptr ? operation_ : "recv";
   // Both are collectives' (a receive sets the other kind's messages aside: set_aside).
-  throw CollectiveMismatch(
-      "VP " + std::to_string(id_) + ": " + what + " expected " +
-      detail::describe_tag(want, topology()) + " from VP " + std::to_string(src) + " but got " +
-      detail::describe_tag(got, topology(), src) + ": the VPs disagree on the collective");
+  throw CollectiveMismatch("VP " + std::to_string(id_) + ": " + what + " expected " +
+                           detail::describe_tag(want, topology()) + " from VP " +
+                           std::to_string(src) + " but got " +
+                           detail::describe_tag(got, topology(), src) +
+                           ": the VPs disagree on the " + what_differs(what, want, {{got, {src}}}));
 }
 
 void Port::throw_meeting_mismatch(int peer, const MessageTag& tag, const char* what,
@@ -299,7 +321,7 @@ void Port::throw_meeting_mismatch(int peer, const MessageTag& tag, const char* w
       std::to_string(peer) + " in " + detail::describe_tag(tag, topology()) + ", but VP " +
       std::to_string(peer) + " meets the other VPs in its collective call " +
       std::to_string(meeting) + " (" + (theirs != nullptr ? theirs : "a collective") +
-      "): the VPs disagree on the collective, its count or algorithm");
+      "): the VPs disagree on the collective, its count, operator or algorithm");
 }
 
 void Port::throw_abandoned(int src) const {

@@ -204,7 +204,7 @@ void Fabric::watch(std::chrono::steady_clock::time_point start) {
       const std::string what = "nothing delivered for " + std::to_string(seconds) +
                                " s while every unfinished VP waits: " + describe_waits();
       // VPs stuck inside collectives wait for messages their peers never send: they disagree
-      // on the collective, its root, count or algorithm.
+      // on the collective, its root, count, operator or algorithm.
       if (in_collectives)
         fail(std::make_exception_ptr(CollectiveMismatch(
                  "deadlock inside collectives, the VPs disagree on the collective sequence: " +

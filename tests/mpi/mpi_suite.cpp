@@ -801,6 +801,26 @@ void failures_suite() {
     }));
     CHECK(all.mismatch >= 1 && all.mismatch + all.aborted + all.deadlock == processes_);
   }
+  // VPs that reduce with different operators across processes (the digest of the operator's
+  // name in the header is the same in every process of one program): CollectiveMismatch.
+  // reduce keeps the digest's top four bits beside its root: these two differ there.
+  CHECK((hc::detail::operator_digest<long, std::plus<>>() & 0xF000) !=
+        (hc::detail::operator_digest<long, hc::max<>>() & 0xF000));
+  for (const bool rooted : {false, true}) {
+    const Outcome all = summed(outcome_of(machine, [&](hc::Proc& vp) {
+      std::vector<long> x(16, vp.id()), y(16);
+      const bool odd = vp.id() == vp.size() - 1;
+      if (rooted && odd)
+        hc::reduce(vp, x, y, hc::max<>{}, 0);
+      else if (rooted)
+        hc::reduce(vp, x, y, std::plus<>{}, 0);
+      else if (odd)
+        hc::all_reduce(vp, x, y, hc::max<>{});
+      else
+        hc::all_reduce(vp, x, y, std::plus<>{});
+    }));
+    CHECK(all.mismatch >= 1 && all.mismatch + all.aborted + all.deadlock == processes_);
+  }
   // One VP passes another root to a reduce and goes on to a ring exchange, where it waits: no
   // VP of its process waits in the reduce to compare headers, so process 0's watch compares
   // the VPs' published calls across processes: CollectiveMismatch, no Deadlock.

@@ -12,6 +12,7 @@
 #include <hypercomm/group.hpp>
 #include <hypercomm/ops.hpp>
 #include <hypercomm/proc.hpp>
+#include <source_location>
 #include <span>
 #include <type_traits>
 
@@ -98,6 +99,9 @@ struct Reducer {
   // may then keep its own order; otherwise every member folds them in one order, so that all
   // get the same bits (floating-point sums, user operators).
   bool exact = false;
+  // The operator and element type (operator_digest): members that pass different ones disagree
+  // on the call's header (CollectiveMismatch), as on a root. 0 for the library's own.
+  std::uint16_t digest = 0;
 
   void operator()(std::byte* dst, const std::byte* left, const std::byte* right,
                   std::size_t bytes) const {
@@ -166,15 +170,38 @@ inline constexpr bool never_throws_v = std::is_nothrow_invocable_v<const Op&, co
                                        (std::is_arithmetic_v<T> &&
                                         is_standard_arithmetic_op<std::remove_cvref_t<Op>>::value);
 
+// A reduction's operator and element type by name ("... [with T = double; Op = std::plus<void>]"
+// under GCC), the same text in every process that runs one program, and a 16-bit digest of it
+// (FNV-1a): members whose operators differ (std::plus<> on one VP, hypercomm::max<> on another,
+// or one operator on float and on int) carry different digests in the call's header.
+template <class T, class Op>
+[[nodiscard]] consteval const char* operator_signature() noexcept {
+  return std::source_location::current().function_name();
+}
+template <class T, class Op>
+[[nodiscard]] consteval std::uint16_t operator_digest() noexcept {
+  std::uint32_t hash = 2166136261u;
+  for (const char* c = operator_signature<T, Op>(); *c != '\0'; ++c)
+    hash = (hash ^ static_cast<unsigned char>(*c)) * 16777619u;
+  return static_cast<std::uint16_t>(hash ^ (hash >> 16));
+}
+// Keeps the signature of a digest, by which a CollectiveMismatch names the operators.
+void name_operator(std::uint16_t digest, const char* signature);
+// Each operator and element type that a program reduces with, named before main runs.
+template <class T, class Op>
+inline const bool operator_named =
+    (name_operator(operator_digest<T, Op>(), operator_signature<T, Op>()), true);
+
 template <class T, class Op>
 [[nodiscard]] Reducer make_reducer(const Op& op) noexcept {
-  return Reducer{
-      &combine_block<T, Op>,
-      &op,
-      sizeof(T),
-      is_commutative_v<Op>,
-      never_throws_v<T, Op>,
-      std::is_integral_v<T> && is_standard_arithmetic_op<std::remove_cvref_t<Op>>::value};
+  (void)operator_named<T, Op>;
+  return Reducer{&combine_block<T, Op>,
+                 &op,
+                 sizeof(T),
+                 is_commutative_v<Op>,
+                 never_throws_v<T, Op>,
+                 std::is_integral_v<T> && is_standard_arithmetic_op<std::remove_cvref_t<Op>>::value,
+                 operator_digest<T, Op>()};
 }
 
 using Bytes = std::span<std::byte>;
