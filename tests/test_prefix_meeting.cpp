@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -665,6 +666,70 @@ TEST_CASE("a VP that fails among running-ahead scans aborts them all, and the ma
     });
     for (int i = 0; i < p; ++i) CHECK(last[static_cast<std::size_t>(i)] == i * (i + 1L) / 2);
     CHECK(report.messages == static_cast<std::uint64_t>(50 * p * 3));  // log p rounds each
+  }
+}
+
+// A new run resets only the slots the last run's meetings took (PipelinedMeeting::reset): runs
+// of few and of many calls (past the slots, wrapping), aborted ones among them, each leave the
+// next one every slot it reaches free.
+TEST_CASE("runs of few and many pipelined calls, some aborted, leave the next run its slots") {
+  for (const std::string name : {"hypercube:3", "ring:5", "hypercube:4"}) {
+    CAPTURE(name);
+    hc::Machine machine(hc::Topology::parse(name), test_options());
+    const int p = machine.topology().size();
+    struct Plan {
+      int calls;
+      int fail_at;  // -1: the run ends whole
+    };
+    const std::vector<Plan> plans{{3, -1}, {700, -1},  {1, -1}, {0, -1},    {40, 37}, {200, -1},
+                                  {5, -1}, {600, 550}, {2, -1}, {1100, -1}, {9, -1}};
+    for (const Plan& plan : plans) {
+      CAPTURE(plan.calls);
+      std::vector<long> wrong(static_cast<std::size_t>(p), 0);
+      const auto body = [&](hc::Proc& vp) {
+        const int me = vp.id();
+        for (int i = 0; i < plan.calls; ++i) {
+          if (me == p - 2 && i == plan.fail_at) throw std::runtime_error("gives up");
+          const int root = (i * 3) % p;
+          long got = 0;
+          switch (i % 4) {
+            case 0: got = hc::scan(vp, long{me + i}, std::plus<>()); break;
+            case 1: got = hc::broadcast(vp, long{me == root ? i : -1}, root); break;
+            case 2: {
+              const std::array<long, 1> in{me + i};
+              std::array<long, 1> out{-1};
+              hc::reduce(vp, in, me == root ? std::span<long>(out) : std::span<long>(),
+                         std::plus<>(), root);
+              got = me == root ? out[0] : -1;
+              break;
+            }
+            default: {
+              std::array<long, 1> out{-1};
+              hc::exscan(vp, std::array<long, 1>{me + i}, out, std::plus<>());
+              got = out[0];
+            }
+          }
+          long want = -1;
+          switch (i % 4) {
+            case 0: want = static_cast<long>(me) * (me + 1) / 2 + long{me + 1} * i; break;
+            case 1: want = i; break;
+            case 2:
+              want = me == root ? static_cast<long>(p) * (p - 1) / 2 + long{p} * i : -1;
+              break;
+            default: want = me == 0 ? -1 : static_cast<long>(me) * (me - 1) / 2 + long{me} * i;
+          }
+          wrong[static_cast<std::size_t>(me)] += got != want;
+        }
+      };
+      if (plan.fail_at < 0) {
+        machine.run(body);
+        for (const long w : wrong) CHECK(w == 0);
+      } else {
+        CHECK_THROWS_WITH_AS(machine.run(body),
+                             ("VP " + std::to_string(p - 2) + ": gives up").c_str(),
+                             std::runtime_error);
+      }
+    }
   }
 }
 

@@ -325,6 +325,8 @@ class alignas(64) Port {
   void leave_rooted(const ChainSeat& place, std::uint64_t generation, const Rounds& rounds,
                     const char* op, LastCheck&& last_check, const void* sizes = nullptr);
   void reset_for_run() noexcept;
+  // The whole machine's pipelined meetings this VP took a seat in during the last run.
+  [[nodiscard]] std::uint64_t pipelined_calls() const noexcept { return pipelined_calls_; }
   void open_span(const char* name, const char* algo, std::uint64_t bytes,
                  std::uint32_t group) noexcept;
   void close_span() noexcept;

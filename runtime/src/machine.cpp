@@ -407,6 +407,9 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
   error_ = nullptr;
   failed_vp_.store(-1, std::memory_order_relaxed);
   attention_.fetch_and(~kAborted, std::memory_order_relaxed);
+  std::uint64_t meetings_taken = 0;  // by the furthest VP of the last run (before its reset)
+  for (const auto& port : ports_)
+    meetings_taken = std::max(meetings_taken, port->pipelined_calls());
   for (int i = 0; i < size_; ++i) {
     VpState& s = state(i);
     s.status.store(kRunning, std::memory_order_relaxed);
@@ -435,7 +438,7 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
     group_chains_.clear();
   }
   group_chain_bytes_ = 0;
-  pipelined_meeting_.reset();
+  pipelined_meeting_.reset(meetings_taken);
   remaining_.store(static_cast<std::uint32_t>(last_ - first_), std::memory_order_relaxed);
   look_progress_ = UINT64_MAX;
   start_ = std::chrono::steady_clock::now();

@@ -141,9 +141,10 @@ void PipelinedMeeting::allocate(int p, std::uint32_t most_slots, std::size_t wid
   reset();
 }
 
-void PipelinedMeeting::reset() noexcept {
+void PipelinedMeeting::reset(std::uint64_t taken) noexcept {
   const std::size_t p = final_clocks.size();
-  for (std::uint32_t s = 0; s < slot_count; ++s) {
+  const auto used = static_cast<std::uint32_t>(std::min<std::uint64_t>(taken, slot_count));
+  for (std::uint32_t s = 0; s < used; ++s) {
     Slot& slot = slots[s];
     slot.generation.store(s, std::memory_order_relaxed);
     slot.left.store(0, std::memory_order_relaxed);
