@@ -340,6 +340,50 @@ TEST_CASE("a split in a loop: new groups meet until their chains fill 64 MiB, th
   CHECK(wrong == std::vector<long>(static_cast<std::size_t>(t.size()), 0));
 }
 
+// A group's chain is kept for the next run's group of the same members (Fabric::group_chain):
+// runs of few and of many calls (past its 64 slots), aborted ones among them, rows and columns,
+// and splits whose colors stay or change from run to run, each find every slot they reach free.
+TEST_CASE("runs after runs of the same groups, some aborted, take their chains again whole") {
+  const hc::Topology t = hc::Topology::mesh(4, 4);
+  hc::Machine machine(t, hctest::test_options());
+  const int p = t.size();
+  struct Plan {
+    int calls;
+    int colors;   // a split of the machine into this many groups (by id mod colors)
+    int fail_at;  // -1: the run ends whole
+  };
+  const std::vector<Plan> plans{{3, 2, -1},  {150, 2, -1}, {1, 2, -1}, {0, 3, -1},
+                                {40, 3, 33}, {90, 3, -1},  {5, 2, -1}, {130, 2, 101},
+                                {2, 2, -1},  {200, 4, -1}, {7, 4, -1}};
+  for (const Plan& plan : plans) {
+    CAPTURE(plan.calls);
+    CAPTURE(plan.colors);
+    std::vector<long> wrong(static_cast<std::size_t>(p), 0);
+    const auto body = [&](hc::Proc& vp) {
+      const int me = vp.id();
+      const hc::Group split = hc::split(vp.world(), me % plan.colors, -me);
+      for (int i = 0; i < plan.calls; ++i) {
+        if (me == 6 && i == plan.fail_at) throw std::runtime_error("VP 6 gives up");
+        const hc::Group g = i % 3 == 0 ? vp.row() : i % 3 == 1 ? vp.column() : split;
+        const int r = g.rank(), n = g.size(), root = i % n;
+        if (i % 2 == 0) {
+          const long got = hc::scan(g, long{r + i}, std::plus<>());
+          wrong[static_cast<std::size_t>(me)] += got != long{r} * (r + 1) / 2 + long{r + 1} * i;
+        } else {
+          const long got = hc::broadcast(g, long{r == root ? i : -1}, root);
+          wrong[static_cast<std::size_t>(me)] += got != i;
+        }
+      }
+    };
+    if (plan.fail_at < 0) {
+      machine.run(body);
+      CHECK(wrong == std::vector<long>(static_cast<std::size_t>(p), 0));
+    } else {
+      CHECK_THROWS_WITH_AS(machine.run(body), "VP 6 gives up", std::runtime_error);
+    }
+  }
+}
+
 TEST_CASE(
     "a VP that leaves one group's prefix or rooted meeting early keeps its clock in another") {
   // Rank 0 of a scan and the root of a broadcast leave before the others come: the clock that

@@ -480,6 +480,10 @@ class HYPERCOMM_INTERNAL Fabric {
   std::mutex group_meetings_mutex_;
   std::vector<std::unique_ptr<Meeting>> group_meetings_;
   std::vector<std::unique_ptr<PipelinedMeeting>> group_chains_;
+  // The last run's chains, during a run: one of the same group (a row, or a split of the same
+  // colors, run after run) is reset and taken again rather than allocated anew; the rest go
+  // when the run ends.
+  std::vector<std::unique_ptr<PipelinedMeeting>> spare_chains_;
   std::size_t group_chain_bytes_ = 0;         // their slots' storage
   PipelinedMeeting pipelined_meeting_;        // allocated when oversubscribed with meetings on
   std::vector<std::unique_ptr<Port>> ports_;  // one per VP, each with its user's Proc

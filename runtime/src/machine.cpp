@@ -435,6 +435,7 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
   {
     const std::lock_guard lock(group_meetings_mutex_);  // (ring_every_bell reads them)
     group_meetings_.clear();  // the groups are this run's (GroupTable::reset)
+    spare_chains_ = std::move(group_chains_);
     group_chains_.clear();
   }
   group_chain_bytes_ = 0;
@@ -452,6 +453,7 @@ Report Fabric::run(const std::function<void(Proc&)>& body) {
     watch(start_);
   const double wall = seconds_since_start();
   for (auto& port : ports_) port->count_meetings();
+  spare_chains_.clear();  // the last run's that no group of this one took
 
   // Every VP has finished: the channels are ours. Whatever is left was never received.
   std::string leftover;

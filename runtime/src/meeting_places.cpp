@@ -1,6 +1,7 @@
 // Where meetings happen (Fabric): the whole machine's meeting and prefix chain are the fabric's
 // own; a group's are made for the first member to ask and found by the others by the group's key
 // and members (group_meeting, group_chain); an abort or a finishing VP rings every bell.
+#include <algorithm>
 #include <climits>
 #include <memory>
 #include <mutex>
@@ -14,13 +15,19 @@ namespace hypercomm::detail {
 
 namespace {
 
+// Whether `place` is group g's: a row's, column's or subcube's key names its members, a split
+// group's members are compared.
+template <class Place>
+bool place_of(const Place& place, const GroupInfo& g) {
+  return place.group == g.key && place.vps.size() == static_cast<std::size_t>(g.size) &&
+         (g.shape != GroupInfo::Shape::split || place.vps == g.members);
+}
+
 // Group g's place in `places` if a member made it (the caller holds the places' lock).
 template <class Place>
 Place* held_place(const std::vector<std::unique_ptr<Place>>& places, const GroupInfo& g) {
   for (const auto& place : places)
-    if (place->group == g.key && place->vps.size() == static_cast<std::size_t>(g.size) &&
-        (g.shape != GroupInfo::Shape::split || place->vps == g.members))
-      return place.get();
+    if (place_of(*place, g)) return place.get();
   return nullptr;
 }
 
@@ -36,8 +43,8 @@ Place& group_place(std::vector<std::unique_ptr<Place>>& places, std::mutex& mute
   if (Place* found = held_place(places, g)) return *found;
   std::vector<int> vps(static_cast<std::size_t>(g.size));
   for (int r = 0; r < g.size; ++r) vps[static_cast<std::size_t>(r)] = g.vp_of(r);
-  auto& made = places.emplace_back(std::make_unique<Place>());
-  make(*made);
+  std::unique_ptr<Place>& made = places.emplace_back(std::make_unique<Place>());
+  make(made);  // which may put another in its place
   made->group = g.key;
   made->vps = std::move(vps);
   return *made;
@@ -53,12 +60,12 @@ const PipelinedMeeting* Fabric::find_group_chain(const GroupInfo& g) {
 
 Meeting& Fabric::group_meeting(const GroupInfo& g) {
   if (g.meeting == nullptr)
-    g.meeting = &group_place(group_meetings_, group_meetings_mutex_, g, [&](Meeting& made) {
+    g.meeting = &group_place(group_meetings_, group_meetings_mutex_, g, [&](auto& made) {
       const auto p = static_cast<std::size_t>(g.size);
-      made.seats.resize(p);
-      made.inputs.resize(p);
-      made.clocks.resize(p);
-      made.next_clocks.resize(p);
+      made->seats.resize(p);
+      made->inputs.resize(p);
+      made->clocks.resize(p);
+      made->next_clocks.resize(p);
     });
   return *g.meeting;
 }
@@ -75,12 +82,24 @@ void Fabric::ring_every_bell() noexcept {
 
 PipelinedMeeting& Fabric::group_chain(const GroupInfo& g) {
   if (g.chain == nullptr)
-    g.chain = &group_place(group_chains_, group_meetings_mutex_, g, [&](PipelinedMeeting& made) {
+    g.chain = &group_place(group_chains_, group_meetings_mutex_, g, [&](auto& made) {
       // Past the run's share, none: the group's rooted collectives and prefixes send their
       // messages (slot_count 0), decided once for all its members.
       if (group_chain_bytes_ >= PipelinedMeeting::kGroupsStorage) return;
-      made.allocate(g.size, PipelinedMeeting::kGroupSlots, PipelinedMeeting::kGroupWideRoom);
-      group_chain_bytes_ += made.storage_bytes;
+      // The same group's chain of the last run, reset, where there is one: rows and columns
+      // run after run allocated 64 slots of seats and storage for every group each run (a
+      // quarter of a run of a row scan and a column scan on mesh:4x4 in malloc and free).
+      const auto spare =
+          std::find_if(spare_chains_.begin(), spare_chains_.end(), [&](const auto& chain) {
+            return chain != nullptr && chain->slot_count != 0 && place_of(*chain, g);
+          });
+      if (spare != spare_chains_.end()) {
+        made = std::move(*spare);
+        made->reset();
+      } else {
+        made->allocate(g.size, PipelinedMeeting::kGroupSlots, PipelinedMeeting::kGroupWideRoom);
+      }
+      group_chain_bytes_ += made->storage_bytes;
     });
   return *g.chain;
 }
