@@ -76,7 +76,11 @@ struct Exchange {
 // ranks and both counts), then every block moved when they are few, and the members listed.
 void exchange_blocks(const void* context, std::span<const void* const> inputs, Bytes result,
                      Bytes /*scratch*/) {
-  const auto& [elem_size, me, group] = *static_cast<const Exchange*>(context);
+  // Not a structured binding: a lambda below uses elem_size, which Clang before 16 cannot capture.
+  const Exchange& exchange = *static_cast<const Exchange*>(context);
+  const std::size_t elem_size = exchange.elem_size;
+  const int me = exchange.me;
+  const GroupInfo* const group = exchange.group;
   const int p = static_cast<int>(inputs.size());
   const auto member = [&](int i) { return static_cast<const Member*>(inputs[i]); };
   std::size_t total = 0;

@@ -58,10 +58,14 @@ class Offsets {
   std::size_t& operator[](std::size_t k) noexcept { return data()[k]; }
   // Read only where a Blocks is listed (Blocks::offset), whose offsets are all written; GCC 12
   // under -fsanitize=thread inlines it into other layouts' paths and warns there.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
   std::size_t operator[](std::size_t k) const noexcept { return data()[k]; }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
  private:
   std::array<std::size_t, kInline> in_place_;

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <string_view>
+#include <utility>
 
 namespace hypercomm::detail {
 
@@ -21,16 +22,23 @@ Names& names() {
   return instance;
 }
 
-// "[with T = double; Op = std::plus<void>]" (GCC's text) as "std::plus<void> on double".
+// "[with T = double; Op = std::plus<void>]" (GCC's text) or "[T = double, Op = std::plus<void>]"
+// (Clang's) as "std::plus<void> on double".
 std::string readable(std::string_view signature) {
-  const auto t = signature.find("[with T = ");
-  const auto op = signature.find("; Op = ");
-  if (t == std::string_view::npos || op == std::string_view::npos || op < t ||
-      signature.back() != ']')
-    return std::string(signature);
-  const auto element = signature.substr(t + 10, op - (t + 10));
-  const auto function = signature.substr(op + 7, signature.size() - 1 - (op + 7));
-  return std::string(function) + " on " + std::string(element);
+  for (const auto& [open, separator] :
+       {std::pair{std::string_view("[with T = "), std::string_view("; Op = ")},
+        std::pair{std::string_view("[T = "), std::string_view(", Op = ")}}) {
+    const auto t = signature.find(open);
+    const auto op = signature.rfind(separator);
+    if (t == std::string_view::npos || op == std::string_view::npos || op < t ||
+        signature.back() != ']')
+      continue;
+    const auto element = signature.substr(t + open.size(), op - (t + open.size()));
+    const auto function =
+        signature.substr(op + separator.size(), signature.size() - 1 - (op + separator.size()));
+    return std::string(function) + " on " + std::string(element);
+  }
+  return std::string(signature);
 }
 
 }  // namespace

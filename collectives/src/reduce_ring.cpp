@@ -46,7 +46,10 @@ namespace hypercomm::detail {
 // reduce_arms folds it. scratch: 2 results (n >= 3).
 void fold_ring_arms(const void* context, std::span<const void* const> inputs, Bytes result,
                     Bytes scratch) {
-  const auto& [op, root] = *static_cast<const ArmsFold*>(context);
+  // Not a structured binding: the lambda below uses root, which Clang before 16 cannot capture.
+  const ArmsFold& fold = *static_cast<const ArmsFold*>(context);
+  const Reducer* const op = fold.op;
+  const int root = fold.root;
   const int n = static_cast<int>(inputs.size()), a = n / 2, b = (n - 1) / 2;
   const std::size_t m = result.size();
   const auto in = [&](int v) {

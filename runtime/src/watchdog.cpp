@@ -10,7 +10,7 @@
 #include <climits>
 #include <cstdint>
 #include <hypercomm/errors.hpp>
-#include <ranges>
+#include <numeric>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -124,10 +124,14 @@ std::string Fabric::describe_waits() const {
     } else if (peer == kWaitsForAll) {
       item += " for every VP to join it";
       // Which have not: on the whole machine, the VPs whose latest call is another.
-      if (call.kind != 0 && call.group == 0)
-        item += not_in_it(std::views::iota(first_, last_), [&](int j) {
+      if (call.kind != 0 && call.group == 0) {
+        // A vector, not std::views::iota: Clang 14 cannot take libstdc++ 12's iota_view.
+        std::vector<int> this_process(static_cast<std::size_t>(last_ - first_));
+        std::iota(this_process.begin(), this_process.end(), first_);
+        item += not_in_it(this_process, [&](int j) {
           return machine_call(j) == static_cast<std::int64_t>(call.sequence);
         });
+      }
     } else {
       item += " for VP " + std::to_string(peer);
       if (peer >= 0 && states_[static_cast<std::size_t>(peer)].status.load() == kFinished)

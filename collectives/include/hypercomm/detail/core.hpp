@@ -12,7 +12,9 @@
 #include <hypercomm/group.hpp>
 #include <hypercomm/ops.hpp>
 #include <hypercomm/proc.hpp>
+#if !defined(__GNUC__) && !defined(__clang__) && !defined(_MSC_VER)
 #include <source_location>
+#endif
 #include <span>
 #include <type_traits>
 
@@ -171,12 +173,20 @@ inline constexpr bool never_throws_v = std::is_nothrow_invocable_v<const Op&, co
                                         is_standard_arithmetic_op<std::remove_cvref_t<Op>>::value);
 
 // A reduction's operator and element type by name ("... [with T = double; Op = std::plus<void>]"
-// under GCC), the same text in every process that runs one program, and a 16-bit digest of it
-// (FNV-1a): members whose operators differ (std::plus<> on one VP, hypercomm::max<> on another,
-// or one operator on float and on int) carry different digests in the call's header.
+// under GCC, "... [T = double, Op = std::plus<void>]" under Clang), the same text in every
+// process that runs one program, and a 16-bit digest of it (FNV-1a): members whose operators
+// differ (std::plus<> on one VP, hypercomm::max<> on another, or one operator on float and on
+// int) carry different digests in the call's header. The function's own name, not
+// std::source_location, which Clang before 15 (Debian 12's clang++) does not have.
 template <class T, class Op>
 [[nodiscard]] consteval const char* operator_signature() noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+  return __PRETTY_FUNCTION__;
+#elif defined(_MSC_VER)
+  return __FUNCSIG__;
+#else
   return std::source_location::current().function_name();
+#endif
 }
 template <class T, class Op>
 [[nodiscard]] consteval std::uint16_t operator_digest() noexcept {
