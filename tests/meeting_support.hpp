@@ -80,7 +80,10 @@ inline void check_same(const MeetingResults& messages, const MeetingResults& mee
   CHECK(meeting.report.messages == messages.report.messages);
   CHECK(meeting.report.bytes == messages.report.bytes);
   CHECK(meeting.report.link_traffic.size() == messages.report.link_traffic.size());
-  for (const auto& [link, stats] : messages.report.link_traffic) {
+  for (const auto& entry : messages.report.link_traffic) {
+    // Not bound in the for: Clang before 16 cannot capture a structured binding.
+    const auto& link = entry.first;
+    const auto& stats = entry.second;
     CAPTURE(link.first);
     CAPTURE(link.second);
     const auto it = meeting.report.link_traffic.find(link);

@@ -83,4 +83,15 @@ inline hypercomm::Options test_options() {
   return o;
 }
 
+// A reduction's operator as a CollectiveMismatch names it, in the compiler's spelling of the
+// types: operator_text("std::plus<void>", "long int") is that under GCC, "std::plus<> on long"
+// under Clang.
+inline std::string operator_text(std::string op, std::string element) {
+#if defined(__clang__)
+  for (std::size_t at; (at = op.find("<void>")) != std::string::npos;) op.replace(at, 6, "<>");
+  if (element == "long int") element = "long";
+#endif
+  return op + " on " + element;
+}
+
 }  // namespace hctest

@@ -1306,7 +1306,10 @@ TEST_CASE(
   for (const Where& w : {Where{"linear:5", {Kind::proc}}, Where{"mesh:3x3:open", {Kind::proc}},
                          Where{"mesh:3x4:open", {Kind::row}}})
     places.emplace_back(w, Links::strict);
-  for (const auto& [w, links] : places) {
+  for (const auto& entry : places) {
+    // Not bound in the for: Clang before 16 cannot capture a structured binding.
+    const auto& w = entry.first;
+    const auto& links = entry.second;
     const Topology t = Topology::parse(w.topology);
     hypercomm::Machine m(t, error_options(links));
     for (const hypercomm::Algo algo :

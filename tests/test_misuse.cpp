@@ -222,7 +222,8 @@ std::vector<Misuse> table() {
                else
                  hc::all_reduce(vp, in, out, std::plus<>{});
              }),
-      {"all_reduce", "operator", "std::plus<void> on int", "hypercomm::max<void> on int"}));
+      {"all_reduce", "operator", hctest::operator_text("std::plus<void>", "int"),
+       hctest::operator_text("hypercomm::max<void>", "int")}));
   t.push_back(misuse<hc::CollectiveMismatch>(
       "scan where VP 0 passes floats, the others ints (messages)",
       in_run(
@@ -234,7 +235,8 @@ std::vector<Misuse> table() {
               (void)hc::scan(vp, 1, std::plus<>{});
           },
           options(false)),
-      {"scan", "operator", "std::plus<void> on float", "std::plus<void> on int"}));
+      {"scan", "operator", hctest::operator_text("std::plus<void>", "float"),
+       hctest::operator_text("std::plus<void>", "int")}));
   t.push_back(misuse<hc::CollectiveMismatch>(
       "all_reduce where VP 3 passes 2 elements, the others 1 (meeting)",
       in_run("ring:8",
@@ -870,8 +872,11 @@ TEST_CASE("Links::strict: the bit-mask algorithms run wherever every XOR partner
 // running), or sent as the other VP. It throws Error naming both VPs, on a 2-VP machine with
 // meetings on and on 8 VPs with meetings off; a thread the body starts may still use its VP.
 TEST_CASE("a Proc or Group used on another VP's thread throws Error naming both VPs") {
-  for (const auto& [shape, meetings] :
+  for (const auto& entry :
        {std::pair{"ring:2", true}, std::pair{"ring:8", false}, std::pair{"hypercube:3", true}}) {
+    // Not bound in the for: Clang before 16 cannot capture a structured binding.
+    const auto& shape = entry.first;
+    const auto& meetings = entry.second;
     CAPTURE(shape);
     hc::Options opt = test_options();
     opt.meetings = meetings;

@@ -116,7 +116,10 @@ void check_trace(const hc::Topology& t) {
   CHECK(got_wall == want_wall);
   CHECK(got_model == want_model);
 
-  for (const auto& [track, slices] : tracks) {
+  for (const auto& entry : tracks) {
+    // Not bound in the for: Clang before 16 cannot capture a structured binding.
+    const auto& track = entry.first;
+    const auto& slices = entry.second;
     CAPTURE(track.first);
     CAPTURE(track.second);
     std::vector<const Slice*> calls;

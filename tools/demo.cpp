@@ -505,7 +505,10 @@ int main(int argc, char** argv) {
           } catch (const hc::AlgorithmError&) {  // cannot run on this topology
           }
         }
-      for (const auto& [requested, algo] : runs) {
+      for (const auto& entry : runs) {
+        // Not bound in the for: Clang before 16 cannot capture a structured binding.
+        const auto& requested = entry.first;
+        const auto& algo = entry.second;
         std::vector<Vec> results(static_cast<std::size_t>(p));
         const hc::Report report = machine.run([&](hc::Proc& vp) {
           c.body(vp, requested, results[static_cast<std::size_t>(vp.id())]);

@@ -46,8 +46,9 @@ struct OwnLines {
   T* allocate(std::size_t n) {
     return static_cast<T*>(::operator new (rounded(n), std::align_val_t{kAlign}));
   }
-  void deallocate(T* p, std::size_t n) noexcept {
-    ::operator delete (p, rounded(n), std::align_val_t{kAlign});
+  // Unsized: Clang before 19 declares the sized forms only under -fsized-deallocation.
+  void deallocate(T* p, std::size_t /*n*/) noexcept {
+    ::operator delete (p, std::align_val_t{kAlign});
   }
   friend bool operator==(const OwnLines& /*a*/, const OwnLines& /*b*/) noexcept { return true; }
 };
