@@ -22,8 +22,8 @@ Names& names() {
   return instance;
 }
 
-// "[with T = double; Op = std::plus<void>]" (GCC's text) or "[T = double, Op = std::plus<void>]"
-// (Clang's) as "std::plus<void> on double".
+// "[with T = double; Op = std::plus<void>]" (GCC's text) or "[T = double, Op = std::plus<>]"
+// (Clang's) as "std::plus<void> on double" or "std::plus<> on double".
 std::string readable(std::string_view signature) {
   for (const auto& [open, separator] :
        {std::pair{std::string_view("[with T = "), std::string_view("; Op = ")},

@@ -173,7 +173,7 @@ inline constexpr bool never_throws_v = std::is_nothrow_invocable_v<const Op&, co
                                         is_standard_arithmetic_op<std::remove_cvref_t<Op>>::value);
 
 // A reduction's operator and element type by name ("... [with T = double; Op = std::plus<void>]"
-// under GCC, "... [T = double, Op = std::plus<void>]" under Clang), the same text in every
+// under GCC, "... [T = double, Op = std::plus<>]" under Clang), the same text in every
 // process that runs one program, and a 16-bit digest of it (FNV-1a): members whose operators
 // differ (std::plus<> on one VP, hypercomm::max<> on another, or one operator on float and on
 // int) carry different digests in the call's header. The function's own name, not
