@@ -3,10 +3,13 @@
 // it, straight from the sender's buffer. Checked with a non-commutative noexcept operator whose
 // element (24 bytes) does not divide the shared copy's chunk, at sizes that take every path: a
 // meeting or the ring's slots, a hand-over, a rendezvous, a copy shared by both threads; on
-// rings, meshes, lines and hypercubes, every root, against the sequential left fold.
+// rings, meshes, lines and hypercubes, every root, against the sequential left fold. And the
+// block fold itself against the element loop, however its destination overlaps its operands.
 #include <doctest/doctest.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -186,4 +189,80 @@ TEST_CASE("automatic weighs a fold as it lands as the transfer alone, and only w
   };
   CHECK(all_reduce_at(12 * 1024, true) == Algo::two_phase);
   CHECK(all_reduce_at(12 * 1024, false) == Algo::hypercube);
+}
+
+namespace {
+
+// The sequential element loop a block fold is defined as: dst[i] = op(left[i], right[i]) for
+// i = 0, 1, ..., count - 1 in turn, each read after the writes before it.
+template <class T, class Op>
+void fold_one_by_one(Op op, std::byte* dst, const std::byte* left, const std::byte* right,
+                     std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    T a, b;
+    std::memcpy(&a, left + i * sizeof(T), sizeof(T));
+    std::memcpy(&b, right + i * sizeof(T), sizeof(T));
+    const T r = op(a, b);
+    std::memcpy(dst + i * sizeof(T), &r, sizeof(T));
+  }
+}
+
+// Every way a block fold's destination can lie against its operands (the library folds in
+// place, into the left or the right operand, and apart), at lengths around the vector widths and
+// at offsets that are not multiples of the element's alignment.
+template <class T, class Op>
+void check_block_fold(Op op, T (*value_of)(std::size_t)) {
+  const hypercomm::detail::Reducer reducer = hypercomm::detail::make_reducer<T>(op);
+  constexpr std::size_t size = sizeof(T);
+  for (const std::size_t count : {0, 1, 3, 4, 7, 16, 33, 100, 1027}) {
+    std::vector<std::byte> pool(4 * (count + 2) * size + 3);
+    const auto fill = [&](std::vector<std::byte>& bytes) {
+      for (std::size_t i = 0; i * size + size <= bytes.size(); ++i) {
+        const T v = value_of(i);
+        std::memcpy(bytes.data() + i * size, &v, size);
+      }
+    };
+    // Offsets in bytes of dst, left and right within the pool.
+    const std::size_t far = 2 * (count + 2) * size;
+    struct Layout {
+      const char* name;
+      std::size_t dst, left, right;
+    };
+    for (const std::size_t skew : {std::size_t{0}, std::size_t{1}, std::size_t{3}}) {
+      const Layout layouts[] = {
+          {"apart", skew, far + skew, far / 2 + skew},
+          {"into left", skew, skew, far + skew},
+          {"into right", far + skew, skew, far + skew},
+          {"one buffer", skew, skew, skew},
+          {"left and right one buffer", far + skew, skew, skew},
+          {"dst one element past left", size + skew, skew, far + skew},
+          {"dst one element before right", far + skew, skew, far + size + skew},
+      };
+      for (const Layout& at : layouts) {
+        CAPTURE(count);
+        CAPTURE(skew);
+        CAPTURE(at.name);
+        std::vector<std::byte> got(pool.size()), want(pool.size());
+        fill(got);
+        fill(want);
+        reducer(got.data() + at.dst, got.data() + at.left, got.data() + at.right, count * size);
+        fold_one_by_one<T>(op, want.data() + at.dst, want.data() + at.left, want.data() + at.right,
+                           count);
+        CHECK(got == want);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a block fold is the element loop however its destination lies against its operands") {
+  check_block_fold<float>(std::plus<>{},
+                          [](std::size_t i) { return static_cast<float>(i % 97) * 0.25f + 1; });
+  check_block_fold<std::uint32_t>(std::minus<>{}, [](std::size_t i) {
+    return static_cast<std::uint32_t>(i * 7919);  // unsigned: the skewed bytes may wrap
+  });
+  check_block_fold<double>(hypercomm::max<>{},
+                           [](std::size_t i) { return static_cast<double>((i * 37) % 101); });
+  check_block_fold<Upper>(UpperMul{}, [](std::size_t i) { return upper_of(3, i); });
 }

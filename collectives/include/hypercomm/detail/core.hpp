@@ -126,15 +126,16 @@ template <class T>
   }
 }
 
-template <class T, class Op>
-void combine_block(const void* op, std::byte* dst, const std::byte* left, const std::byte* right,
-                   std::size_t count) {
-  // An operator callable only as non-const (a mutable lambda, a counting function object) is
-  // the VP's own copy (the collectives take Op by value), called on the VP's thread alone
-  // (never_throws_v: a receive folds with it only there).
-  using Callable =
-      std::conditional_t<std::is_invocable_v<const Op&, const T&, const T&>, const Op, Op>;
-  Callable& f = *const_cast<Callable*>(static_cast<const Op*>(op));
+// How a block fold's destination lies against its operands. The runs below know it, so that no
+// compiler has to check at run time whether the stores may feed a later load: Clang 14 (unlike
+// GCC) vectorizes a loop whose destination may alias a source only when its run-time check finds
+// the buffers disjoint, so the in-place fold, the common one (dst == left or dst == right), went
+// one element at a time (p = 8, scan of 1 KiB back to back: 1.38x GCC's time).
+enum class FoldShape { disjoint, into_left, into_right };
+
+template <class T, FoldShape shape, class F>
+void combine_run(F& f, std::byte* __restrict dst, const std::byte* left, const std::byte* right,
+                 std::size_t count) {
   // Four vectors a pass: a one-vector loop runs up to 1.8x slower where the linker happens to
   // lay it across two 64-byte lines (p = 2, reduce of 64 KiB back to back: 4.6 us against 2.6,
   // the same code at another address). GCC's alone: Clang 14 unrolls first and then vectorizes
@@ -144,9 +145,43 @@ void combine_block(const void* op, std::byte* dst, const std::byte* left, const 
 #pragma GCC unroll 4
 #endif
   for (std::size_t i = 0; i < count; ++i) {
-    T a = load<T>(left + i * sizeof(T)), b = load<T>(right + i * sizeof(T));
+    const std::size_t at = i * sizeof(T);
+    // The operand that dst overwrites is read through dst, which alone touches its bytes.
+    T a = load<T>(shape == FoldShape::into_left ? dst + at : left + at);
+    T b = load<T>(shape == FoldShape::into_right ? dst + at : right + at);
     const T r = static_cast<T>(f(a, b));
-    std::memcpy(dst + i * sizeof(T), &r, sizeof(T));
+    std::memcpy(dst + at, &r, sizeof(T));
+  }
+}
+
+template <class T, class Op>
+void combine_block(const void* op, std::byte* dst, const std::byte* left, const std::byte* right,
+                   std::size_t count) {
+  // An operator callable only as non-const (a mutable lambda, a counting function object) is
+  // the VP's own copy (the collectives take Op by value), called on the VP's thread alone
+  // (never_throws_v: a receive folds with it only there).
+  using Callable =
+      std::conditional_t<std::is_invocable_v<const Op&, const T&, const T&>, const Op, Op>;
+  Callable& f = *const_cast<Callable*>(static_cast<const Op*>(op));
+  const std::uintptr_t bytes = count * sizeof(T);
+  const auto apart = [bytes](const std::byte* x, const std::byte* y) {
+    const auto u = reinterpret_cast<std::uintptr_t>(x), v = reinterpret_cast<std::uintptr_t>(y);
+    return u + bytes <= v || v + bytes <= u;
+  };
+  if (dst == left && apart(dst, right)) {
+    combine_run<T, FoldShape::into_left>(f, dst, nullptr, right, count);
+  } else if (dst == right && apart(dst, left)) {
+    combine_run<T, FoldShape::into_right>(f, dst, left, nullptr, count);
+  } else if (apart(dst, left) && apart(dst, right)) {
+    combine_run<T, FoldShape::disjoint>(f, dst, left, right, count);
+  } else {
+    // Operands that overlap the destination otherwise (all three one buffer, or shifted copies):
+    // element by element in ascending order, as the fold is defined.
+    for (std::size_t i = 0; i < count; ++i) {
+      T a = load<T>(left + i * sizeof(T)), b = load<T>(right + i * sizeof(T));
+      const T r = static_cast<T>(f(a, b));
+      std::memcpy(dst + i * sizeof(T), &r, sizeof(T));
+    }
   }
 }
 
