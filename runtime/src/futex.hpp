@@ -17,11 +17,16 @@ HYPERCOMM_INTERNAL void futex_wake(std::atomic<std::uint32_t>& word, int count) 
 
 // The store-load fence of the sleep/wake handshake (a sleeper sets its flag then looks for a
 // message; a sender publishes a message then looks at the flag). ThreadSanitizer does not model
-// standalone fences, so under it a seq_cst read-modify-write on one shared word stands in.
+// standalone fences, so under it a seq_cst read-modify-write on one shared word stands in. On
+// x86-64 a locked no-op on the stack's top is the full barrier, as GCC emits for the seq_cst
+// fence: Clang emits mfence, 23 ns against 6 on the AMD EPYC (a release store, the fence and a
+// load in a loop), paid in every meeting's wake-up (p = 8, scan of 8 B: 1.17x GCC's build).
 inline void store_load_fence() noexcept {
 #if defined(__SANITIZE_THREAD__)
   static std::atomic<int> tsan_fence{0};
   tsan_fence.fetch_add(0, std::memory_order_seq_cst);
+#elif defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  asm volatile("lock orq $0, (%%rsp)" ::: "memory", "cc");
 #else
   std::atomic_thread_fence(std::memory_order_seq_cst);
 #endif
