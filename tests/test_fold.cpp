@@ -215,14 +215,14 @@ void check_block_fold(Op op, T (*value_of)(std::size_t)) {
   const hypercomm::detail::Reducer reducer = hypercomm::detail::make_reducer<T>(op);
   constexpr std::size_t size = sizeof(T);
   for (const std::size_t count : {0, 1, 3, 4, 7, 16, 33, 100, 1027}) {
-    std::vector<std::byte> pool(4 * (count + 2) * size + 3);
+    const std::size_t pool_bytes = 4 * (count + 2) * size + 3;
     const auto fill = [&](std::vector<std::byte>& bytes) {
       for (std::size_t i = 0; i * size + size <= bytes.size(); ++i) {
         const T v = value_of(i);
         std::memcpy(bytes.data() + i * size, &v, size);
       }
     };
-    // Offsets in bytes of dst, left and right within the pool.
+    // Offsets in bytes of dst, left and right within each buffer of pool_bytes.
     const std::size_t far = 2 * (count + 2) * size;
     struct Layout {
       const char* name;
@@ -242,7 +242,7 @@ void check_block_fold(Op op, T (*value_of)(std::size_t)) {
         CAPTURE(count);
         CAPTURE(skew);
         CAPTURE(at.name);
-        std::vector<std::byte> got(pool.size()), want(pool.size());
+        std::vector<std::byte> got(pool_bytes), want(pool_bytes);
         fill(got);
         fill(want);
         reducer(got.data() + at.dst, got.data() + at.left, got.data() + at.right, count * size);
